@@ -1,0 +1,130 @@
+//! Anthropic Messages wire format: `{"system": ..., "messages": [...], "tools": [...]}` or a bare message list.
+
+use serde_json::{Map, Value};
+
+use crate::conversation::{Conversation, Envelope, Message, ToolDefinition, WireFormat};
+use crate::error::ModelError;
+use crate::wire::{
+    extend, kind_of, read_content_at, split_envelope, take_role, take_string, write_content,
+};
+
+const F: WireFormat = WireFormat::Anthropic;
+
+/// Read an Anthropic Messages document. Unknown fields and blocks are kept verbatim.
+pub fn from_value(value: Value) -> Result<Conversation, ModelError> {
+    let (items, envelope) = split_envelope(value)?;
+    let mut conv = Conversation::new(F);
+    conv.messages = read_messages(items)?;
+    match envelope {
+        None => conv.envelope = Envelope::BareList,
+        Some(mut top) => {
+            if let Some(system) = top.shift_remove("system") {
+                conv.system = Some(read_content_at(Some(system), F, "system")?);
+            }
+            if let Some(tools) = top.shift_remove("tools") {
+                conv.tools = Some(read_tools(tools)?);
+            }
+            conv.extra = top;
+        }
+    }
+    Ok(conv)
+}
+
+/// Read a list of Anthropic message objects.
+pub fn read_messages(items: Vec<Value>) -> Result<Vec<Message>, ModelError> {
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| read_message(item, &format!("messages[{i}]")))
+        .collect()
+}
+
+/// Read one Anthropic message object; `path` names it in errors.
+pub fn read_message(value: Value, path: &str) -> Result<Message, ModelError> {
+    let (role, mut m) = take_role(value, path)?;
+    let content = read_content_at(m.shift_remove("content"), F, &format!("{path}.content"))?;
+    Ok(Message {
+        role,
+        content,
+        extra: m,
+    })
+}
+
+fn read_tools(tools: Value) -> Result<Vec<ToolDefinition>, ModelError> {
+    let Value::Array(items) = tools else {
+        return Err(ModelError::shape(
+            "tools",
+            format!("expected a list, found {}", kind_of(&tools)),
+        ));
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let path = format!("tools[{i}]");
+            let Value::Object(mut m) = item else {
+                return Err(ModelError::shape(path, "expected a tool object"));
+            };
+            let name = take_string(&mut m, "name").ok_or_else(|| {
+                ModelError::shape(format!("{path}.name"), "missing or not a string")
+            })?;
+            let description = take_string(&mut m, "description");
+            let input_schema = m.shift_remove("input_schema");
+            Ok(ToolDefinition {
+                name,
+                description,
+                input_schema,
+                extra: m,
+                wrapper_extra: Map::new(),
+            })
+        })
+        .collect()
+}
+
+/// Write a conversation as an Anthropic document. Call [`crate::convert`] first when it came from another
+/// format; this writer only spells what the model holds.
+pub fn to_value(conv: &Conversation) -> Value {
+    let messages = Value::Array(conv.messages.iter().map(write_message).collect());
+    if conv.envelope == Envelope::BareList {
+        return messages;
+    }
+    let mut top = Map::new();
+    if let Some(system) = &conv.system {
+        if let Some(v) = write_content(system, F) {
+            top.insert("system".into(), v);
+        }
+    }
+    top.insert("messages".into(), messages);
+    if let Some(tools) = &conv.tools {
+        top.insert(
+            "tools".into(),
+            Value::Array(tools.iter().map(write_tool).collect()),
+        );
+    }
+    extend(&mut top, &conv.extra);
+    Value::Object(top)
+}
+
+/// Write one message as an Anthropic message object.
+pub fn write_message(msg: &Message) -> Value {
+    let mut m = Map::new();
+    m.insert("role".into(), msg.role.as_str().into());
+    if let Some(c) = write_content(&msg.content, F) {
+        m.insert("content".into(), c);
+    }
+    extend(&mut m, &msg.extra);
+    Value::Object(m)
+}
+
+fn write_tool(tool: &ToolDefinition) -> Value {
+    let mut m = Map::new();
+    m.insert("name".into(), tool.name.clone().into());
+    if let Some(d) = &tool.description {
+        m.insert("description".into(), d.clone().into());
+    }
+    if let Some(s) = &tool.input_schema {
+        m.insert("input_schema".into(), s.clone());
+    }
+    extend(&mut m, &tool.extra);
+    Value::Object(m)
+}

@@ -1,0 +1,125 @@
+//! The tool-call index: tool_use_id → tool name, input and position, kept current as messages are appended.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::block::Block;
+use crate::conversation::Conversation;
+
+/// Where a tool call and its result sit in a conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCallSite {
+    pub name: String,
+    /// Index of the message holding the `ToolUse` block, and of the block in it.
+    pub message: usize,
+    pub block: usize,
+    /// The same for its result, once seen.
+    pub result: Option<(usize, usize)>,
+}
+
+/// tool_use_id → [`ToolCallSite`], built once and extended by [`ToolCallIndex::update`] with only the messages
+/// appended since: a growing history is never rescanned.
+///
+/// The index assumes the history is append-only. When messages are removed (the history got shorter) `update`
+/// rebuilds it; after reordering or replacing messages in place, call [`ToolCallIndex::rebuild`].
+#[derive(Debug, Clone, Default)]
+pub struct ToolCallIndex {
+    sites: HashMap<String, ToolCallSite>,
+    indexed_messages: usize,
+    /// tool_result ids whose tool_use has not been seen (yet): orphans in the history read so far.
+    pending_results: HashMap<String, (usize, usize)>,
+}
+
+impl ToolCallIndex {
+    pub fn build(conv: &Conversation) -> Self {
+        let mut index = ToolCallIndex::default();
+        index.update(conv);
+        index
+    }
+
+    /// Index the messages appended since the last call.
+    pub fn update(&mut self, conv: &Conversation) {
+        if conv.messages.len() < self.indexed_messages {
+            self.rebuild(conv);
+            return;
+        }
+        for (mi, msg) in conv.messages.iter().enumerate().skip(self.indexed_messages) {
+            for (bi, block) in msg.content.blocks.iter().enumerate() {
+                match block {
+                    Block::ToolUse(u) => {
+                        let result = self.pending_results.remove(&u.id);
+                        self.sites.insert(
+                            u.id.clone(),
+                            ToolCallSite {
+                                name: u.name.clone(),
+                                message: mi,
+                                block: bi,
+                                result,
+                            },
+                        );
+                    }
+                    Block::ToolResult(r) => match self.sites.get_mut(&r.tool_use_id) {
+                        Some(site) => site.result = Some((mi, bi)),
+                        None => {
+                            self.pending_results.insert(r.tool_use_id.clone(), (mi, bi));
+                        }
+                    },
+                    _ => {}
+                }
+            }
+        }
+        self.indexed_messages = conv.messages.len();
+    }
+
+    /// Forget everything and index the whole conversation again.
+    pub fn rebuild(&mut self, conv: &Conversation) {
+        *self = ToolCallIndex::default();
+        self.update(conv);
+    }
+
+    pub fn get(&self, tool_use_id: &str) -> Option<&ToolCallSite> {
+        self.sites.get(tool_use_id)
+    }
+
+    /// The name of the tool a result answers.
+    pub fn tool_name(&self, tool_use_id: &str) -> Option<&str> {
+        self.sites.get(tool_use_id).map(|s| s.name.as_str())
+    }
+
+    /// The input the tool was called with, read from the conversation (the index keeps no copy).
+    pub fn input<'c>(&self, conv: &'c Conversation, tool_use_id: &str) -> Option<&'c Value> {
+        let site = self.sites.get(tool_use_id)?;
+        match conv
+            .messages
+            .get(site.message)?
+            .content
+            .blocks
+            .get(site.block)?
+        {
+            Block::ToolUse(u) if u.id == tool_use_id => Some(&u.input),
+            _ => None,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.sites.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sites.is_empty()
+    }
+
+    /// Results whose call was never seen.
+    pub fn orphan_results(&self) -> impl Iterator<Item = (&str, (usize, usize))> {
+        self.pending_results.iter().map(|(k, v)| (k.as_str(), *v))
+    }
+
+    /// Calls that have no result (yet).
+    pub fn calls_without_result(&self) -> impl Iterator<Item = (&str, &ToolCallSite)> {
+        self.sites
+            .iter()
+            .filter(|(_, s)| s.result.is_none())
+            .map(|(k, s)| (k.as_str(), s))
+    }
+}

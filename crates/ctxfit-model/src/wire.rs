@@ -1,0 +1,252 @@
+//! Helpers shared by the two wire formats: reading and writing content and blocks without losing a field.
+
+use serde_json::{Map, Value};
+
+use crate::block::{Block, Content, Shape, TextBlock, ThinkingBlock, ToolResult, ToolUse};
+use crate::conversation::WireFormat;
+use crate::error::ModelError;
+
+pub(crate) fn take_string(m: &mut Map<String, Value>, key: &str) -> Option<String> {
+    match m.shift_remove(key) {
+        Some(Value::String(s)) => Some(s),
+        Some(other) => {
+            m.insert(key.to_owned(), other);
+            None
+        }
+        None => None,
+    }
+}
+
+fn has_string(m: &Map<String, Value>, key: &str) -> bool {
+    matches!(m.get(key), Some(Value::String(_)))
+}
+
+/// Read a `content` field: a string, a list of blocks, `null`, or nothing. Anything else is returned back.
+pub(crate) fn read_content(value: Option<Value>, format: WireFormat) -> Result<Content, Value> {
+    match value {
+        None => Ok(Content::absent()),
+        Some(Value::Null) => Ok(Content {
+            blocks: Vec::new(),
+            shape: Shape::Null,
+        }),
+        Some(Value::String(s)) => Ok(Content::text(s)),
+        Some(Value::Array(items)) => Ok(Content::list(
+            items.into_iter().map(|v| read_block(v, format)).collect(),
+        )),
+        Some(other) => Err(other),
+    }
+}
+
+/// Like [`read_content`], for a field whose odd value is an error naming `path`.
+pub(crate) fn read_content_at(
+    value: Option<Value>,
+    format: WireFormat,
+    path: &str,
+) -> Result<Content, ModelError> {
+    read_content(value, format).map_err(|v| {
+        ModelError::shape(
+            path,
+            format!(
+                "expected a string, a list of blocks or null, found {}",
+                kind_of(&v)
+            ),
+        )
+    })
+}
+
+pub(crate) fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Read one block. A block of unexpected shape is kept verbatim as `Block::Unknown`: never an error.
+pub(crate) fn read_block(value: Value, format: WireFormat) -> Block {
+    let Value::Object(mut m) = value else {
+        return Block::Unknown(value);
+    };
+    let kind = m.get("type").and_then(Value::as_str).unwrap_or("");
+    match (kind, format) {
+        ("text", _) if has_string(&m, "text") => {
+            m.shift_remove("type");
+            let text = take_string(&mut m, "text").unwrap_or_default();
+            Block::Text(TextBlock { text, extra: m })
+        }
+        ("image", WireFormat::Anthropic) | ("image_url", WireFormat::OpenAi) => Block::Image(m),
+        ("document", WireFormat::Anthropic) => Block::Document(m),
+        ("redacted_thinking", WireFormat::Anthropic) => Block::RedactedThinking(m),
+        ("thinking", WireFormat::Anthropic) if has_string(&m, "thinking") => {
+            m.shift_remove("type");
+            let thinking = take_string(&mut m, "thinking").unwrap_or_default();
+            Block::Thinking(ThinkingBlock { thinking, extra: m })
+        }
+        ("tool_use", WireFormat::Anthropic)
+            if has_string(&m, "id") && has_string(&m, "name") && m.contains_key("input") =>
+        {
+            m.shift_remove("type");
+            let id = take_string(&mut m, "id").unwrap_or_default();
+            let name = take_string(&mut m, "name").unwrap_or_default();
+            let input = m.shift_remove("input").unwrap_or(Value::Null);
+            Block::ToolUse(ToolUse {
+                id,
+                name,
+                input,
+                raw_arguments: None,
+                extra: m,
+                function_extra: Map::new(),
+            })
+        }
+        ("tool_result", WireFormat::Anthropic)
+            if has_string(&m, "tool_use_id")
+                && matches!(m.get("is_error"), None | Some(Value::Bool(_))) =>
+        {
+            let content = match read_content(m.shift_remove("content"), format) {
+                Ok(c) => c,
+                Err(odd) => {
+                    m.insert("content".to_owned(), odd);
+                    return Block::Unknown(Value::Object(m));
+                }
+            };
+            m.shift_remove("type");
+            let tool_use_id = take_string(&mut m, "tool_use_id").unwrap_or_default();
+            let is_error = m.shift_remove("is_error").and_then(|v| v.as_bool());
+            Block::ToolResult(ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+                extra: m,
+            })
+        }
+        _ => Block::Unknown(Value::Object(m)),
+    }
+}
+
+/// Write content back; `None` means the field is left out.
+pub(crate) fn write_content(content: &Content, format: WireFormat) -> Option<Value> {
+    let list = || {
+        Value::Array(
+            content
+                .blocks
+                .iter()
+                .filter_map(|b| write_block(b, format))
+                .collect(),
+        )
+    };
+    match content.shape {
+        Shape::Absent if content.blocks.is_empty() => None,
+        Shape::Null if content.blocks.is_empty() => Some(Value::Null),
+        Shape::String if content.is_plain_text() => Some(Value::String(
+            content.blocks[0].as_text().unwrap_or_default().to_owned(),
+        )),
+        Shape::String if content.blocks.is_empty() => Some(Value::String(String::new())),
+        _ => Some(list()),
+    }
+}
+
+/// Write one block in `format`. Blocks the format cannot hold inline (tool calls and results in OpenAI
+/// content, thinking in OpenAI) give `None`; the OpenAI writer places tool calls and results itself.
+pub(crate) fn write_block(block: &Block, format: WireFormat) -> Option<Value> {
+    let mut out = Map::new();
+    match block {
+        Block::Text(t) => {
+            out.insert("type".into(), "text".into());
+            out.insert("text".into(), t.text.clone().into());
+            extend(&mut out, &t.extra);
+        }
+        Block::ToolUse(u) => {
+            if format == WireFormat::OpenAi {
+                return None;
+            }
+            out.insert("type".into(), "tool_use".into());
+            out.insert("id".into(), u.id.clone().into());
+            out.insert("name".into(), u.name.clone().into());
+            out.insert("input".into(), u.input.clone());
+            extend(&mut out, &u.extra);
+        }
+        Block::ToolResult(r) => {
+            if format == WireFormat::OpenAi {
+                return None;
+            }
+            out.insert("type".into(), "tool_result".into());
+            out.insert("tool_use_id".into(), r.tool_use_id.clone().into());
+            if let Some(c) = write_content(&r.content, format) {
+                out.insert("content".into(), c);
+            }
+            if let Some(e) = r.is_error {
+                out.insert("is_error".into(), e.into());
+            }
+            extend(&mut out, &r.extra);
+        }
+        Block::Thinking(t) => {
+            if format == WireFormat::OpenAi {
+                return None;
+            }
+            out.insert("type".into(), "thinking".into());
+            out.insert("thinking".into(), t.thinking.clone().into());
+            extend(&mut out, &t.extra);
+        }
+        Block::RedactedThinking(m) | Block::Image(m) | Block::Document(m) => {
+            return Some(Value::Object(m.clone()))
+        }
+        Block::Unknown(v) => return Some(v.clone()),
+    }
+    Some(Value::Object(out))
+}
+
+pub(crate) fn extend(out: &mut Map<String, Value>, extra: &Map<String, Value>) {
+    for (k, v) in extra {
+        out.insert(k.clone(), v.clone());
+    }
+}
+
+/// The messages list of a request object or a bare list, plus the object's other fields.
+pub(crate) fn split_envelope(
+    value: Value,
+) -> Result<(Vec<Value>, Option<Map<String, Value>>), ModelError> {
+    match value {
+        Value::Array(items) => Ok((items, None)),
+        Value::Object(mut m) => match m.shift_remove("messages") {
+            Some(Value::Array(items)) => Ok((items, Some(m))),
+            Some(other) => Err(ModelError::shape(
+                "messages",
+                format!("expected a list, found {}", kind_of(&other)),
+            )),
+            None => Err(ModelError::shape(
+                "$",
+                "expected a list of messages or an object with a \"messages\" list",
+            )),
+        },
+        other => Err(ModelError::shape(
+            "$",
+            format!(
+                "expected a list of messages or an object with a \"messages\" list, found {}",
+                kind_of(&other)
+            ),
+        )),
+    }
+}
+
+/// Split a message object into its role and the rest.
+pub(crate) fn take_role(
+    value: Value,
+    path: &str,
+) -> Result<(crate::Role, Map<String, Value>), ModelError> {
+    let Value::Object(mut m) = value else {
+        return Err(ModelError::shape(
+            path,
+            format!("expected a message object, found {}", kind_of(&value)),
+        ));
+    };
+    match take_string(&mut m, "role") {
+        Some(role) => Ok((crate::Role::parse(&role), m)),
+        None => Err(ModelError::shape(
+            format!("{path}.role"),
+            "missing or not a string",
+        )),
+    }
+}

@@ -1,0 +1,219 @@
+//! Round trips, conversion and the tool-call index, on small hand-written documents.
+
+use ctxfit_model::{
+    convert, detect, from_json_str, from_value, parse_json, to_value, Block, ModelError,
+    ToolCallIndex, WireFormat,
+};
+use serde_json::{json, Value};
+
+/// Read `doc`, check its detected format, write it back and compare the JSON values.
+fn check_round_trip(doc: Value, format: WireFormat) {
+    assert_eq!(detect(&doc), format, "detected format of {doc}");
+    let conv = from_value(doc.clone()).expect("reads");
+    assert_eq!(conv.format, format);
+    assert_eq!(to_value(&conv), doc);
+}
+
+#[test]
+fn anthropic_round_trips_keep_unknown_fields_and_blocks() {
+    check_round_trip(
+        json!({
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 1024,
+            "system": [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
+            "tools": [{"name": "read_file", "description": "Read", "input_schema": {"type": "object"},
+                       "cache_control": {"type": "ephemeral"}}],
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": [
+                    {"type": "thinking", "thinking": "hmm", "signature": "sig"},
+                    {"type": "redacted_thinking", "data": "xyz"},
+                    {"type": "text", "text": "reading", "citations": null},
+                    {"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "a.rs"}},
+                    {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}}
+                ], "id": "msg_1", "usage": {"input_tokens": 10}},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "fn main() {}",
+                     "cache_control": {"type": "ephemeral"}},
+                    {"type": "tool_result", "tool_use_id": "t2", "is_error": true,
+                     "content": [{"type": "text", "text": "no"}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA=="}}]},
+                    {"type": "tool_result", "tool_use_id": "t3"},
+                    {"type": "document", "source": {"type": "text", "data": "x"}},
+                    {"type": "text", "text": "go on"}
+                ]},
+                {"role": "assistant", "content": []},
+                {"role": "narrator", "content": "odd role, kept", "weird": [1, 2]}
+            ],
+            "stop_sequences": ["\n\nHuman:"]
+        }),
+        WireFormat::Anthropic,
+    );
+}
+
+#[test]
+fn odd_blocks_are_kept_verbatim() {
+    check_round_trip(
+        json!([{"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": 42},
+            {"type": "tool_result", "tool_use_id": "t1", "is_error": "yes"},
+            {"type": "tool_use", "id": "t1", "name": "x"},
+            {"type": "text", "text": 5},
+            "a bare string",
+            {"no_type": true}
+        ]}]),
+        WireFormat::Anthropic,
+    );
+}
+
+#[test]
+fn openai_round_trips_keep_argument_strings_and_null_content() {
+    check_round_trip(
+        json!({
+            "model": "gpt-4o",
+            "tools": [{"type": "function", "function": {"name": "get_reservation_details",
+                       "description": "d", "parameters": {"type": "object"}, "strict": true}}],
+            "messages": [
+                {"role": "system", "content": "policy"},
+                {"role": "user", "content": [{"type": "text", "text": "look"},
+                                             {"type": "image_url", "image_url": {"url": "https://x/y.png"}}]},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "get_reservation_details", "arguments": "{\"reservation_id\": \"ABC\"}"}},
+                    {"id": "c2", "type": "function", "function": {"name": "broken", "arguments": "{not json"}}
+                ]},
+                {"role": "tool", "tool_call_id": "c1", "name": "get_reservation_details", "content": "{\"ok\": true}"},
+                {"role": "tool", "tool_call_id": "c2", "content": [{"type": "text", "text": "err"}]},
+                {"role": "assistant", "content": "done", "tool_calls": []},
+                {"role": "assistant", "content": "x", "tool_calls": null, "refusal": null}
+            ],
+            "temperature": 0
+        }),
+        WireFormat::OpenAi,
+    );
+}
+
+#[test]
+fn openai_tool_calls_become_blocks() {
+    let conv = from_json_str(
+        r#"[{"role":"assistant","content":"let me look","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},
+            {"role":"tool","tool_call_id":"c1","content":"42"}]"#,
+    )
+    .unwrap();
+    let kinds: Vec<&str> = conv.messages[0].blocks().iter().map(Block::kind).collect();
+    assert_eq!(kinds, ["text", "tool_use"]);
+    let index = ToolCallIndex::build(&conv);
+    assert_eq!(index.tool_name("c1"), Some("f"));
+    assert_eq!(index.input(&conv, "c1"), Some(&json!({"a": 1})));
+    assert_eq!(index.get("c1").unwrap().result, Some((1, 0)));
+}
+
+#[test]
+fn conversion_maps_both_ways_and_reports_losses() {
+    let anthropic = json!({
+        "system": "be kind",
+        "model": "m",
+        "tools": [{"name": "f", "input_schema": {"type": "object"}}],
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "t", "signature": "s"},
+                {"type": "text", "text": "calling"},
+                {"type": "tool_use", "id": "u1", "name": "f", "input": {"a": 1}},
+                {"type": "tool_use", "id": "u2", "name": "f", "input": {"a": 2}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "u1", "content": "one"},
+                {"type": "tool_result", "tool_use_id": "u2", "content": [{"type": "text", "text": "two"}]}]}
+        ]
+    });
+    let conv = from_value(anthropic).unwrap();
+    let (oa, report) = convert(&conv, WireFormat::OpenAi);
+    assert_eq!(report.to_string(), "dropped: 1 thinking block");
+    let expected_openai = json!({
+        "messages": [
+            {"role": "system", "content": "be kind"},
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "calling", "tool_calls": [
+                {"id": "u1", "type": "function", "function": {"name": "f", "arguments": "{\"a\":1}"}},
+                {"id": "u2", "type": "function", "function": {"name": "f", "arguments": "{\"a\":2}"}}]},
+            {"role": "tool", "tool_call_id": "u1", "content": "one"},
+            {"role": "tool", "tool_call_id": "u2", "content": "two"}
+        ],
+        "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}],
+        "model": "m"
+    });
+    assert_eq!(to_value(&oa), expected_openai);
+
+    let (back, report) = convert(&oa, WireFormat::Anthropic);
+    assert!(report.is_lossless(), "{report}");
+    let expected_anthropic = json!({
+        "system": "be kind",
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [
+                {"type": "text", "text": "calling"},
+                {"type": "tool_use", "id": "u1", "name": "f", "input": {"a": 1}},
+                {"type": "tool_use", "id": "u2", "name": "f", "input": {"a": 2}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "u1", "content": "one"},
+                {"type": "tool_result", "tool_use_id": "u2", "content": "two"}]}
+        ],
+        "tools": [{"name": "f", "input_schema": {"type": "object"}}],
+        "model": "m"
+    });
+    assert_eq!(to_value(&back), expected_anthropic);
+}
+
+#[test]
+fn malformed_json_names_line_and_column() {
+    let err = from_json_str("[\n  {\"role\": \"user\",\n   \"content\": \"x\",,}\n]").unwrap_err();
+    match err {
+        ModelError::Json { line, column, .. } => assert_eq!((line, column), (3, 19)),
+        other => panic!("expected a JSON error, got {other}"),
+    }
+}
+
+#[test]
+fn wrong_shapes_name_the_path() {
+    let check = |text: &str, expected: &str| {
+        let err = from_value(parse_json(text).unwrap()).unwrap_err();
+        assert_eq!(err.to_string(), expected);
+    };
+    check(
+        r#"{"messages": 3}"#,
+        "messages: expected a list, found a number",
+    );
+    check(
+        r#"[{"role": "user", "content": "a"}, {"content": "b"}]"#,
+        "messages[1].role: missing or not a string",
+    );
+    check(
+        r#"[{"role": "user", "content": 7}]"#,
+        "messages[0].content: expected a string, a list of blocks or null, found a number",
+    );
+    check(
+        r#""hello""#,
+        "$: expected a list of messages or an object with a \"messages\" list, found a string",
+    );
+}
+
+#[test]
+fn index_is_updated_with_appended_messages_only() {
+    let mut conv = from_json_str(
+        r#"[{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"Read","input":{"file_path":"x"}}]}]"#,
+    )
+    .unwrap();
+    let mut index = ToolCallIndex::build(&conv);
+    assert_eq!(index.calls_without_result().count(), 1);
+    let more = from_json_str(
+        r#"[{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"x"}]},
+            {"role":"assistant","content":[{"type":"tool_use","id":"b","name":"Bash","input":{"command":"ls"}}]}]"#,
+    )
+    .unwrap();
+    conv.messages.extend(more.messages);
+    index.update(&conv);
+    assert_eq!(index.len(), 2);
+    assert_eq!(index.get("a").unwrap().result, Some((1, 0)));
+    assert_eq!(index.tool_name("b"), Some("Bash"));
+    conv.messages.truncate(1);
+    index.update(&conv);
+    assert_eq!(index.len(), 1, "a shorter history is re-indexed");
+}

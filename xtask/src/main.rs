@@ -1,0 +1,3 @@
+//! `cargo xtask`: project automation (tidy checks, fitting the token estimator).
+
+fn main() {}
