@@ -1,0 +1,77 @@
+//! Claude Code session JSONL.
+//!
+//! Lines of `type` `user`/`assistant` carry an Anthropic `message`; other line types (`progress`, `summary`,
+//! `queue-operation`, `file-history-snapshot`, ...) are not messages and are skipped. One API response is
+//! streamed as several lines sharing `message.id`, and Claude Code runs a tool as soon as its `tool_use` block
+//! has streamed, so the lines of one response may be interleaved with the results of its first tools. The
+//! importer rebuilds the request as the API saw it: one assistant message per `message.id`, followed by one user
+//! message holding all of that response's tool results.
+
+use ctxfit_model::{anthropic, Block, Conversation, Message, Role, WireFormat};
+use serde_json::Value;
+
+use crate::{ImportError, Parsed};
+
+pub(crate) fn import(parsed: Parsed) -> Result<Conversation, ImportError> {
+    let lines = match parsed {
+        Parsed::Lines(lines) => lines,
+        Parsed::Document(v) => vec![(1, v)],
+    };
+    let mut conv = Conversation::new(WireFormat::Anthropic);
+    // index in conv.messages of the last assistant message, with its message.id
+    let mut last_assistant: Option<(usize, String)> = None;
+    for (line, value) in lines {
+        let kind = value.get("type").and_then(Value::as_str).unwrap_or("");
+        if kind != "user" && kind != "assistant" {
+            continue;
+        }
+        let Some(message) = value.get("message").filter(|m| m.is_object()) else {
+            continue;
+        };
+        let mut msg = anthropic::read_message(message.clone(), "message")
+            .map_err(|e| ImportError::from(e).within(&format!("line {line}: ")))?;
+        let id = message.get("id").and_then(Value::as_str).map(str::to_owned);
+        match msg.role {
+            Role::Assistant => {
+                if let (Some((at, last_id)), Some(id)) = (&last_assistant, &id) {
+                    if last_id == id && only_tool_results_after(&conv, *at) {
+                        let at = *at;
+                        let target = &mut conv.messages[at];
+                        target.content.blocks.append(&mut msg.content.blocks);
+                        target.extra = msg.extra;
+                        continue;
+                    }
+                }
+                last_assistant = id.map(|id| (conv.messages.len(), id));
+                conv.messages.push(msg);
+            }
+            _ => {
+                if is_tool_results(&msg) {
+                    if let Some(prev) = conv.messages.last_mut() {
+                        if prev.role == Role::User && is_tool_results(prev) {
+                            prev.content.blocks.append(&mut msg.content.blocks);
+                            continue;
+                        }
+                    }
+                }
+                conv.messages.push(msg);
+            }
+        }
+    }
+    Ok(conv)
+}
+
+fn is_tool_results(msg: &Message) -> bool {
+    !msg.content.blocks.is_empty()
+        && msg
+            .content
+            .blocks
+            .iter()
+            .all(|b| matches!(b, Block::ToolResult(_)))
+}
+
+fn only_tool_results_after(conv: &Conversation, at: usize) -> bool {
+    conv.messages[at + 1..]
+        .iter()
+        .all(|m| m.role == Role::User && is_tool_results(m))
+}

@@ -1,0 +1,389 @@
+//! Read-only importers of recorded agent sessions into the ctxfit model.
+//!
+//! Real agents do not log the requests they send: Claude Code writes one JSON line per streamed content block,
+//! SWE-agent a `.traj` with a `history`, OpenHands an event stream of actions and observations, tau-bench a list
+//! of episodes, Letta an agent file. Each importer rebuilds, as faithfully as the log allows, **the message list
+//! the agent sent to its model** — tool calls as `ToolUse` blocks, their outputs as `ToolResult` blocks linked by
+//! id — because that is what ctxfit compacts and measures. Bookkeeping fields of the logs (timestamps, uuids,
+//! costs) are not part of a request and are left out.
+//!
+//! [`import_str`] detects the format from the content ([`detect`]); one file may hold several sessions
+//! (tau-bench episodes, Letta agents, OpenHands resolver lines), so importers return a list of [`Session`]s.
+
+mod claude_code;
+mod letta;
+mod openhands;
+mod swe_agent;
+mod tau_bench;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use ctxfit_model::{Conversation, ModelError};
+use serde_json::Value;
+
+/// The recorded-session formats ctxfit reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SourceFormat {
+    /// A plain Anthropic Messages document.
+    Anthropic,
+    /// A plain OpenAI Chat Completions document.
+    OpenAi,
+    /// Claude Code session JSONL.
+    ClaudeCode,
+    /// SWE-agent `.traj`.
+    SweAgent,
+    /// OpenHands event stream (a JSON list) or resolver output (JSONL with a `history` per line).
+    OpenHands,
+    /// tau-bench episode list.
+    TauBench,
+    /// Letta agent file (`.af`).
+    Letta,
+}
+
+impl SourceFormat {
+    pub const ALL: [SourceFormat; 7] = [
+        SourceFormat::Anthropic,
+        SourceFormat::OpenAi,
+        SourceFormat::ClaudeCode,
+        SourceFormat::SweAgent,
+        SourceFormat::OpenHands,
+        SourceFormat::TauBench,
+        SourceFormat::Letta,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SourceFormat::Anthropic => "anthropic",
+            SourceFormat::OpenAi => "openai",
+            SourceFormat::ClaudeCode => "claude-code",
+            SourceFormat::SweAgent => "swe-agent",
+            SourceFormat::OpenHands => "openhands",
+            SourceFormat::TauBench => "tau-bench",
+            SourceFormat::Letta => "letta",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<SourceFormat> {
+        SourceFormat::ALL.into_iter().find(|f| f.name() == name)
+    }
+}
+
+impl fmt::Display for SourceFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One imported conversation.
+#[derive(Debug, Clone)]
+pub struct Session {
+    /// Which part of the file it came from (`episode 3`, an agent's name); empty for single-session files.
+    pub name: String,
+    pub source: SourceFormat,
+    pub conversation: Conversation,
+}
+
+/// Why a file could not be imported.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// Malformed JSON; `line`/`column` are 1-based positions in the file.
+    #[error("malformed JSON at line {line}, column {column}: {message}")]
+    Json {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// Valid JSON that is not what the format needs; `path` names the value.
+    #[error("{path}: {message}")]
+    Shape { path: String, message: String },
+    #[error("not a recognised session format (expected one of: anthropic, openai, claude-code, swe-agent, openhands, tau-bench, letta)")]
+    Unrecognised,
+}
+
+impl ImportError {
+    pub(crate) fn shape(path: impl Into<String>, message: impl Into<String>) -> Self {
+        ImportError::Shape {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+
+    /// Is the input at fault (as opposed to the file system)?
+    pub fn is_bad_input(&self) -> bool {
+        !matches!(self, ImportError::Io { .. })
+    }
+
+    /// Prefix a shape error's path, e.g. with the JSONL line it came from.
+    pub(crate) fn within(self, prefix: &str) -> Self {
+        match self {
+            ImportError::Shape { path, message } => ImportError::Shape {
+                path: format!("{prefix}{path}"),
+                message,
+            },
+            other => other,
+        }
+    }
+}
+
+impl From<ModelError> for ImportError {
+    fn from(e: ModelError) -> Self {
+        match e {
+            ModelError::Json {
+                line,
+                column,
+                message,
+            } => ImportError::Json {
+                line,
+                column,
+                message,
+            },
+            ModelError::Shape { path, message } => ImportError::Shape { path, message },
+        }
+    }
+}
+
+/// A parsed file: one JSON document, or JSON Lines (one value per non-empty line, with its line number).
+pub(crate) enum Parsed {
+    Document(Value),
+    Lines(Vec<(usize, Value)>),
+}
+
+fn parse(text: &str) -> Result<Parsed, ImportError> {
+    let whole_err = match serde_json::from_str::<Value>(text) {
+        Ok(v) => return Ok(Parsed::Document(v)),
+        Err(e) => e,
+    };
+    // JSON Lines: several values, one per line. Only worth trying when the first line is a value of its own.
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    if serde_json::from_str::<Value>(first).is_err() {
+        return Err(ModelError::from_json(&whole_err).into());
+    }
+    let mut lines = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str(line) {
+            Ok(v) => lines.push((i + 1, v)),
+            Err(e) => {
+                return Err(ImportError::Json {
+                    line: i + 1,
+                    column: e.column(),
+                    message: match ModelError::from_json(&e) {
+                        ModelError::Json { message, .. } => message,
+                        other => other.to_string(),
+                    },
+                })
+            }
+        }
+    }
+    Ok(Parsed::Lines(lines))
+}
+
+/// Which format a parsed file is in, judged by its content.
+fn detect_parsed(parsed: &Parsed) -> Option<SourceFormat> {
+    match parsed {
+        Parsed::Lines(lines) => {
+            let first = &lines.first()?.1;
+            if first.get("history").is_some() {
+                Some(SourceFormat::OpenHands)
+            } else if lines
+                .iter()
+                .any(|(_, v)| v.get("sessionId").is_some() || v.get("message").is_some())
+            {
+                Some(SourceFormat::ClaudeCode)
+            } else {
+                None
+            }
+        }
+        Parsed::Document(doc @ Value::Object(top)) => {
+            if top
+                .get("history")
+                .and_then(|h| h.get(0))
+                .is_some_and(|first| first.get("role").is_some())
+            {
+                Some(SourceFormat::SweAgent)
+            } else if matches!(top.get("agents"), Some(Value::Array(_))) {
+                Some(SourceFormat::Letta)
+            } else if top.contains_key("messages") {
+                Some(model_format(doc))
+            } else if top.contains_key("history") && top.contains_key("instruction") {
+                Some(SourceFormat::OpenHands)
+            } else if top.get("type").and_then(Value::as_str).is_some()
+                && top.contains_key("sessionId")
+            {
+                Some(SourceFormat::ClaudeCode)
+            } else {
+                None
+            }
+        }
+        Parsed::Document(doc @ Value::Array(items)) => {
+            let first = items.first()?;
+            if first.get("traj").is_some() {
+                Some(SourceFormat::TauBench)
+            } else if first.get("source").is_some()
+                && (first.get("action").is_some() || first.get("observation").is_some())
+            {
+                Some(SourceFormat::OpenHands)
+            } else if first.get("role").is_some() {
+                Some(model_format(doc))
+            } else {
+                None
+            }
+        }
+        Parsed::Document(_) => None,
+    }
+}
+
+fn model_format(v: &Value) -> SourceFormat {
+    match ctxfit_model::detect(v) {
+        ctxfit_model::WireFormat::Anthropic => SourceFormat::Anthropic,
+        ctxfit_model::WireFormat::OpenAi => SourceFormat::OpenAi,
+    }
+}
+
+/// Detect the format of a file's text, by content.
+pub fn detect(text: &str) -> Option<SourceFormat> {
+    parse(text).ok().as_ref().and_then(detect_parsed)
+}
+
+/// Import every session in `text`; `format` forces a format instead of detecting it.
+pub fn import_str(text: &str, format: Option<SourceFormat>) -> Result<Vec<Session>, ImportError> {
+    let parsed = parse(text)?;
+    let format = match format {
+        Some(f) => f,
+        None => detect_parsed(&parsed).ok_or(ImportError::Unrecognised)?,
+    };
+    let single = |conversation: Conversation| {
+        vec![Session {
+            name: String::new(),
+            source: format,
+            conversation,
+        }]
+    };
+    let document = |parsed: Parsed| match parsed {
+        Parsed::Document(v) => Ok(v),
+        Parsed::Lines(_) => Err(ImportError::shape(
+            "$",
+            format!("a {format} file is one JSON document, not JSON Lines"),
+        )),
+    };
+    Ok(match format {
+        SourceFormat::Anthropic => single(ctxfit_model::anthropic::from_value(document(parsed)?)?),
+        SourceFormat::OpenAi => single(ctxfit_model::openai::from_value(document(parsed)?)?),
+        SourceFormat::ClaudeCode => single(claude_code::import(parsed)?),
+        SourceFormat::SweAgent => single(swe_agent::import(document(parsed)?)?),
+        SourceFormat::OpenHands => openhands::import(parsed)?,
+        SourceFormat::TauBench => tau_bench::import(document(parsed)?)?,
+        SourceFormat::Letta => letta::import(document(parsed)?)?,
+    })
+}
+
+/// Read and import a file.
+pub fn import_file(path: &Path, format: Option<SourceFormat>) -> Result<Vec<Session>, ImportError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ImportError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    import_str(&text, format)
+}
+
+/// Where the shared corpus of real sessions and pages is: `$CTXFIT_CORPUS`, else `../shared/corpus` beside the
+/// workspace. `None` when it is not there.
+pub fn corpus_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("CTXFIT_CORPUS") {
+        let dir = PathBuf::from(dir);
+        return dir.is_dir().then_some(dir);
+    }
+    // crates/ctxfit-import → workspace root → its parent
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(3)?;
+    let dir = root.join("shared").join("corpus");
+    dir.is_dir().then_some(dir)
+}
+
+/// Every session file under the corpus' `trajectories/` folder, sorted (subagent `.meta.json` files excluded).
+pub fn corpus_trajectory_files(corpus: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![corpus.join("trajectories")];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if path.is_dir() {
+                stack.push(path);
+            } else if !name.ends_with(".meta.json")
+                && [".jsonl", ".json", ".traj", ".af"]
+                    .iter()
+                    .any(|ext| name.ends_with(ext))
+            {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Helpers shared by the importers.
+pub(crate) mod util {
+    use ctxfit_model::{Block, Content, Message, Role, TextBlock, ToolResult, ToolUse};
+    use serde_json::{Map, Value};
+
+    pub fn text_message(role: Role, text: &str) -> Message {
+        Message::new(role, Content::text(text))
+    }
+
+    pub fn tool_use(id: &str, name: &str, input: Value) -> Block {
+        Block::ToolUse(ToolUse {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            input,
+            raw_arguments: None,
+            extra: Map::new(),
+            function_extra: Map::new(),
+        })
+    }
+
+    /// An OpenAI-style tool message holding one result.
+    pub fn tool_message(id: &str, text: &str, is_error: Option<bool>) -> Message {
+        Message::new(
+            Role::Tool,
+            Content::list(vec![Block::ToolResult(ToolResult {
+                tool_use_id: id.to_owned(),
+                content: Content::text(text),
+                is_error,
+                extra: Map::new(),
+            })]),
+        )
+    }
+
+    pub fn text_block(text: &str) -> Block {
+        Block::Text(TextBlock::new(text))
+    }
+
+    pub fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+        v.get(key).and_then(Value::as_str)
+    }
+
+    /// Text of a content field that may be a string or a list of `{type: text, text}` parts.
+    pub fn flatten_text(v: Option<&Value>) -> String {
+        match v {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Array(parts)) => parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join(""),
+            _ => String::new(),
+        }
+    }
+}

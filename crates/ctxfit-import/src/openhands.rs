@@ -1,0 +1,261 @@
+//! OpenHands event streams.
+//!
+//! An event is an action or an observation. Actions with `tool_call_metadata` are tool calls of the model
+//! (`function_name`, `tool_call_id`, and the model response they came in, whose `tool_calls` hold the exact
+//! arguments); their observations carry the same metadata and a `cause` pointing at the action's event id.
+//! Actions of one model response become one assistant message. Older streams (the resolver output, one JSON
+//! line per issue with a `history`) have no ids: there an observation answers the action just before it.
+//! Environment events and `null`/state-change observations are not part of the conversation.
+
+use std::collections::HashMap;
+
+use ctxfit_model::{Block, Content, Conversation, Envelope, Message, Role, WireFormat};
+use serde_json::Value;
+
+use crate::util::{flatten_text, str_field, text_block, text_message, tool_message, tool_use};
+use crate::{ImportError, Parsed, Session, SourceFormat};
+
+/// Fields of an action that are bookkeeping, not the tool's input.
+const NOT_INPUT: &[&str] = &[
+    "action",
+    "thought",
+    "action_risk",
+    "is_confirmed",
+    "keep_prompt",
+    "kernel_init_code",
+    "security_risk",
+    "confirmation_state",
+    "impl_source",
+    "translated_ipython_code",
+    "hidden",
+    "blocking",
+    "is_input",
+];
+
+pub(crate) fn import(parsed: Parsed) -> Result<Vec<Session>, ImportError> {
+    let session = |name: String, conversation| Session {
+        name,
+        source: SourceFormat::OpenHands,
+        conversation,
+    };
+    match parsed {
+        Parsed::Document(Value::Array(events)) => {
+            Ok(vec![session(String::new(), import_events(&events))])
+        }
+        Parsed::Document(Value::Object(run)) => {
+            let run = Value::Object(run);
+            Ok(vec![session(run_name(&run), import_history(&run, "")?)])
+        }
+        Parsed::Lines(lines) => lines
+            .iter()
+            .map(|(line, run)| {
+                Ok(session(
+                    run_name(run),
+                    import_history(run, &format!("line {line}: "))?,
+                ))
+            })
+            .collect(),
+        Parsed::Document(_) => Err(ImportError::shape("$", "expected a list of events")),
+    }
+}
+
+fn run_name(run: &Value) -> String {
+    match run.get("issue") {
+        Some(issue) => format!(
+            "{}/{}#{}",
+            str_field(issue, "owner").unwrap_or(""),
+            str_field(issue, "repo").unwrap_or(""),
+            issue
+                .get("number")
+                .map(Value::to_string)
+                .unwrap_or_default()
+        ),
+        None => String::new(),
+    }
+}
+
+/// The tool name OpenHands' function-calling agent uses for an action kind.
+fn tool_name_of_action(action: &str) -> &str {
+    match action {
+        "run" => "execute_bash",
+        "run_ipython" => "execute_ipython_cell",
+        "read" | "edit" | "write" => "str_replace_editor",
+        "browse" | "browse_interactive" => "browser",
+        other => other,
+    }
+}
+
+fn input_of_action(event: &Value) -> Value {
+    let args = event.get("args").unwrap_or(event);
+    match args {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| !NOT_INPUT.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        _ => Value::Object(serde_json::Map::new()),
+    }
+}
+
+fn new_conversation() -> Conversation {
+    let mut conv = Conversation::new(WireFormat::OpenAi);
+    conv.envelope = Envelope::BareList;
+    conv
+}
+
+/// Append a tool call to the last assistant message when it came from the same model response.
+fn push_tool_call(conv: &mut Conversation, same_response: bool, thought: &str, call: Block) {
+    if same_response {
+        if let Some(last) = conv.messages.last_mut() {
+            if last.role == Role::Assistant {
+                last.content.blocks.push(call);
+                return;
+            }
+        }
+    }
+    let mut blocks = Vec::new();
+    if !thought.is_empty() {
+        blocks.push(text_block(thought));
+    }
+    blocks.push(call);
+    conv.messages
+        .push(Message::new(Role::Assistant, Content::list(blocks)));
+}
+
+fn import_events(events: &[Value]) -> Conversation {
+    let mut conv = new_conversation();
+    let mut tool_of_event: HashMap<i64, String> = HashMap::new();
+    let mut last_response: Option<String> = None;
+    for event in events {
+        let source = str_field(event, "source").unwrap_or("");
+        if source == "environment" {
+            continue;
+        }
+        if let Some(action) = str_field(event, "action") {
+            let meta = event.get("tool_call_metadata").filter(|m| m.is_object());
+            match (action, meta) {
+                ("message", _) => {
+                    let text = event
+                        .pointer("/args/content")
+                        .and_then(Value::as_str)
+                        .or_else(|| str_field(event, "message"))
+                        .unwrap_or("");
+                    let role = if source == "user" {
+                        Role::User
+                    } else {
+                        Role::Assistant
+                    };
+                    conv.messages.push(text_message(role, text));
+                    last_response = None;
+                }
+                ("system", _) => {
+                    let text = event
+                        .pointer("/args/content")
+                        .and_then(Value::as_str)
+                        .unwrap_or("");
+                    conv.messages.push(text_message(Role::System, text));
+                }
+                ("recall" | "change_agent_state" | "null", _) => {}
+                (_, Some(meta)) => {
+                    let id = str_field(meta, "tool_call_id").unwrap_or("").to_owned();
+                    let name = str_field(meta, "function_name").unwrap_or(action);
+                    let response_id = meta.pointer("/model_response/id").and_then(Value::as_str);
+                    let message = meta.pointer("/model_response/choices/0/message");
+                    let input = message
+                        .and_then(|m| m.get("tool_calls"))
+                        .and_then(Value::as_array)
+                        .and_then(|calls| calls.iter().find(|c| str_field(c, "id") == Some(&id)))
+                        .and_then(|c| c.pointer("/function/arguments"))
+                        .and_then(Value::as_str)
+                        .and_then(|a| serde_json::from_str(a).ok())
+                        .unwrap_or_else(|| input_of_action(event));
+                    let thought = flatten_text(message.and_then(|m| m.get("content")));
+                    let same = response_id.is_some() && last_response.as_deref() == response_id;
+                    push_tool_call(&mut conv, same, &thought, tool_use(&id, name, input));
+                    last_response = response_id.map(str::to_owned);
+                    if let Some(eid) = event.get("id").and_then(Value::as_i64) {
+                        tool_of_event.insert(eid, id);
+                    }
+                }
+                (_, None) if source == "agent" => {
+                    let eid = event.get("id").and_then(Value::as_i64).unwrap_or(-1);
+                    let id = format!("oh-{eid}");
+                    let thought = event
+                        .pointer("/args/thought")
+                        .and_then(Value::as_str)
+                        .unwrap_or("");
+                    let call = tool_use(&id, tool_name_of_action(action), input_of_action(event));
+                    push_tool_call(&mut conv, false, thought, call);
+                    last_response = None;
+                    tool_of_event.insert(eid, id);
+                }
+                _ => {}
+            }
+        } else if let Some(observation) = str_field(event, "observation") {
+            if matches!(observation, "null" | "agent_state_changed" | "recall") {
+                continue;
+            }
+            let id = event
+                .pointer("/tool_call_metadata/tool_call_id")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .or_else(|| {
+                    let cause = event.get("cause").and_then(Value::as_i64)?;
+                    tool_of_event.get(&cause).cloned()
+                });
+            if let Some(id) = id {
+                let text = str_field(event, "content").unwrap_or("");
+                let failed = (observation == "error").then_some(true);
+                conv.messages.push(tool_message(&id, text, failed));
+            }
+        }
+    }
+    conv
+}
+
+/// Older resolver histories: no source, no ids; the first message is the user's, an observation answers the
+/// action just before it.
+fn import_history(run: &Value, at: &str) -> Result<Conversation, ImportError> {
+    let Some(Value::Array(history)) = run.get("history") else {
+        return Err(ImportError::shape(
+            format!("{at}history"),
+            "missing or not a list",
+        ));
+    };
+    let mut conv = new_conversation();
+    let mut pending: Option<String> = None;
+    for (i, event) in history.iter().enumerate() {
+        if let Some(action) = str_field(event, "action") {
+            match action {
+                "message" => {
+                    let role = if conv.messages.is_empty() {
+                        Role::User
+                    } else {
+                        Role::Assistant
+                    };
+                    let text = str_field(event, "content").unwrap_or("");
+                    conv.messages.push(text_message(role, text));
+                }
+                "null" | "change_agent_state" | "recall" => {}
+                _ => {
+                    let id = format!("oh-{i}");
+                    let thought = str_field(event, "thought").unwrap_or("");
+                    let call = tool_use(&id, tool_name_of_action(action), input_of_action(event));
+                    push_tool_call(&mut conv, false, thought, call);
+                    pending = Some(id);
+                }
+            }
+        } else if let Some(observation) = str_field(event, "observation") {
+            if matches!(observation, "null" | "agent_state_changed" | "recall") {
+                continue;
+            }
+            if let Some(id) = pending.take() {
+                let text = str_field(event, "content").unwrap_or("");
+                let failed = (observation == "error").then_some(true);
+                conv.messages.push(tool_message(&id, text, failed));
+            }
+        }
+    }
+    Ok(conv)
+}
