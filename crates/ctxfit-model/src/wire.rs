@@ -204,10 +204,11 @@ pub(crate) fn extend(out: &mut Map<String, Value>, extra: &Map<String, Value>) {
     }
 }
 
+/// A document's message list, and the other top-level fields when it was a request object.
+pub(crate) type Split = (Vec<Value>, Option<Map<String, Value>>);
+
 /// The messages list of a request object or a bare list, plus the object's other fields.
-pub(crate) fn split_envelope(
-    value: Value,
-) -> Result<(Vec<Value>, Option<Map<String, Value>>), ModelError> {
+pub(crate) fn split_envelope(value: Value) -> Result<Split, ModelError> {
     match value {
         Value::Array(items) => Ok((items, None)),
         Value::Object(mut m) => match m.shift_remove("messages") {

@@ -1,0 +1,129 @@
+//! Token counts of messages and conversations: text of each block plus small fixed overheads, cached per message.
+
+use ctxfit_model::{Block, Content, Conversation, Message};
+use serde_json::Value;
+
+use crate::TokenEstimator;
+
+/// Tokens of a message's framing (role, separators), as in OpenAI's published accounting.
+pub const MESSAGE_OVERHEAD: usize = 3;
+/// Tokens of a tool call's or result's framing (type, id, name).
+pub const BLOCK_OVERHEAD: usize = 3;
+/// An image is counted as Anthropic's cost of a ~1.15-megapixel image; its bytes are not text.
+pub const IMAGE_TOKENS: usize = 1_600;
+
+fn count_content(est: &dyn TokenEstimator, content: &Content) -> usize {
+    content.blocks.iter().map(|b| count_block(est, b)).sum()
+}
+
+fn count_json(est: &dyn TokenEstimator, v: &Value) -> usize {
+    match v {
+        Value::String(s) => est.count_text(s),
+        other => est.count_text(&other.to_string()),
+    }
+}
+
+/// Tokens of one block.
+pub fn count_block(est: &dyn TokenEstimator, block: &Block) -> usize {
+    match block {
+        Block::Text(t) => est.count_text(&t.text),
+        Block::Thinking(t) => est.count_text(&t.thinking),
+        Block::ToolUse(u) => BLOCK_OVERHEAD + est.count_text(&u.name) + count_json(est, &u.input),
+        Block::ToolResult(r) => BLOCK_OVERHEAD + count_content(est, &r.content),
+        Block::Image(_) => IMAGE_TOKENS,
+        Block::RedactedThinking(m) | Block::Document(m) => {
+            BLOCK_OVERHEAD + est.count_text(&Value::Object(m.clone()).to_string())
+        }
+        Block::Unknown(v) => BLOCK_OVERHEAD + count_json(est, v),
+    }
+}
+
+/// Tokens of one message.
+pub fn count_message(est: &dyn TokenEstimator, msg: &Message) -> usize {
+    MESSAGE_OVERHEAD + count_content(est, &msg.content)
+}
+
+/// Tokens of a whole request: system prompt, tool definitions and messages.
+pub fn count_conversation(est: &dyn TokenEstimator, conv: &Conversation) -> usize {
+    let system = conv
+        .system
+        .as_ref()
+        .map_or(0, |s| MESSAGE_OVERHEAD + count_content(est, s));
+    let tools: usize = conv
+        .tools
+        .iter()
+        .flatten()
+        .map(|t| {
+            BLOCK_OVERHEAD
+                + est.count_text(&t.name)
+                + t.description.as_deref().map_or(0, |d| est.count_text(d))
+                + t.input_schema.as_ref().map_or(0, |s| count_json(est, s))
+        })
+        .sum();
+    system
+        + tools
+        + conv
+            .messages
+            .iter()
+            .map(|m| count_message(est, m))
+            .sum::<usize>()
+}
+
+/// Per-message token counts of a growing history, so each message is counted once.
+///
+/// [`MessageTokenCache::update`] counts only messages it has not seen, and recounts a message whose size in
+/// bytes changed (as compaction changes it). A rewrite that keeps the exact byte size needs
+/// [`MessageTokenCache::invalidate_from`].
+#[derive(Debug, Clone, Default)]
+pub struct MessageTokenCache {
+    /// (tokens, bytes of text) per message.
+    entries: Vec<(usize, usize)>,
+}
+
+fn content_bytes(content: &Content) -> usize {
+    content.blocks.iter().map(block_bytes).sum()
+}
+
+fn block_bytes(block: &Block) -> usize {
+    match block {
+        Block::Text(t) => t.text.len(),
+        Block::Thinking(t) => t.thinking.len(),
+        Block::ToolUse(u) => u.name.len() + u.raw_arguments.as_ref().map_or(0, String::len),
+        Block::ToolResult(r) => 1 + content_bytes(&r.content),
+        _ => 1,
+    }
+}
+
+impl MessageTokenCache {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Bring the cache up to date with `messages` and return the total.
+    pub fn update(&mut self, est: &dyn TokenEstimator, messages: &[Message]) -> usize {
+        self.entries.truncate(messages.len());
+        for (i, msg) in messages.iter().enumerate() {
+            let bytes = content_bytes(&msg.content);
+            match self.entries.get(i) {
+                Some(&(_, b)) if b == bytes => {}
+                Some(_) => self.entries[i] = (count_message(est, msg), bytes),
+                None => self.entries.push((count_message(est, msg), bytes)),
+            }
+        }
+        self.total()
+    }
+
+    /// Forget the counts of message `i` and after.
+    pub fn invalidate_from(&mut self, i: usize) {
+        self.entries.truncate(i);
+    }
+
+    /// Tokens of message `i`, if counted.
+    pub fn get(&self, i: usize) -> Option<usize> {
+        self.entries.get(i).map(|e| e.0)
+    }
+
+    pub fn total(&self) -> usize {
+        self.entries.iter().map(|e| e.0).sum()
+    }
+}
