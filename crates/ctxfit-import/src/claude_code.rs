@@ -5,7 +5,8 @@
 //! streamed as several lines sharing `message.id`, and Claude Code runs a tool as soon as its `tool_use` block
 //! has streamed, so the lines of one response may be interleaved with the results of its first tools. The
 //! importer rebuilds the request as the API saw it: one assistant message per `message.id`, followed by one user
-//! message holding all of that response's tool results.
+//! message holding all of that response's tool results. The response metadata Claude Code logs inside
+//! `message` (`id`, `model`, `usage`, `stop_reason`, ...) is not part of a request and is left out.
 
 use ctxfit_model::{anthropic, Block, Conversation, Message, Role, WireFormat};
 use serde_json::Value;
@@ -28,9 +29,13 @@ pub(crate) fn import(parsed: Parsed) -> Result<Conversation, ImportError> {
         let Some(message) = value.get("message").filter(|m| m.is_object()) else {
             continue;
         };
-        let mut msg = anthropic::read_message(message.clone(), "message")
-            .map_err(|e| ImportError::from(e).within(&format!("line {line}: ")))?;
         let id = message.get("id").and_then(Value::as_str).map(str::to_owned);
+        let request_part = serde_json::json!({
+            "role": message.get("role").cloned().unwrap_or(Value::Null),
+            "content": message.get("content").cloned().unwrap_or(Value::Null),
+        });
+        let mut msg = anthropic::read_message(request_part, "message")
+            .map_err(|e| ImportError::from(e).within(&format!("line {line}: ")))?;
         match msg.role {
             Role::Assistant => {
                 if let (Some((at, last_id)), Some(id)) = (&last_assistant, &id) {
@@ -38,7 +43,6 @@ pub(crate) fn import(parsed: Parsed) -> Result<Conversation, ImportError> {
                         let at = *at;
                         let target = &mut conv.messages[at];
                         target.content.blocks.append(&mut msg.content.blocks);
-                        target.extra = msg.extra;
                         continue;
                     }
                 }

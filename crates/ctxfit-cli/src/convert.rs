@@ -1,0 +1,88 @@
+//! `ctxfit convert`: write a conversation (or an imported session) in the Anthropic or OpenAI format.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use ctxfit_import::SourceFormat;
+use ctxfit_model::{convert, to_value, WireFormat};
+
+use crate::input::{load, parse_format};
+use crate::output::emit;
+use crate::BadInput;
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Target {
+    Anthropic,
+    Openai,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Conversation or session file (`-` for standard input).
+    file: Option<String>,
+    /// Use the embedded sample session instead of a file.
+    #[arg(long, conflicts_with = "file")]
+    sample: bool,
+    /// The format to write.
+    #[arg(long)]
+    to: Target,
+    /// Read the input as this format instead of detecting it.
+    #[arg(long, value_parser = parse_format)]
+    format: Option<SourceFormat>,
+    /// For files holding several sessions (tau-bench, Letta): write only session N (0-based). Without it such
+    /// files give a JSON list with one document per session.
+    #[arg(long)]
+    session: Option<usize>,
+    /// Write to this file (atomically) instead of standard output.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// One line of JSON instead of indented JSON.
+    #[arg(long)]
+    compact: bool,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let (name, mut sessions) = load(args.file.as_deref(), args.sample, args.format)?;
+    let to = match args.to {
+        Target::Anthropic => WireFormat::Anthropic,
+        Target::Openai => WireFormat::OpenAi,
+    };
+    if let Some(n) = args.session {
+        if n >= sessions.len() {
+            return Err(BadInput(format!(
+                "{name}: --session {n}, but the file holds {} session(s)",
+                sessions.len()
+            ))
+            .into());
+        }
+        sessions = vec![sessions.swap_remove(n)];
+    }
+    let mut docs = Vec::with_capacity(sessions.len());
+    for s in &sessions {
+        let (converted, report) = convert(&s.conversation, to);
+        if !report.is_lossless() {
+            let which = if s.name.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", s.name)
+            };
+            eprintln!(
+                "note: {name}{which}: {report} (no counterpart in the {} format)",
+                to.name()
+            );
+        }
+        docs.push(to_value(&converted));
+    }
+    let value = if docs.len() == 1 {
+        docs.swap_remove(0)
+    } else {
+        serde_json::Value::Array(docs)
+    };
+    let mut text = if args.compact {
+        serde_json::to_string(&value)?
+    } else {
+        serde_json::to_string_pretty(&value)?
+    };
+    text.push('\n');
+    emit(args.output.as_deref(), &text)
+}

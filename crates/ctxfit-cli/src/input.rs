@@ -1,0 +1,88 @@
+//! Reading inputs: a file, standard input (`-`), or the embedded sample session.
+
+use std::io::Read;
+use std::path::Path;
+
+use anyhow::Result;
+use ctxfit_import::{import_str, ImportError, Session, SourceFormat};
+
+use crate::BadInput;
+
+/// A small real Claude Code session (a subagent's transcript from daaain/claude-code-log, MIT; see
+/// `docs/sample.md`), so the CLI can be tried on a fresh clone with no file at hand.
+pub const SAMPLE: &str = include_str!("../sample/claude-code-subagent.jsonl");
+pub const SAMPLE_NAME: &str = "<sample: claude-code-subagent.jsonl>";
+
+/// Read a file, or standard input for `-`, as UTF-8 text.
+pub fn read_text(path: &str) -> Result<String> {
+    let bytes = if path == "-" {
+        let mut buf = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut buf)
+            .map_err(|e| BadInput(format!("<stdin>: cannot read: {e}")))?;
+        buf
+    } else {
+        std::fs::read(Path::new(path)).map_err(|e| BadInput(format!("{path}: cannot read: {e}")))?
+    };
+    String::from_utf8(bytes).map_err(|e| {
+        let name = display_name(path);
+        BadInput(format!(
+            "{name}: not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        ))
+        .into()
+    })
+}
+
+pub fn display_name(path: &str) -> &str {
+    if path == "-" {
+        "<stdin>"
+    } else {
+        path
+    }
+}
+
+/// Parse a `--format` value.
+pub fn parse_format(name: &str) -> Result<SourceFormat, String> {
+    SourceFormat::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = SourceFormat::ALL.iter().map(|f| f.name()).collect();
+        format!(
+            "unknown format `{name}` (expected one of: {})",
+            names.join(", ")
+        )
+    })
+}
+
+/// Import every session of `text`; errors name the file, and the line and column of malformed JSON.
+pub fn import(name: &str, text: &str, format: Option<SourceFormat>) -> Result<Vec<Session>> {
+    import_str(text, format).map_err(|e| match e {
+        ImportError::Json {
+            line,
+            column,
+            message,
+        } => BadInput(format!("{name}:{line}:{column}: malformed JSON: {message}")).into(),
+        other if other.is_bad_input() => BadInput(format!("{name}: {other}")).into(),
+        other => anyhow::Error::new(other).context(name.to_owned()),
+    })
+}
+
+/// The sessions of FILE, or of the embedded sample when `sample` is set.
+pub fn load(
+    file: Option<&str>,
+    sample: bool,
+    format: Option<SourceFormat>,
+) -> Result<(String, Vec<Session>)> {
+    match (file, sample) {
+        (_, true) => Ok((SAMPLE_NAME.to_owned(), import(SAMPLE_NAME, SAMPLE, format)?)),
+        (Some(path), false) => {
+            let text = read_text(path)?;
+            let name = display_name(path).to_owned();
+            let sessions = import(&name, &text, format)?;
+            Ok((name, sessions))
+        }
+        (None, false) => Err(BadInput(
+            "no input: give a FILE, `-` for standard input, or --sample".into(),
+        )
+        .into()),
+    }
+}

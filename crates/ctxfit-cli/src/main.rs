@@ -1,0 +1,70 @@
+//! `ctxfit`: the command line. The only crate that parses arguments, prints and touches files.
+//!
+//! Exit codes: 0 success, 2 bad input (unreadable or malformed file, wrong arguments), 1 internal error.
+//! Every output file is written to a temporary file beside it and renamed into place, so a failure never
+//! leaves a half-written file.
+
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod convert;
+mod input;
+mod output;
+mod stats;
+mod tokens;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Keep a tool-using agent's conversation inside its token budget.
+#[derive(Parser)]
+#[command(name = "ctxfit", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Messages, tool calls and results per tool, characters and tokens of a session.
+    Stats(stats::Args),
+    /// Convert a conversation (or an imported session) to the Anthropic or OpenAI format.
+    Convert(convert::Args),
+    /// Count the tokens of a text file, or of a conversation with --conversation.
+    Tokens(tokens::Args),
+}
+
+/// An error caused by the input, not by ctxfit: exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BadInput(pub String);
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let result = match cli.command {
+        Command::Stats(args) => stats::run(args),
+        Command::Convert(args) => convert::run(args),
+        Command::Tokens(args) => tokens::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            if e.downcast_ref::<BadInput>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::from(1)
+            }
+        }
+    }
+}

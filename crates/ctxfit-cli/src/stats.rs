@@ -1,0 +1,246 @@
+//! `ctxfit stats`: what a session is made of, and where its tokens go.
+
+use std::collections::BTreeMap;
+
+use anyhow::Result;
+use ctxfit_import::SourceFormat;
+use ctxfit_model::{Block, Content, ToolCallIndex};
+use ctxfit_tokens::{conversation::count_block, count_message, TokenEstimator};
+use serde_json::json;
+
+use crate::input::{load, parse_format};
+use crate::output::{emit, thousands};
+use crate::tokens::parse_estimator;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Session or conversation file (`-` for standard input).
+    file: Option<String>,
+    /// Use the embedded sample session instead of a file.
+    #[arg(long, conflicts_with = "file")]
+    sample: bool,
+    /// Read the input as this format instead of detecting it.
+    #[arg(long, value_parser = parse_format)]
+    format: Option<SourceFormat>,
+    /// Token estimator: chars4, fast, o200k, cl100k.
+    #[arg(long, default_value = "fast", value_parser = parse_estimator)]
+    estimator: String,
+    /// How many of the largest tool results to list.
+    #[arg(long, default_value_t = 5)]
+    top: usize,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Default)]
+struct PerTool {
+    calls: usize,
+    results: usize,
+    chars: usize,
+    tokens: usize,
+}
+
+struct Largest {
+    session: String,
+    message: usize,
+    tool: String,
+    tool_use_id: String,
+    chars: usize,
+    tokens: usize,
+}
+
+#[derive(Default)]
+struct Stats {
+    sessions: usize,
+    messages: usize,
+    by_role: BTreeMap<String, usize>,
+    tool_calls: usize,
+    tool_results: usize,
+    chars: usize,
+    tokens: usize,
+    result_chars: usize,
+    result_tokens: usize,
+    tools: BTreeMap<String, PerTool>,
+    largest: Vec<Largest>,
+}
+
+fn content_chars(c: &Content) -> usize {
+    c.blocks.iter().map(block_chars).sum()
+}
+
+fn block_chars(b: &Block) -> usize {
+    match b {
+        Block::Text(t) => t.text.chars().count(),
+        Block::Thinking(t) => t.thinking.chars().count(),
+        Block::ToolUse(u) => u.input.to_string().chars().count(),
+        Block::ToolResult(r) => content_chars(&r.content),
+        _ => 0,
+    }
+}
+
+fn collect(sessions: &[ctxfit_import::Session], est: &dyn TokenEstimator) -> Stats {
+    let mut s = Stats {
+        sessions: sessions.len(),
+        ..Stats::default()
+    };
+    for session in sessions {
+        let conv = &session.conversation;
+        let index = ToolCallIndex::build(conv);
+        s.messages += conv.messages.len();
+        if let Some(system) = &conv.system {
+            s.chars += content_chars(system);
+        }
+        s.tokens += ctxfit_tokens::count_conversation(est, conv)
+            - conv
+                .messages
+                .iter()
+                .map(|m| count_message(est, m))
+                .sum::<usize>();
+        for (mi, msg) in conv.messages.iter().enumerate() {
+            *s.by_role.entry(msg.role.as_str().to_owned()).or_default() += 1;
+            s.tokens += count_message(est, msg);
+            s.chars += content_chars(&msg.content);
+            for block in &msg.content.blocks {
+                match block {
+                    Block::ToolUse(u) => {
+                        s.tool_calls += 1;
+                        s.tools.entry(u.name.clone()).or_default().calls += 1;
+                    }
+                    Block::ToolResult(r) => {
+                        let tool = index
+                            .tool_name(&r.tool_use_id)
+                            .unwrap_or("(unknown)")
+                            .to_owned();
+                        let chars = content_chars(&r.content);
+                        let tokens = count_block(est, block);
+                        s.tool_results += 1;
+                        s.result_chars += chars;
+                        s.result_tokens += tokens;
+                        let t = s.tools.entry(tool.clone()).or_default();
+                        t.results += 1;
+                        t.chars += chars;
+                        t.tokens += tokens;
+                        s.largest.push(Largest {
+                            session: session.name.clone(),
+                            message: mi,
+                            tool,
+                            tool_use_id: r.tool_use_id.clone(),
+                            chars,
+                            tokens,
+                        });
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    s.largest
+        .sort_by(|a, b| b.chars.cmp(&a.chars).then(a.message.cmp(&b.message)));
+    s
+}
+
+fn percent(part: usize, whole: usize) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let (name, sessions) = load(args.file.as_deref(), args.sample, args.format)?;
+    let est = ctxfit_tokens::estimator(&args.estimator)
+        .ok_or_else(|| anyhow::anyhow!("estimator {} is not built in", args.estimator))?;
+    let mut s = collect(&sessions, est.as_ref());
+    s.largest.truncate(args.top);
+    let format = sessions.first().map_or("-", |x| x.source.name());
+    if args.json {
+        let tools: serde_json::Map<String, serde_json::Value> = s
+            .tools
+            .iter()
+            .map(|(k, t)| {
+                (k.clone(), json!({"calls": t.calls, "results": t.results, "chars": t.chars, "tokens": t.tokens}))
+            })
+            .collect();
+        let largest: Vec<_> = s
+            .largest
+            .iter()
+            .map(|l| {
+                json!({"session": l.session, "message": l.message, "tool": l.tool,
+                            "tool_use_id": l.tool_use_id, "chars": l.chars, "tokens": l.tokens})
+            })
+            .collect();
+        let doc = json!({
+            "file": name, "format": format, "estimator": est.name(), "sessions": s.sessions,
+            "messages": s.messages, "messages_by_role": s.by_role, "tool_calls": s.tool_calls,
+            "tool_results": s.tool_results, "chars": s.chars, "tokens": s.tokens,
+            "tool_result_chars": s.result_chars, "tool_result_tokens": s.result_tokens,
+            "tools": tools, "largest_tool_results": largest,
+        });
+        return emit(None, &format!("{}\n", serde_json::to_string_pretty(&doc)?));
+    }
+    let mut out = String::new();
+    let roles: Vec<String> = s.by_role.iter().map(|(r, n)| format!("{r} {n}")).collect();
+    out.push_str(&format!("{name}: {format}, {} session(s)\n", s.sessions));
+    out.push_str(&format!(
+        "messages      {} ({})\ntool calls    {}\ntool results  {}\ncharacters    {}\ntokens        {} ({} estimator)\n",
+        thousands(s.messages),
+        roles.join(", "),
+        thousands(s.tool_calls),
+        thousands(s.tool_results),
+        thousands(s.chars),
+        thousands(s.tokens),
+        est.name()
+    ));
+    out.push_str(&format!(
+        "tool results  {} characters, {} tokens ({:.0}% of all tokens)\n\n",
+        thousands(s.result_chars),
+        thousands(s.result_tokens),
+        percent(s.result_tokens, s.tokens)
+    ));
+    let width = s.tools.keys().map(String::len).max().unwrap_or(4).max(4);
+    out.push_str(&format!(
+        "{:<width$}  {:>6}  {:>7}  {:>10}  {:>9}  {:>6}\n",
+        "tool", "calls", "results", "chars", "tokens", "share"
+    ));
+    let mut tools: Vec<_> = s.tools.iter().collect();
+    tools.sort_by(|a, b| b.1.tokens.cmp(&a.1.tokens).then(a.0.cmp(b.0)));
+    for (tool, t) in tools {
+        out.push_str(&format!(
+            "{:<width$}  {:>6}  {:>7}  {:>10}  {:>9}  {:>5.1}%\n",
+            tool,
+            t.calls,
+            t.results,
+            thousands(t.chars),
+            thousands(t.tokens),
+            percent(t.tokens, s.tokens)
+        ));
+    }
+    if !s.largest.is_empty() {
+        let places: Vec<String> = s
+            .largest
+            .iter()
+            .map(|l| match l.session.as_str() {
+                "" => l.message.to_string(),
+                session => format!("{session}:{}", l.message),
+            })
+            .collect();
+        let at_width = places.iter().map(String::len).max().unwrap_or(0).max(7);
+        out.push_str(&format!(
+            "\nlargest tool results\n{:>at_width$}  {:<width$}  {:>10}  {:>9}  tool_use_id\n",
+            "message", "tool", "chars", "tokens"
+        ));
+        for (l, at) in s.largest.iter().zip(&places) {
+            out.push_str(&format!(
+                "{:>at_width$}  {:<width$}  {:>10}  {:>9}  {}\n",
+                at,
+                l.tool,
+                thousands(l.chars),
+                thousands(l.tokens),
+                l.tool_use_id
+            ));
+        }
+    }
+    emit(None, &out)
+}
