@@ -127,3 +127,40 @@ impl MessageTokenCache {
         self.entries.iter().map(|e| e.0).sum()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Chars4, TokenEstimator};
+    use ctxfit_model::{Content, Role};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// chars/4 that counts how many texts it was asked about.
+    struct Counting(AtomicUsize);
+
+    impl TokenEstimator for Counting {
+        fn name(&self) -> &'static str {
+            "counting"
+        }
+        fn count_text(&self, text: &str) -> usize {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            Chars4.count_text(text)
+        }
+    }
+
+    #[test]
+    fn cache_counts_each_message_once_and_recounts_changed_ones() {
+        let est = Counting(AtomicUsize::new(0));
+        let mut msgs = vec![Message::new(Role::User, Content::text("a".repeat(40)))];
+        let mut cache = MessageTokenCache::new();
+        assert_eq!(cache.update(&est, &msgs), MESSAGE_OVERHEAD + 10);
+        msgs.push(Message::new(Role::Assistant, Content::text("b".repeat(80))));
+        assert_eq!(cache.update(&est, &msgs), 2 * MESSAGE_OVERHEAD + 30);
+        assert_eq!(est.0.load(Ordering::Relaxed), 2, "the first message is not recounted");
+        msgs[0] = Message::new(Role::User, Content::text("a".repeat(8)));
+        assert_eq!(cache.update(&est, &msgs), 2 * MESSAGE_OVERHEAD + 22);
+        assert_eq!(est.0.load(Ordering::Relaxed), 3);
+        msgs.truncate(1);
+        assert_eq!(cache.update(&est, &msgs), MESSAGE_OVERHEAD + 2);
+    }
+}
