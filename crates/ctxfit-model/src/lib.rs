@@ -32,6 +32,8 @@ pub use conversation::{Conversation, Envelope, Message, Role, ToolDefinition, Wi
 pub use convert::{convert, detect, ConversionReport};
 pub use error::{parse_json, ModelError};
 pub use index::{ToolCallIndex, ToolCallSite};
+/// The JSON types the model exposes (tool inputs, extra fields).
+pub use serde_json::{Map, Value};
 
 /// Read a conversation from JSON text, detecting its format.
 pub fn from_json_str(text: &str) -> Result<Conversation, ModelError> {

@@ -156,7 +156,11 @@ mod tests {
         assert_eq!(cache.update(&est, &msgs), MESSAGE_OVERHEAD + 10);
         msgs.push(Message::new(Role::Assistant, Content::text("b".repeat(80))));
         assert_eq!(cache.update(&est, &msgs), 2 * MESSAGE_OVERHEAD + 30);
-        assert_eq!(est.0.load(Ordering::Relaxed), 2, "the first message is not recounted");
+        assert_eq!(
+            est.0.load(Ordering::Relaxed),
+            2,
+            "the first message is not recounted"
+        );
         msgs[0] = Message::new(Role::User, Content::text("a".repeat(8)));
         assert_eq!(cache.update(&est, &msgs), 2 * MESSAGE_OVERHEAD + 22);
         assert_eq!(est.0.load(Ordering::Relaxed), 3);

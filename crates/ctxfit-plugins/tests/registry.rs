@@ -1,0 +1,24 @@
+//! The registry holds exactly the built-in rules, found by name and by tool.
+
+#[test]
+fn exactly_the_built_in_rules_are_registered() {
+    let registry = ctxfit_plugins::registry().expect("no duplicate rule names");
+    assert_eq!(registry.names(), ctxfit_plugins::BUILT_IN_RULES);
+}
+
+#[test]
+fn rules_are_found_by_name_and_tool() {
+    let registry = ctxfit_plugins::registry().unwrap();
+    let tiered = registry.get("tiered").expect("tiered");
+    assert_eq!(tiered.name, "tiered");
+    assert!(tiered.origin.starts_with("ctxfit_retain_tiered"));
+    assert!(registry.get("nope").is_none());
+    let names: Vec<&str> = registry
+        .for_tool("bash", "Bash")
+        .iter()
+        .map(|d| d.name)
+        .collect();
+    assert_eq!(names, ["tiered", "truncate"]);
+    assert!((tiered.factory)(&serde_json::json!({"default": "x"})).is_err());
+    assert!((tiered.factory)(&serde_json::json!({"colour": 1})).is_err());
+}

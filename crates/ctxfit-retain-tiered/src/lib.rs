@@ -1,0 +1,177 @@
+//! Rule `tiered`: cut each stale tool result to a limit chosen by its tool's tier (seed 002).
+//!
+//! ## What it does
+//! Every stale result longer than its tool's limit becomes its first `limit` characters followed by
+//! `"\n...[truncated, already processed]"`. The default tiers are seed 002's: confirmations 150 characters
+//! (memory writes), actions 300 (trades), data 400 (market data), search 600 (memory recall, web search), and 800
+//! for any other tool. Results already ending with the marker are left alone.
+//!
+//! ## Why
+//! Once the model has answered a result, a confirmation needs a line, data needs its headline numbers, and search
+//! results need a little more: one global limit either wastes tokens or cuts too deep.
+//!
+//! ## Example
+//! ```toml
+//! [[profiles.mine.rules]]
+//! rule = "tiered"
+//! params = { default = 800, limits = { get_orderbook = 250, search_web = 1000 } }
+//! ```
+
+use std::collections::HashMap;
+
+use ctxfit_model::{Block, Value};
+use ctxfit_retention::{
+    register_rule, truncate_content, Decision, RetentionRule, RuleConfigError, RuleContext,
+};
+
+pub const MARKER: &str = "\n...[truncated, already processed]";
+pub const DEFAULT_LIMIT: usize = 800;
+
+/// Seed 002's tier table: (limit, tools).
+pub const SEED_TIERS: &[(usize, &[&str])] = &[
+    (
+        150,
+        &[
+            "store_memory",
+            "update_memory",
+            "delete_memory",
+            "explore_memory",
+            "manage_clusters",
+        ],
+    ),
+    (
+        300,
+        &[
+            "execute_trade",
+            "close_position",
+            "modify_position",
+            "manage_watchpoints",
+            "manage_conflicts",
+        ],
+    ),
+    (
+        400,
+        &[
+            "get_market_data",
+            "get_multi_timeframe",
+            "get_orderbook",
+            "get_funding_history",
+            "get_liquidations",
+            "get_options_flow",
+            "get_institutional_flow",
+            "get_global_sentiment",
+            "get_trade_stats",
+            "get_my_costs",
+            "get_account",
+        ],
+    ),
+    (600, &["recall_memory", "search_web"]),
+];
+
+/// Limits per tool name, with a default.
+#[derive(Debug, Clone)]
+pub struct TieredLimits {
+    pub limits: HashMap<String, usize>,
+    pub default: usize,
+    pub marker: String,
+}
+
+impl Default for TieredLimits {
+    fn default() -> Self {
+        let limits = SEED_TIERS
+            .iter()
+            .flat_map(|(limit, tools)| tools.iter().map(move |t| ((*t).to_owned(), *limit)))
+            .collect();
+        TieredLimits {
+            limits,
+            default: DEFAULT_LIMIT,
+            marker: MARKER.to_owned(),
+        }
+    }
+}
+
+impl TieredLimits {
+    pub fn limit_for(&self, tool: &str) -> usize {
+        self.limits.get(tool).copied().unwrap_or(self.default)
+    }
+}
+
+impl RetentionRule for TieredLimits {
+    fn name(&self) -> &'static str {
+        "tiered"
+    }
+
+    fn decide(&self, ctx: &RuleContext<'_>) -> Decision {
+        let already = ctx
+            .content
+            .blocks
+            .iter()
+            .rev()
+            .find_map(Block::as_text)
+            .is_some_and(|t| t.ends_with(&self.marker));
+        if already {
+            return Decision::Keep;
+        }
+        match truncate_content(ctx.content, self.limit_for(ctx.tool_name), &self.marker) {
+            Some(cut) => Decision::Replace(cut),
+            None => Decision::Keep,
+        }
+    }
+}
+
+fn as_limit(v: &Value, what: &str) -> Result<usize, RuleConfigError> {
+    v.as_u64().map(|n| n as usize).ok_or_else(|| {
+        RuleConfigError::new("tiered", format!("{what} must be a non-negative integer"))
+    })
+}
+
+fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
+    let mut rule = TieredLimits::default();
+    match params {
+        Value::Null => {}
+        Value::Object(m) => {
+            for (k, v) in m {
+                match k.as_str() {
+                    "default" => rule.default = as_limit(v, "`default`")?,
+                    "marker" => {
+                        rule.marker = v
+                            .as_str()
+                            .ok_or_else(|| {
+                                RuleConfigError::new("tiered", "`marker` must be a string")
+                            })?
+                            .to_owned()
+                    }
+                    "limits" => {
+                        let Value::Object(limits) = v else {
+                            return Err(RuleConfigError::new(
+                                "tiered",
+                                "`limits` must be a table of tool = limit",
+                            ));
+                        };
+                        for (tool, limit) in limits {
+                            rule.limits.insert(
+                                tool.clone(),
+                                as_limit(limit, &format!("limit of `{tool}`"))?,
+                            );
+                        }
+                    }
+                    other => return Err(RuleConfigError::new(
+                        "tiered",
+                        format!(
+                            "unknown parameter `{other}` (expected `default`, `limits`, `marker`)"
+                        ),
+                    )),
+                }
+            }
+        }
+        _ => return Err(RuleConfigError::new("tiered", "params must be a table")),
+    }
+    Ok(Box::new(rule))
+}
+
+register_rule!(
+    name: "tiered",
+    tools: &["*"],
+    summary: "cut a stale result to its tool tier's limit (seed 002: 150/300/400/600, else 800)",
+    factory: build,
+);

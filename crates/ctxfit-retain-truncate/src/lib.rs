@@ -1,0 +1,101 @@
+//! Rule `truncate`: cut every stale tool result longer than `chars` characters to its first `chars` characters
+//! plus a marker. It is seed 000/001's budget-threshold compaction.
+//!
+//! ## What it does
+//! A stale result whose text is longer than `chars` (default 500) becomes its first `chars` characters followed
+//! by `marker` (default `"\n[truncated for context management]"`). A result whose text already ends with the
+//! marker is left alone, so compacting twice changes nothing.
+//!
+//! ## Why
+//! It is the simplest rule that bounds every old result, whatever the tool: the seeds' fallback when the input
+//! tokens of the last call exceeded the budget.
+//!
+//! ## Example
+//! ```toml
+//! [[profiles.mine.rules]]
+//! rule = "truncate"
+//! params = { chars = 500, marker = "\n[truncated for context management]" }
+//! ```
+
+use ctxfit_model::{Block, Value};
+use ctxfit_retention::{
+    register_rule, truncate_content, Decision, RetentionRule, RuleConfigError, RuleContext,
+};
+
+/// The marker of seed 000.
+pub const DEFAULT_MARKER: &str = "\n[truncated for context management]";
+/// Seed 000's `retention_chars`.
+pub const DEFAULT_CHARS: usize = 500;
+
+/// Keeps the first `chars` characters of a stale result.
+#[derive(Debug, Clone)]
+pub struct KeepFirstChars {
+    pub chars: usize,
+    pub marker: String,
+}
+
+impl Default for KeepFirstChars {
+    fn default() -> Self {
+        KeepFirstChars {
+            chars: DEFAULT_CHARS,
+            marker: DEFAULT_MARKER.to_owned(),
+        }
+    }
+}
+
+impl RetentionRule for KeepFirstChars {
+    fn name(&self) -> &'static str {
+        "truncate"
+    }
+
+    fn decide(&self, ctx: &RuleContext<'_>) -> Decision {
+        let already = ctx
+            .content
+            .blocks
+            .iter()
+            .rev()
+            .find_map(Block::as_text)
+            .is_some_and(|t| t.ends_with(&self.marker));
+        if already {
+            return Decision::Keep;
+        }
+        match truncate_content(ctx.content, self.chars, &self.marker) {
+            Some(cut) => Decision::Replace(cut),
+            None => Decision::Keep,
+        }
+    }
+}
+
+fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
+    let mut rule = KeepFirstChars::default();
+    if let Value::Object(m) = params {
+        for (k, v) in m {
+            match (k.as_str(), v) {
+                ("chars", v) => {
+                    rule.chars = v.as_u64().ok_or_else(|| {
+                        RuleConfigError::new("truncate", "`chars` must be a non-negative integer")
+                    })? as usize
+                }
+                ("marker", Value::String(s)) => rule.marker = s.clone(),
+                (other, _) => {
+                    return Err(RuleConfigError::new(
+                        "truncate",
+                        format!(
+                            "unknown or ill-typed parameter `{other}` (expected `chars`, `marker`)"
+                        ),
+                    ))
+                }
+            }
+        }
+    } else if !params.is_null() {
+        return Err(RuleConfigError::new("truncate", "params must be a table"));
+    }
+    Ok(Box::new(rule))
+}
+
+register_rule!(
+    name: "truncate",
+    tools: &["*"],
+    summary: "keep the first N characters of a stale result + a marker (seed 000)",
+    factory: build,
+);

@@ -1,0 +1,205 @@
+//! The plugin API of ctxfit: how a rule decides what to keep of a stale tool result, and how it registers.
+//!
+//! A **rule** is a pure function of one stale tool result in its context ([`RuleContext`]: the tool, its input,
+//! where it sits, how many turns ago the model saw it, its size, and the other results of the same tool) to a
+//! [`Decision`]: keep it, replace its content, or replace it with a one-line pointer. Rules never see or call each
+//! other, and never see the compactor: composing them by tool name, applying decisions, keeping them sticky and
+//! keeping tool_use/tool_result pairs valid is the compactor's job.
+//!
+//! The key decision is **registration by `inventory`**: a rule crate declares a const [`RuleDescriptor`] with
+//! [`register_rule!`] and is found at run time by name ([`Registry::get`]) — no central list to edit, so a team
+//! adds a rule for its own tool in its own crate and names it in its policy. `inventory` only sees crates the
+//! final binary links, and Cargo links a dependency only when something references it: `ctxfit-plugins` references
+//! every built-in rule crate, and a custom rule crate must be referenced too (`use my_rule as _;`).
+
+mod text;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use ctxfit_model::{Content, Value};
+
+pub use text::{char_count, content_chars, truncate_content, truncate_str};
+
+#[doc(hidden)]
+pub use inventory;
+
+/// One earlier or later result of the same tool, for rules that compare reads of one file.
+#[derive(Debug, Clone, Copy)]
+pub struct SiblingResult<'a> {
+    pub tool_use_id: &'a str,
+    pub input: &'a Value,
+    pub message_index: usize,
+    pub content: &'a Content,
+}
+
+/// What a rule sees of one stale tool result.
+#[derive(Debug, Clone, Copy)]
+pub struct RuleContext<'a> {
+    /// The tool's name as the agent called it (`Read`, `str_replace_editor`, ...).
+    pub tool_name: &'a str,
+    /// The kind the policy's aliases map it to (`read_file`, `edit_file`, `bash`, `listing`), or the name itself.
+    pub tool_kind: &'a str,
+    pub tool_use_id: &'a str,
+    /// The input the tool was called with.
+    pub input: &'a Value,
+    /// The result's content, as the agent received it.
+    pub content: &'a Content,
+    pub is_error: bool,
+    /// Position of the result: message index and block index in it.
+    pub message_index: usize,
+    pub block_index: usize,
+    /// How many assistant turns have followed the result (≥ 1: the model has seen it).
+    pub turns_ago: usize,
+    /// Size of the content in Unicode scalar values and in estimated tokens.
+    pub chars: usize,
+    pub tokens: usize,
+    /// Every result of the same tool kind in the history, oldest first, this one included.
+    pub same_tool: &'a [SiblingResult<'a>],
+}
+
+/// A rule's verdict on one stale tool result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    Keep,
+    /// Replace the result's content (it must not be larger; the compactor keeps the original if it is).
+    Replace(Content),
+    /// Replace the result with a one-line pointer text.
+    Pointer(String),
+}
+
+/// A retention rule. Implementations must be pure: the same context gives the same decision.
+pub trait RetentionRule: Send + Sync {
+    /// The registered name.
+    fn name(&self) -> &'static str;
+
+    /// Decide what to keep of one stale tool result.
+    fn decide(&self, ctx: &RuleContext<'_>) -> Decision;
+}
+
+/// Why a rule could not be built from its parameters.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("rule `{rule}`: {message}")]
+pub struct RuleConfigError {
+    pub rule: String,
+    pub message: String,
+}
+
+impl RuleConfigError {
+    pub fn new(rule: &str, message: impl Into<String>) -> Self {
+        RuleConfigError {
+            rule: rule.to_owned(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Builds a rule from the `params` table of its policy entry (`null` when there is none).
+pub type RuleFactory = fn(&Value) -> Result<Box<dyn RetentionRule>, RuleConfigError>;
+
+/// What a rule crate registers.
+pub struct RuleDescriptor {
+    /// Unique name, used in policies.
+    pub name: &'static str,
+    /// Tool kinds or names it handles by default; `"*"` for any tool.
+    pub tools: &'static [&'static str],
+    /// One line for `ctxfit policy show` and the docs.
+    pub summary: &'static str,
+    pub factory: RuleFactory,
+    /// Where it was registered (`module_path!()`), to name both sides of a duplicate.
+    pub origin: &'static str,
+}
+
+impl fmt::Debug for RuleDescriptor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RuleDescriptor")
+            .field("name", &self.name)
+            .field("tools", &self.tools)
+            .field("origin", &self.origin)
+            .finish()
+    }
+}
+
+impl RuleDescriptor {
+    /// Does this rule handle a tool of this kind or name by default?
+    pub fn handles(&self, tool_kind: &str, tool_name: &str) -> bool {
+        self.tools
+            .iter()
+            .any(|t| *t == "*" || *t == tool_kind || *t == tool_name)
+    }
+}
+
+inventory::collect!(RuleDescriptor);
+
+/// Register a rule: `register_rule!(RuleDescriptor { name: "x", tools: &["bash"], summary: "...", factory })`
+/// without the `origin` field, which the macro fills in. Rule crates need not depend on `inventory`.
+#[macro_export]
+macro_rules! register_rule {
+    (name: $name:expr, tools: $tools:expr, summary: $summary:expr, factory: $factory:expr $(,)?) => {
+        $crate::inventory::submit! {
+            $crate::RuleDescriptor {
+                name: $name,
+                tools: $tools,
+                summary: $summary,
+                factory: $factory,
+                origin: module_path!(),
+            }
+        }
+    };
+}
+
+/// Two rules registered under one name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("rule `{name}` is registered twice: by `{first}` and by `{second}`")]
+pub struct DuplicateRule {
+    pub name: String,
+    pub first: String,
+    pub second: String,
+}
+
+/// Every rule linked into this binary, by name.
+#[derive(Debug)]
+pub struct Registry {
+    rules: BTreeMap<&'static str, &'static RuleDescriptor>,
+}
+
+impl Registry {
+    /// Collect the registered rules; fails on a duplicate name, naming both registrations.
+    pub fn collect() -> Result<Registry, DuplicateRule> {
+        let mut rules: BTreeMap<&'static str, &'static RuleDescriptor> = BTreeMap::new();
+        let mut all: Vec<&'static RuleDescriptor> = inventory::iter::<RuleDescriptor>().collect();
+        all.sort_by_key(|d| (d.name, d.origin));
+        for d in all {
+            if let Some(first) = rules.insert(d.name, d) {
+                return Err(DuplicateRule {
+                    name: d.name.to_owned(),
+                    first: first.origin.to_owned(),
+                    second: d.origin.to_owned(),
+                });
+            }
+        }
+        Ok(Registry { rules })
+    }
+
+    pub fn get(&self, name: &str) -> Option<&'static RuleDescriptor> {
+        self.rules.get(name).copied()
+    }
+
+    /// Sorted names of every registered rule.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.rules.keys().copied().collect()
+    }
+
+    /// Rules that handle a tool by default.
+    pub fn for_tool(&self, tool_kind: &str, tool_name: &str) -> Vec<&'static RuleDescriptor> {
+        self.rules
+            .values()
+            .copied()
+            .filter(|d| d.handles(tool_kind, tool_name))
+            .collect()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &'static RuleDescriptor> + '_ {
+        self.rules.values().copied()
+    }
+}
