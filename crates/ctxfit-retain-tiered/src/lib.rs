@@ -155,12 +155,14 @@ fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
                             );
                         }
                     }
-                    other => return Err(RuleConfigError::new(
-                        "tiered",
-                        format!(
+                    other => {
+                        return Err(RuleConfigError::new(
+                            "tiered",
+                            format!(
                             "unknown parameter `{other}` (expected `default`, `limits`, `marker`)"
                         ),
-                    )),
+                        ))
+                    }
                 }
             }
         }

@@ -75,6 +75,13 @@ pub trait RetentionRule: Send + Sync {
 
     /// Decide what to keep of one stale tool result.
     fn decide(&self, ctx: &RuleContext<'_>) -> Decision;
+
+    /// Can a `Keep` change as the history grows (the rule looks at `turns_ago` or later results of the same
+    /// tool)? When `false` (the default) the compactor asks once per result, which keeps each turn's work
+    /// proportional to the new content.
+    fn depends_on_history(&self) -> bool {
+        false
+    }
 }
 
 /// Why a rule could not be built from its parameters.

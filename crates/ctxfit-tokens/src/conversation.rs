@@ -12,7 +12,8 @@ pub const BLOCK_OVERHEAD: usize = 3;
 /// An image is counted as Anthropic's cost of a ~1.15-megapixel image; its bytes are not text.
 pub const IMAGE_TOKENS: usize = 1_600;
 
-fn count_content(est: &dyn TokenEstimator, content: &Content) -> usize {
+/// Tokens of a content (the blocks' tokens, no framing).
+pub fn count_content(est: &dyn TokenEstimator, content: &Content) -> usize {
     content.blocks.iter().map(|b| count_block(est, b)).sum()
 }
 
@@ -43,8 +44,23 @@ pub fn count_message(est: &dyn TokenEstimator, msg: &Message) -> usize {
     MESSAGE_OVERHEAD + count_content(est, &msg.content)
 }
 
+/// Tokens of a tool result with this content.
+pub fn count_tool_result(est: &dyn TokenEstimator, content: &Content) -> usize {
+    BLOCK_OVERHEAD + count_content(est, content)
+}
+
 /// Tokens of a whole request: system prompt, tool definitions and messages.
 pub fn count_conversation(est: &dyn TokenEstimator, conv: &Conversation) -> usize {
+    count_preamble(est, conv)
+        + conv
+            .messages
+            .iter()
+            .map(|m| count_message(est, m))
+            .sum::<usize>()
+}
+
+/// Tokens of what precedes the messages: the system prompt and the tool definitions.
+pub fn count_preamble(est: &dyn TokenEstimator, conv: &Conversation) -> usize {
     let system = conv
         .system
         .as_ref()

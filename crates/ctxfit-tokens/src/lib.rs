@@ -21,7 +21,10 @@ mod fast;
 mod weights;
 
 pub use budget::{BudgetError, BudgetStatus, TokenBudget};
-pub use conversation::{count_conversation, count_message, MessageTokenCache};
+pub use conversation::{
+    count_content, count_conversation, count_message, count_preamble, count_tool_result,
+    MessageTokenCache,
+};
 #[cfg(feature = "exact")]
 pub use exact::ExactEstimator;
 pub use fast::{pair_counts, FastEstimator, CLASSES, CLASS_NAMES, FEATURES};

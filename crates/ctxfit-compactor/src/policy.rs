@@ -1,0 +1,404 @@
+//! Policies: named profiles of compaction settings, per-agent overrides, aliases; from TOML or JSON, the
+//! environment, and built-in profiles that reproduce the seeds.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// When compaction runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trigger {
+    /// On every request (seed 002).
+    Always,
+    /// When the input tokens of the last call (or the estimate) exceed `budget` (seed 000; `budget = 0` disables).
+    Budget,
+}
+
+/// One rule of a profile: its registered name, the tools it applies to (kinds or names; empty = the rule's own
+/// defaults), and its parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleSpec {
+    pub rule: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<String>,
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub params: Value,
+}
+
+/// A profile as written in a policy file: every field optional, filled from `extends` and then defaults.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileSpec {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extends: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<Trigger>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keep_latest_result_message: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keep_last_tool_uses: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exclude_tools: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clear_tool_inputs: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_reclaim_tokens: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tool_result_chars: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_conversation_messages: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rules: Option<Vec<RuleSpec>>,
+}
+
+/// A policy file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyFile {
+    /// The profile used when none is named (default `seed-000`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_profile: Option<String>,
+    /// Named profiles; a name of a built-in profile overrides its fields.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub profiles: BTreeMap<String, ProfileSpec>,
+    /// Per-agent overrides of the default profile (or of the profile they `extends`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub agents: BTreeMap<String, ProfileSpec>,
+    /// Extra tool-name → kind aliases (`my_reader = "read_file"`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub aliases: BTreeMap<String, String>,
+}
+
+/// Effective settings of one profile.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Settings {
+    pub profile: String,
+    pub trigger: Trigger,
+    /// With `Trigger::Budget`: compact when the input tokens exceed it (0 disables).
+    pub budget: usize,
+    /// Compact down to this many tokens, oldest results first (0 = as far as the rules go).
+    pub target: usize,
+    /// Never compact the most recent tool-result message, even when the model has answered it (seed 000).
+    pub keep_latest_result_message: bool,
+    /// Never compact the last N tool results.
+    pub keep_last_tool_uses: usize,
+    /// Tools (names or kinds) never compacted.
+    pub exclude_tools: Vec<String>,
+    /// Also clear the input of a compacted tool call.
+    pub clear_tool_inputs: bool,
+    /// Change nothing unless a batch reclaims at least this many tokens.
+    pub min_reclaim_tokens: usize,
+    /// Cut every tool result, even the newest, to this many characters when it enters the history (0 = off).
+    /// A result cut this way is final: no rule compacts it again, so the cached prefix stays valid.
+    pub max_tool_result_chars: usize,
+    /// Keep at most this many messages, dropping from the front (0 = off).
+    pub max_conversation_messages: usize,
+    pub rules: Vec<RuleSpec>,
+    pub aliases: BTreeMap<String, String>,
+}
+
+/// A policy that cannot be used, with what is wrong and where.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyError {
+    #[error("{origin}: {message}")]
+    Parse { origin: String, message: String },
+    #[error("{path}: {message}")]
+    Invalid { path: String, message: String },
+}
+
+fn invalid(path: impl Into<String>, message: impl Into<String>) -> PolicyError {
+    PolicyError::Invalid {
+        path: path.into(),
+        message: message.into(),
+    }
+}
+
+/// Names of the built-in profiles.
+pub const BUILT_IN_PROFILES: &[&str] = &["seed-000", "seed-002"];
+
+/// The built-in profile `name`.
+pub fn built_in(name: &str) -> Option<ProfileSpec> {
+    let rule = |rule: &str, params: Value| RuleSpec {
+        rule: rule.to_owned(),
+        tools: Vec::new(),
+        params,
+    };
+    match name {
+        "seed-000" => Some(ProfileSpec {
+            trigger: Some(Trigger::Budget),
+            budget: Some(40_000),
+            keep_latest_result_message: Some(true),
+            rules: Some(vec![rule(
+                "truncate",
+                serde_json::json!({"chars": 500, "marker": "\n[truncated for context management]"}),
+            )]),
+            ..ProfileSpec::default()
+        }),
+        "seed-002" => Some(ProfileSpec {
+            trigger: Some(Trigger::Always),
+            keep_latest_result_message: Some(false),
+            rules: Some(vec![rule("tiered", Value::Null)]),
+            ..ProfileSpec::default()
+        }),
+        _ => None,
+    }
+}
+
+impl PolicyFile {
+    /// Parse TOML (or JSON when the text starts with `{`); `origin` names the source in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<PolicyFile, PolicyError> {
+        let parsed = if text.trim_start().starts_with('{') {
+            serde_json::from_str(text).map_err(|e| PolicyError::Parse {
+                origin: format!("{origin}:{}:{}", e.line(), e.column()),
+                message: e
+                    .to_string()
+                    .split(" at line ")
+                    .next()
+                    .unwrap_or("")
+                    .to_owned(),
+            })?
+        } else {
+            toml::from_str(text).map_err(|e| {
+                let (line, column) = e
+                    .span()
+                    .map(|s| line_column(text, s.start))
+                    .unwrap_or((0, 0));
+                PolicyError::Parse {
+                    origin: format!("{origin}:{line}:{column}"),
+                    message: e.message().to_owned(),
+                }
+            })?
+        };
+        Ok(parsed)
+    }
+
+    fn spec(&self, name: &str) -> Option<ProfileSpec> {
+        match (built_in(name), self.profiles.get(name)) {
+            (Some(base), Some(over)) => Some(merge(base, over.clone())),
+            (Some(base), None) => Some(base),
+            (None, Some(own)) => Some(own.clone()),
+            (None, None) => None,
+        }
+    }
+
+    /// Every profile name known: built-in and from the file.
+    pub fn profile_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = BUILT_IN_PROFILES.iter().map(|s| (*s).to_owned()).collect();
+        names.extend(self.profiles.keys().cloned());
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// The effective settings for `profile` (else the agent's, else the default profile), with the agent's
+    /// overrides and the environment (`env("CTXFIT_BUDGET")`, ...) applied on top.
+    pub fn resolve(
+        &self,
+        profile: Option<&str>,
+        agent: Option<&str>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Settings, PolicyError> {
+        let env_profile = env("CTXFIT_PROFILE");
+        let default = self.default_profile.as_deref().unwrap_or("seed-000");
+        let agent_spec =
+            match agent {
+                Some(a) => Some(self.agents.get(a).cloned().ok_or_else(|| {
+                    invalid(format!("agents.{a}"), "no such agent in the policy")
+                })?),
+                None => None,
+            };
+        let name = profile
+            .map(str::to_owned)
+            .or(env_profile)
+            .or_else(|| agent_spec.as_ref().and_then(|s| s.extends.clone()))
+            .unwrap_or_else(|| default.to_owned());
+        let mut spec = self.chain(&name, &mut Vec::new())?;
+        if let Some(over) = agent_spec {
+            spec = merge(
+                spec,
+                ProfileSpec {
+                    extends: None,
+                    ..over
+                },
+            );
+        }
+        let mut settings = finish(&name, spec, &self.aliases)?;
+        apply_env(&mut settings, env)?;
+        Ok(settings)
+    }
+
+    fn chain(&self, name: &str, seen: &mut Vec<String>) -> Result<ProfileSpec, PolicyError> {
+        if seen.iter().any(|s| s == name) {
+            seen.push(name.to_owned());
+            return Err(invalid(
+                format!("profiles.{}", seen[0]),
+                format!("`extends` loops: {}", seen.join(" → ")),
+            ));
+        }
+        seen.push(name.to_owned());
+        let spec = self.spec(name).ok_or_else(|| {
+            invalid(
+                format!("profile `{name}`"),
+                format!(
+                    "no such profile (known: {})",
+                    self.profile_names().join(", ")
+                ),
+            )
+        })?;
+        match spec.extends.clone() {
+            Some(parent) => Ok(merge(self.chain(&parent, seen)?, spec)),
+            None => Ok(spec),
+        }
+    }
+}
+
+fn line_column(text: &str, byte: usize) -> (usize, usize) {
+    let before = &text[..byte.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+/// `over`'s fields where set, `base`'s otherwise.
+fn merge(base: ProfileSpec, over: ProfileSpec) -> ProfileSpec {
+    ProfileSpec {
+        extends: over.extends.or(base.extends),
+        trigger: over.trigger.or(base.trigger),
+        budget: over.budget.or(base.budget),
+        target: over.target.or(base.target),
+        keep_latest_result_message: over
+            .keep_latest_result_message
+            .or(base.keep_latest_result_message),
+        keep_last_tool_uses: over.keep_last_tool_uses.or(base.keep_last_tool_uses),
+        exclude_tools: over.exclude_tools.or(base.exclude_tools),
+        clear_tool_inputs: over.clear_tool_inputs.or(base.clear_tool_inputs),
+        min_reclaim_tokens: over.min_reclaim_tokens.or(base.min_reclaim_tokens),
+        max_tool_result_chars: over.max_tool_result_chars.or(base.max_tool_result_chars),
+        max_conversation_messages: over
+            .max_conversation_messages
+            .or(base.max_conversation_messages),
+        rules: over.rules.or(base.rules),
+    }
+}
+
+fn non_negative(profile: &str, field: &str, v: Option<i64>) -> Result<usize, PolicyError> {
+    match v {
+        None => Ok(0),
+        Some(n) if n >= 0 => Ok(n as usize),
+        Some(n) => Err(invalid(
+            format!("profiles.{profile}.{field}"),
+            format!("must be 0 or more, got {n}"),
+        )),
+    }
+}
+
+fn finish(
+    name: &str,
+    spec: ProfileSpec,
+    aliases: &BTreeMap<String, String>,
+) -> Result<Settings, PolicyError> {
+    let rules = spec.rules.unwrap_or_default();
+    if rules.is_empty() {
+        return Err(invalid(
+            format!("profiles.{name}.rules"),
+            "a profile needs at least one rule",
+        ));
+    }
+    let settings = Settings {
+        profile: name.to_owned(),
+        trigger: spec.trigger.unwrap_or(Trigger::Budget),
+        budget: non_negative(name, "budget", spec.budget)?,
+        target: non_negative(name, "target", spec.target)?,
+        keep_latest_result_message: spec.keep_latest_result_message.unwrap_or(true),
+        keep_last_tool_uses: non_negative(name, "keep_last_tool_uses", spec.keep_last_tool_uses)?,
+        exclude_tools: spec.exclude_tools.unwrap_or_default(),
+        clear_tool_inputs: spec.clear_tool_inputs.unwrap_or(false),
+        min_reclaim_tokens: non_negative(name, "min_reclaim_tokens", spec.min_reclaim_tokens)?,
+        max_tool_result_chars: non_negative(
+            name,
+            "max_tool_result_chars",
+            spec.max_tool_result_chars,
+        )?,
+        max_conversation_messages: non_negative(
+            name,
+            "max_conversation_messages",
+            spec.max_conversation_messages,
+        )?,
+        rules,
+        aliases: aliases.clone(),
+    };
+    if settings.target > 0 && settings.budget > 0 && settings.target > settings.budget {
+        return Err(invalid(
+            format!("profiles.{name}.target"),
+            format!(
+                "must not exceed the budget ({} > {})",
+                settings.target, settings.budget
+            ),
+        ));
+    }
+    Ok(settings)
+}
+
+/// Environment variables that override a setting, and the setting they override.
+pub const ENV_OVERRIDES: &[(&str, &str)] = &[
+    ("CTXFIT_BUDGET", "budget"),
+    ("CTXFIT_TARGET", "target"),
+    ("CTXFIT_KEEP_LAST_TOOL_USES", "keep_last_tool_uses"),
+    ("CTXFIT_MIN_RECLAIM_TOKENS", "min_reclaim_tokens"),
+    ("CTXFIT_MAX_TOOL_RESULT_CHARS", "max_tool_result_chars"),
+    (
+        "CTXFIT_MAX_CONVERSATION_MESSAGES",
+        "max_conversation_messages",
+    ),
+];
+
+fn apply_env(s: &mut Settings, env: &dyn Fn(&str) -> Option<String>) -> Result<(), PolicyError> {
+    for (var, field) in ENV_OVERRIDES {
+        let Some(raw) = env(var) else { continue };
+        let n: usize = raw.trim().parse().map_err(|_| {
+            invalid(
+                *var,
+                format!("expected a whole number of 0 or more, got `{raw}`"),
+            )
+        })?;
+        match *field {
+            "budget" => s.budget = n,
+            "target" => s.target = n,
+            "keep_last_tool_uses" => s.keep_last_tool_uses = n,
+            "min_reclaim_tokens" => s.min_reclaim_tokens = n,
+            "max_tool_result_chars" => s.max_tool_result_chars = n,
+            _ => s.max_conversation_messages = n,
+        }
+    }
+    Ok(())
+}
+
+impl fmt::Display for Settings {
+    /// The settings as a TOML profile (what `ctxfit policy show` prints).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut profiles = toml::Table::new();
+        let mut me = toml::Table::try_from(self).map_err(|_| fmt::Error)?;
+        me.remove("profile");
+        me.remove("aliases");
+        profiles.insert(self.profile.clone(), toml::Value::Table(me));
+        let mut doc = toml::Table::new();
+        doc.insert("profiles".into(), toml::Value::Table(profiles));
+        if !self.aliases.is_empty() {
+            let aliases = toml::Table::try_from(&self.aliases).map_err(|_| fmt::Error)?;
+            doc.insert("aliases".into(), toml::Value::Table(aliases));
+        }
+        write!(
+            f,
+            "{}",
+            toml::to_string_pretty(&doc).map_err(|_| fmt::Error)?
+        )
+    }
+}

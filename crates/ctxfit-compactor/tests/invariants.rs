@@ -1,0 +1,274 @@
+//! The compactor's invariants, property-tested on random histories: parallel tool calls, list contents,
+//! multi-byte text, already-compacted results, under several profiles. 10,000 cases per invariant by default
+//! (`CTXFIT_PROPTEST_CASES` to change it).
+
+use ctxfit_compactor::{Compactor, PolicyFile, Settings};
+use ctxfit_model::{
+    Block, Content, Conversation, Message, Role, TextBlock, ToolCallIndex, ToolResult, ToolUse,
+    WireFormat,
+};
+use ctxfit_retention::content_chars;
+use proptest::prelude::*;
+
+const TOOLS: &[&str] = &[
+    "Read",
+    "Bash",
+    "get_orderbook",
+    "store_memory",
+    "search_web",
+    "Grep",
+    "custom_tool",
+];
+const PIECES: &[&str] = &[
+    "lorem ipsum ",
+    "fn main() {}\n",
+    "日本語のテキスト",
+    "é",
+    "😀",
+    "\t",
+    "  ",
+    "{\"a\": 1}",
+    "\n",
+    "x",
+];
+const MARKERS: &[&str] = &[
+    "\n[truncated for context management]",
+    "\n...[truncated, already processed]",
+];
+
+fn text() -> impl Strategy<Value = String> {
+    (prop::collection::vec(0..PIECES.len(), 0..120), 0..6usize).prop_map(|(pieces, marker)| {
+        let mut s: String = pieces.into_iter().map(|i| PIECES[i]).collect();
+        if marker < MARKERS.len() {
+            s.push_str(MARKERS[marker]); // sometimes already compacted
+        }
+        s
+    })
+}
+
+fn content() -> impl Strategy<Value = Content> {
+    prop_oneof![
+        3 => text().prop_map(Content::text),
+        1 => (text(), any::<bool>(), text()).prop_map(|(a, image, b)| {
+            let mut blocks = vec![Block::Text(TextBlock::new(a))];
+            if image {
+                blocks.push(Block::Image(serde_json::from_str(r#"{"type":"image","source":{"type":"url","url":"u"}}"#).unwrap()));
+            }
+            blocks.push(Block::Text(TextBlock::new(b)));
+            Content::list(blocks)
+        }),
+    ]
+}
+
+/// A turn: parallel tool calls (tool index, result content) and whether the assistant said something first.
+type Turn = (bool, Vec<(usize, Content)>);
+
+fn history() -> impl Strategy<Value = Conversation> {
+    (
+        prop::collection::vec(
+            (
+                any::<bool>(),
+                prop::collection::vec((0..TOOLS.len(), content()), 1..4),
+            ),
+            1..8,
+        ),
+        any::<bool>(),
+    )
+        .prop_map(|(turns, ends_answered): (Vec<Turn>, bool)| build(turns, ends_answered))
+}
+
+fn build(turns: Vec<Turn>, ends_answered: bool) -> Conversation {
+    let mut conv = Conversation::new(WireFormat::Anthropic);
+    conv.messages
+        .push(Message::new(Role::User, Content::text("do the task")));
+    let mut id = 0;
+    for (talk, calls) in turns {
+        let mut uses = Vec::new();
+        if talk {
+            uses.push(Block::Text(TextBlock::new("let me look")));
+        }
+        let mut results = Vec::new();
+        for (tool, content) in calls {
+            id += 1;
+            uses.push(Block::ToolUse(ToolUse {
+                id: format!("t{id}"),
+                name: TOOLS[tool].to_owned(),
+                input: serde_json::json!({"path": format!("f{}.rs", id % 3)}),
+                ..ToolUse::default()
+            }));
+            results.push(Block::ToolResult(ToolResult {
+                tool_use_id: format!("t{id}"),
+                content,
+                ..ToolResult::default()
+            }));
+        }
+        conv.messages
+            .push(Message::new(Role::Assistant, Content::list(uses)));
+        conv.messages
+            .push(Message::new(Role::User, Content::list(results)));
+    }
+    if ends_answered {
+        conv.messages
+            .push(Message::new(Role::Assistant, Content::text("done")));
+    }
+    conv
+}
+
+fn profiles() -> Vec<Settings> {
+    let text = r#"
+[profiles.low-budget]
+extends = "seed-000"
+budget = 1
+
+[profiles.batched]
+extends = "seed-002"
+trigger = "budget"
+budget = 200
+target = 120
+keep_last_tool_uses = 2
+clear_tool_inputs = true
+exclude_tools = ["Grep"]
+
+[profiles.capped]
+extends = "seed-002"
+max_tool_result_chars = 300
+min_reclaim_tokens = 20
+"#;
+    let file = PolicyFile::parse(text, "test").unwrap();
+    ["low-budget", "seed-002", "batched", "capped"]
+        .iter()
+        .map(|p| file.resolve(Some(p), None, &|_| None).unwrap())
+        .collect()
+}
+
+fn compact(settings: &Settings, conv: &Conversation) -> (Conversation, ctxfit_compactor::Report) {
+    let registry = ctxfit_plugins::registry().unwrap();
+    let mut c = Compactor::new(
+        settings.clone(),
+        &registry,
+        Box::new(ctxfit_tokens::FastEstimator),
+    )
+    .unwrap();
+    let report = c.compact(conv, None);
+    (c.project(conv), report)
+}
+
+fn results(conv: &Conversation) -> Vec<(usize, &ToolResult)> {
+    conv.messages
+        .iter()
+        .enumerate()
+        .flat_map(|(i, m)| m.tool_results().map(move |r| (i, r)))
+        .collect()
+}
+
+fn config() -> ProptestConfig {
+    let cases = std::env::var("CTXFIT_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000);
+    ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn pairs_stay_valid(conv in history()) {
+        for s in profiles() {
+            let (out, _) = compact(&s, &conv);
+            let index = ToolCallIndex::build(&out);
+            prop_assert_eq!(index.orphan_results().count(), 0);
+            prop_assert_eq!(index.calls_without_result().count(), 0);
+            prop_assert_eq!(out.tool_use_count(), conv.tool_use_count());
+            prop_assert_eq!(out.tool_result_count(), conv.tool_result_count());
+        }
+    }
+
+    #[test]
+    fn compacting_twice_changes_nothing(conv in history()) {
+        for s in profiles() {
+            let (once, _) = compact(&s, &conv);
+            let (twice, report) = compact(&s, &once);
+            prop_assert_eq!(report.new_blocks.iter().filter(|b| b.action != ctxfit_compactor::Action::InputCleared).count(), 0, "{}", s.profile);
+            prop_assert_eq!(&twice, &once, "{}", s.profile);
+        }
+    }
+
+    #[test]
+    fn blocks_never_grow(conv in history()) {
+        for s in profiles() {
+            let (out, report) = compact(&s, &conv);
+            for ((_, before), (_, after)) in results(&conv).into_iter().zip(results(&out)) {
+                prop_assert!(content_chars(&after.content) <= content_chars(&before.content));
+            }
+            prop_assert!(report.tokens_after <= report.tokens_before);
+        }
+    }
+
+    #[test]
+    fn unanswered_results_are_untouched(conv in history()) {
+        let last_assistant = conv.messages.iter().rposition(|m| m.role == Role::Assistant).unwrap_or(0);
+        for s in profiles().into_iter().filter(|s| s.max_tool_result_chars == 0) {
+            let (out, _) = compact(&s, &conv);
+            for ((i, before), (_, after)) in results(&conv).into_iter().zip(results(&out)) {
+                if i > last_assistant {
+                    prop_assert_eq!(before, after);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cuts_keep_a_prefix_on_character_boundaries(conv in history()) {
+        for s in profiles() {
+            let (out, _) = compact(&s, &conv);
+            for ((_, before), (_, after)) in results(&conv).into_iter().zip(results(&out)) {
+                if before == after { continue; }
+                let original = before.content.joined_text();
+                let cut = after.content.joined_text();
+                let kept = MARKERS.iter().chain([&ctxfit_compactor::INGESTION_MARKER])
+                    .find_map(|m| cut.strip_suffix(m)).unwrap_or(&cut);
+                // the part kept (up to the first marker of this compaction) is a prefix of the original text
+                prop_assert!(original.starts_with(kept.split(MARKERS[1]).next().unwrap_or(kept)), "{:?} / {:?}", original, cut);
+            }
+        }
+    }
+
+    #[test]
+    fn deterministic(conv in history()) {
+        for s in profiles() {
+            prop_assert_eq!(compact(&s, &conv).0, compact(&s, &conv).0);
+        }
+    }
+
+    #[test]
+    fn decisions_are_sticky_across_turns(conv in history()) {
+        let registry = ctxfit_plugins::registry().unwrap();
+        for s in profiles() {
+            let mut c = Compactor::new(s.clone(), &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
+            let mut previous: Option<Conversation> = None;
+            for k in (1..=conv.messages.len()).filter(|&k| k == conv.messages.len() || conv.messages[k].role == Role::Assistant) {
+                let request = Conversation { messages: conv.messages[..k].to_vec(), ..conv.clone() };
+                let report = c.compact(&request, None);
+                let out = c.project(&request);
+                if let Some(prev) = &previous {
+                    // everything the previous request compacted is byte-identical now
+                    for ((_, p), (_, now)) in results(prev).into_iter().zip(results(&out)) {
+                        let (src_p, _) = results(&request).into_iter().find(|(_, r)| r.tool_use_id == p.tool_use_id).map(|(i, r)| (r, i)).unwrap();
+                        if p != src_p {
+                            prop_assert_eq!(p, now, "{}", s.profile);
+                        }
+                    }
+                    // before the first changed message, the request is the previous one
+                    let unchanged = report.first_changed_message.unwrap_or(prev.messages.len()).min(prev.messages.len());
+                    prop_assert_eq!(&out.messages[..unchanged], &prev.messages[..unchanged], "{}", s.profile);
+                }
+                previous = Some(out);
+            }
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! Policies: parsing, inheritance, per-agent overrides, environment overrides, and clear errors.
+
+use ctxfit_compactor::{Compactor, CompactorError, PolicyFile, Settings, Trigger};
+
+fn resolve(
+    text: &str,
+    profile: Option<&str>,
+    agent: Option<&str>,
+    env: &[(&str, &str)],
+) -> Result<Settings, String> {
+    let file = PolicyFile::parse(text, "policy.toml").map_err(|e| e.to_string())?;
+    file.resolve(profile, agent, &|k| {
+        env.iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, v)| (*v).to_owned())
+    })
+    .map_err(|e| e.to_string())
+}
+
+fn check_error(text: &str, profile: Option<&str>, agent: Option<&str>, expected: &str) {
+    let err = resolve(text, profile, agent, &[]).unwrap_err();
+    assert_eq!(err, expected);
+}
+
+#[test]
+fn built_in_profiles_are_the_seeds() {
+    let s = resolve("", None, None, &[]).unwrap();
+    assert_eq!(
+        (s.profile.as_str(), s.trigger, s.budget),
+        ("seed-000", Trigger::Budget, 40_000)
+    );
+    assert_eq!(s.rules[0].rule, "truncate");
+    let s = resolve("", Some("seed-002"), None, &[]).unwrap();
+    assert_eq!(
+        (s.trigger, s.rules[0].rule.as_str()),
+        (Trigger::Always, "tiered")
+    );
+}
+
+#[test]
+fn profiles_extend_and_agents_override() {
+    let text = r#"
+default_profile = "mine"
+
+[profiles.mine]
+extends = "seed-002"
+keep_last_tool_uses = 3
+exclude_tools = ["memory_*", "TodoWrite"]
+
+[profiles.mine.rules.0]
+"#;
+    // a table where a list is expected is an error with its position
+    let err = resolve(text, None, None, &[]).unwrap_err();
+    assert!(err.starts_with("policy.toml:9:"), "{err}");
+
+    let text = r#"
+default_profile = "mine"
+
+[profiles.mine]
+extends = "seed-002"
+keep_last_tool_uses = 3
+exclude_tools = ["TodoWrite"]
+
+[agents.trader]
+budget = 90000
+trigger = "budget"
+
+[agents.coder]
+extends = "seed-000"
+budget = 120000
+
+[aliases]
+my_reader = "read_file"
+"#;
+    let s = resolve(text, None, None, &[]).unwrap();
+    assert_eq!(
+        (s.profile.as_str(), s.trigger, s.keep_last_tool_uses),
+        ("mine", Trigger::Always, 3)
+    );
+    assert_eq!(s.rules[0].rule, "tiered");
+    assert_eq!(
+        s.aliases.get("my_reader").map(String::as_str),
+        Some("read_file")
+    );
+    let trader = resolve(text, None, Some("trader"), &[]).unwrap();
+    assert_eq!(
+        (trader.profile.as_str(), trader.trigger, trader.budget),
+        ("mine", Trigger::Budget, 90_000)
+    );
+    assert_eq!(
+        trader.keep_last_tool_uses, 3,
+        "an agent overrides only what it sets"
+    );
+    let coder = resolve(text, None, Some("coder"), &[]).unwrap();
+    assert_eq!(
+        (
+            coder.profile.as_str(),
+            coder.budget,
+            coder.rules[0].rule.as_str()
+        ),
+        ("seed-000", 120_000, "truncate")
+    );
+    let env = resolve(
+        text,
+        None,
+        Some("coder"),
+        &[("CTXFIT_BUDGET", "5000"), ("CTXFIT_TARGET", "2500")],
+    )
+    .unwrap();
+    assert_eq!((env.budget, env.target), (5_000, 2_500));
+    let env = resolve(text, None, None, &[("CTXFIT_PROFILE", "seed-000")]).unwrap();
+    assert_eq!(env.profile, "seed-000");
+    let json = resolve(
+        r#"{"default_profile": "seed-002", "profiles": {"seed-002": {"keep_last_tool_uses": 2}}}"#,
+        None,
+        None,
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        (
+            json.profile.as_str(),
+            json.keep_last_tool_uses,
+            json.trigger
+        ),
+        ("seed-002", 2, Trigger::Always)
+    );
+}
+
+#[test]
+fn bad_policies_say_what_and_where() {
+    check_error("[profiles.a]\nbudgett = 3\n", Some("a"), None, "policy.toml:2:1: unknown field `budgett`, expected one of `extends`, `trigger`, `budget`, `target`, `keep_latest_result_message`, `keep_last_tool_uses`, `exclude_tools`, `clear_tool_inputs`, `min_reclaim_tokens`, `max_tool_result_chars`, `max_conversation_messages`, `rules`");
+    check_error(
+        "[profiles.a]\nextends = \"seed-000\"\nbudget = -5\n",
+        Some("a"),
+        None,
+        "profiles.a.budget: must be 0 or more, got -5",
+    );
+    check_error(
+        "[profiles.a]\nextends = \"b\"\n[profiles.b]\nextends = \"a\"\n",
+        Some("a"),
+        None,
+        "profiles.a: `extends` loops: a → b → a",
+    );
+    check_error(
+        "",
+        Some("nope"),
+        None,
+        "profile `nope`: no such profile (known: seed-000, seed-002)",
+    );
+    check_error(
+        "",
+        None,
+        Some("bob"),
+        "agents.bob: no such agent in the policy",
+    );
+    check_error(
+        "[profiles.a]\nbudget = 10\n",
+        Some("a"),
+        None,
+        "profiles.a.rules: a profile needs at least one rule",
+    );
+    check_error(
+        "[profiles.a]\nextends = \"seed-000\"\nbudget = 10\ntarget = 20\n",
+        Some("a"),
+        None,
+        "profiles.a.target: must not exceed the budget (20 > 10)",
+    );
+    check_error("trigger = \"always\"\n", None, None, "policy.toml:1:1: unknown field `trigger`, expected one of `default_profile`, `profiles`, `agents`, `aliases`");
+    let err = resolve("", None, None, &[("CTXFIT_BUDGET", "lots")]).unwrap_err();
+    assert_eq!(
+        err,
+        "CTXFIT_BUDGET: expected a whole number of 0 or more, got `lots`"
+    );
+    let err = resolve("{\"profiles\": 3", None, None, &[]).unwrap_err();
+    assert!(err.starts_with("policy.toml:1:14: "), "{err}");
+}
+
+#[test]
+fn unknown_rules_and_bad_params_fail_when_the_compactor_is_built() {
+    let registry = ctxfit_plugins::registry().unwrap();
+    let s = resolve(
+        "[profiles.a]\n[[profiles.a.rules]]\nrule = \"shrink\"\n",
+        Some("a"),
+        None,
+        &[],
+    )
+    .unwrap();
+    let err = Compactor::new(s, &registry, Box::new(ctxfit_tokens::FastEstimator))
+        .err()
+        .unwrap();
+    assert_eq!(
+        err,
+        CompactorError::UnknownRule {
+            name: "shrink".into(),
+            profile: "a".into(),
+            known: "tiered, truncate".into()
+        }
+    );
+    let s = resolve(
+        "[profiles.a]\n[[profiles.a.rules]]\nrule = \"truncate\"\nparams = { chars = \"many\" }\n",
+        Some("a"),
+        None,
+        &[],
+    )
+    .unwrap();
+    let err = Compactor::new(s, &registry, Box::new(ctxfit_tokens::FastEstimator))
+        .err()
+        .unwrap();
+    assert_eq!(
+        err.to_string(),
+        "rule `truncate`: `chars` must be a non-negative integer"
+    );
+}
+
+#[test]
+fn settings_print_as_a_policy_that_reads_back() {
+    let s = resolve("", Some("seed-000"), None, &[]).unwrap();
+    let printed = s.to_string();
+    assert!(printed.contains("[profiles.seed-000]"), "{printed}");
+    let again = resolve(&printed, Some("seed-000"), None, &[]).unwrap();
+    assert_eq!(again, s);
+}
