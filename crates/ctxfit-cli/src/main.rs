@@ -6,9 +6,11 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod compact;
 mod convert;
 mod input;
 mod output;
+mod policy;
 mod stats;
 mod tokens;
 
@@ -32,6 +34,11 @@ enum Command {
     Convert(convert::Args),
     /// Count the tokens of a text file, or of a conversation with --conversation.
     Tokens(tokens::Args),
+    /// Compact stale tool results of a conversation under a profile; writes it in its own format.
+    Compact(compact::Args),
+    /// Policies: `policy show` prints the effective profile and the registered rules.
+    #[command(subcommand)]
+    Policy(policy::Command),
 }
 
 /// An error caused by the input, not by ctxfit: exit code 2.
@@ -55,6 +62,8 @@ fn main() -> ExitCode {
         Command::Stats(args) => stats::run(args),
         Command::Convert(args) => convert::run(args),
         Command::Tokens(args) => tokens::run(args),
+        Command::Compact(args) => compact::run(args),
+        Command::Policy(cmd) => policy::run(cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

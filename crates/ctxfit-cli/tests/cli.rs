@@ -216,3 +216,162 @@ fn every_corpus_file_gets_stats_and_converts() {
         );
     }
 }
+
+#[test]
+fn compact_the_sample_with_a_report() {
+    let o = ctxfit(
+        &[
+            "compact",
+            "--sample",
+            "--budget",
+            "10000",
+            "--report",
+            "json",
+            "--compact",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let note = err.lines().next().unwrap();
+    assert!(
+        note.starts_with("Note: Compacted 20 old tool result(s) — input tokens ("),
+        "{err}"
+    );
+    assert!(note.ends_with(") exceeded budget (10,000)"), "{err}");
+    let report: serde_json::Value = serde_json::from_str(&err[note.len()..]).unwrap();
+    let r = &report[0]["report"];
+    assert_eq!(r["new_blocks"].as_array().unwrap().len(), 20);
+    assert_eq!(r["first_changed_message"], 2);
+    assert!(r["tokens_after"].as_u64() < r["tokens_before"].as_u64());
+    // the output is the compacted conversation in the session's wire format (Anthropic)
+    let out: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let text = out["messages"][2]["content"][0]["content"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.ends_with("\n[truncated for context management]"),
+        "{text}"
+    );
+    assert_eq!(
+        text.chars().count(),
+        500 + "\n[truncated for context management]".chars().count()
+    );
+}
+
+#[test]
+fn compact_in_place_rewrites_only_plain_json() {
+    let dir = temp_dir("inplace");
+    let file = dir.join("conv.json");
+    let long = "x".repeat(2000);
+    let conv = serde_json::json!({"model": "m", "messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "get_orderbook", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": long, "cache_control": {"type": "ephemeral"}}]},
+        {"role": "assistant", "content": "ok"}
+    ]});
+    std::fs::write(&file, serde_json::to_string(&conv).unwrap()).unwrap();
+    let o = ctxfit(
+        &[
+            "compact",
+            file.to_str().unwrap(),
+            "--profile",
+            "seed-002",
+            "--in-place",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let after: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let result = &after["messages"][2]["content"][0];
+    assert_eq!(
+        result["content"].as_str().unwrap().chars().count(),
+        400 + "\n...[truncated, already processed]".len()
+    );
+    assert_eq!(
+        result["cache_control"]["type"], "ephemeral",
+        "unknown fields survive"
+    );
+    assert_eq!(after["model"], "m");
+
+    let o = ctxfit(&["compact", "--sample", "--in-place"], None);
+    assert_eq!(o.status.code(), Some(2));
+    let jsonl = dir.join("s.jsonl");
+    std::fs::write(&jsonl, super_sample()).unwrap();
+    let o = ctxfit(&["compact", jsonl.to_str().unwrap(), "--in-place"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(
+            "--in-place only rewrites plain Anthropic or OpenAI JSON (this is claude-code)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&jsonl).unwrap(),
+        super_sample(),
+        "the file is untouched"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn super_sample() -> String {
+    "{\"type\":\"user\",\"sessionId\":\"s\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n"
+        .to_owned()
+}
+
+#[test]
+fn policy_show_and_policy_errors() {
+    let o = ctxfit(&["policy", "show", "--profile", "seed-002"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("[profiles.seed-002]") && out.contains("trigger = \"always\""),
+        "{out}"
+    );
+    assert!(out.contains("#   tiered "), "{out}");
+    let dir = temp_dir("policy");
+    let policy = dir.join("p.toml");
+    std::fs::write(
+        &policy,
+        "[profiles.x]\nextends = \"seed-000\"\nbudget = -1\n",
+    )
+    .unwrap();
+    let o = ctxfit(
+        &[
+            "policy",
+            "show",
+            "--policy",
+            policy.to_str().unwrap(),
+            "--profile",
+            "x",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("profiles.x.budget: must be 0 or more, got -1"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(
+        &policy,
+        "[profiles.x]\nextends = \"seed-000\"\nbudget = 5\n",
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_ctxfit"))
+        .args([
+            "policy",
+            "show",
+            "--policy",
+            policy.to_str().unwrap(),
+            "--profile",
+            "x",
+        ])
+        .env("CTXFIT_BUDGET", "777")
+        .output()
+        .unwrap();
+    assert!(stdout(&o).contains("budget = 777"), "{}", stdout(&o));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

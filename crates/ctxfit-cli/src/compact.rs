@@ -1,0 +1,202 @@
+//! `ctxfit compact`: compact the stale tool results of a conversation and write it back in its own format.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use ctxfit_compactor::{Compactor, Report};
+use ctxfit_import::SourceFormat;
+use ctxfit_model::to_value;
+
+use crate::input::{load, parse_format};
+use crate::output::{emit, thousands};
+use crate::policy::PolicyArgs;
+use crate::tokens::parse_estimator;
+use crate::BadInput;
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ReportFormat {
+    Text,
+    Json,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Conversation or session file (`-` for standard input).
+    file: Option<String>,
+    /// Use the embedded sample session instead of a file.
+    #[arg(long, conflicts_with = "file")]
+    sample: bool,
+    #[command(flatten)]
+    policy: PolicyArgs,
+    /// Override the profile's budget (tokens).
+    #[arg(long)]
+    budget: Option<usize>,
+    /// The input tokens the provider reported for the last call (the seeds' trigger); else estimated.
+    #[arg(long)]
+    input_tokens: Option<usize>,
+    /// Token estimator: chars4, fast, o200k, cl100k.
+    #[arg(long, default_value = "fast", value_parser = parse_estimator)]
+    estimator: String,
+    /// Read the input as this format instead of detecting it.
+    #[arg(long, value_parser = parse_format)]
+    format: Option<SourceFormat>,
+    /// For files holding several sessions: compact only session N (0-based).
+    #[arg(long)]
+    session: Option<usize>,
+    /// Write to this file (atomically) instead of standard output.
+    #[arg(short, long, conflicts_with = "in_place")]
+    output: Option<PathBuf>,
+    /// Replace FILE itself (atomically); only for plain Anthropic or OpenAI JSON files.
+    #[arg(long)]
+    in_place: bool,
+    /// Print the report as text or JSON (to stderr when the conversation goes to stdout, else to stdout).
+    #[arg(long)]
+    report: Option<ReportFormat>,
+    /// One line of JSON instead of indented JSON.
+    #[arg(long)]
+    compact: bool,
+}
+
+fn report_text(r: &Report) -> String {
+    let mut out = format!(
+        "profile {}: {} → {} tokens ({} tool result(s) compacted, {} new; trigger {}: input tokens {}{})\n",
+        r.profile,
+        thousands(r.tokens_before),
+        thousands(r.tokens_after),
+        r.compacted_total,
+        r.new_blocks.len(),
+        if r.triggered { "fired" } else { "did not fire" },
+        thousands(r.input_tokens),
+        if r.budget > 0 { format!(", budget {}", thousands(r.budget)) } else { String::new() },
+    );
+    if let Some(m) = r.first_changed_message {
+        out.push_str(&format!(
+            "first changed message: {m} (the prompt cache breaks here)\n"
+        ));
+    }
+    if r.dropped_messages > 0 {
+        out.push_str(&format!(
+            "dropped {} message(s) from the front\n",
+            r.dropped_messages
+        ));
+    }
+    if !r.new_blocks.is_empty() {
+        out.push_str(&format!(
+            "{:>7} {:>5}  {:<16} {:<10} {:<13} {:>15} {:>13}\n",
+            "message", "block", "tool", "rule", "action", "chars", "tokens"
+        ));
+        for b in &r.new_blocks {
+            out.push_str(&format!(
+                "{:>7} {:>5}  {:<16} {:<10} {:<13} {:>15} {:>13}\n",
+                b.message,
+                b.block,
+                b.tool,
+                b.rule,
+                format!("{:?}", b.action).to_lowercase(),
+                format!(
+                    "{} → {}",
+                    thousands(b.chars_before),
+                    thousands(b.chars_after)
+                ),
+                format!(
+                    "{} → {}",
+                    thousands(b.tokens_before),
+                    thousands(b.tokens_after)
+                ),
+            ));
+        }
+    }
+    out
+}
+
+pub fn run(args: Args) -> Result<()> {
+    if args.in_place && args.file.as_deref().is_none_or(|f| f == "-") {
+        return Err(BadInput("--in-place needs a FILE".into()).into());
+    }
+    let mut settings = args.policy.settings()?;
+    if let Some(b) = args.budget {
+        settings.budget = b;
+    }
+    let (name, mut sessions) = load(args.file.as_deref(), args.sample, args.format)?;
+    if args.in_place
+        && !matches!(
+            sessions.first().map(|s| s.source),
+            Some(SourceFormat::Anthropic | SourceFormat::OpenAi)
+        )
+    {
+        return Err(BadInput(format!(
+            "{name}: --in-place only rewrites plain Anthropic or OpenAI JSON (this is {}); use -o",
+            sessions.first().map_or("empty", |s| s.source.name())
+        ))
+        .into());
+    }
+    if let Some(n) = args.session {
+        if n >= sessions.len() {
+            return Err(BadInput(format!(
+                "{name}: --session {n}, but the file holds {} session(s)",
+                sessions.len()
+            ))
+            .into());
+        }
+        sessions = vec![sessions.swap_remove(n)];
+    }
+    let registry = ctxfit_plugins::registry()?;
+    let mut docs = Vec::new();
+    let mut reports = Vec::new();
+    for s in &sessions {
+        let estimator = ctxfit_tokens::estimator(&args.estimator)
+            .ok_or_else(|| anyhow::anyhow!("estimator {} is not built in", args.estimator))?;
+        let mut compactor = Compactor::new(settings.clone(), &registry, estimator)
+            .map_err(|e| BadInput(e.to_string()))?;
+        let report = compactor.compact(&s.conversation, args.input_tokens);
+        if let Some(note) = report.note() {
+            eprintln!("{note}");
+        }
+        docs.push(to_value(&compactor.project(&s.conversation)));
+        reports.push((s.name.clone(), report));
+    }
+    let value = if docs.len() == 1 {
+        docs.swap_remove(0)
+    } else {
+        serde_json::Value::Array(docs)
+    };
+    let mut text = if args.compact {
+        serde_json::to_string(&value)?
+    } else {
+        serde_json::to_string_pretty(&value)?
+    };
+    text.push('\n');
+    let target = if args.in_place {
+        args.file.as_deref().map(PathBuf::from)
+    } else {
+        args.output.clone()
+    };
+    emit(target.as_deref(), &text)?;
+    if let Some(format) = args.report {
+        let rendered = match format {
+            ReportFormat::Json => {
+                let all: Vec<_> = reports
+                    .iter()
+                    .map(|(n, r)| serde_json::json!({"session": n, "report": r}))
+                    .collect();
+                format!("{}\n", serde_json::to_string_pretty(&all)?)
+            }
+            ReportFormat::Text => reports
+                .iter()
+                .map(|(n, r)| {
+                    if n.is_empty() {
+                        report_text(r)
+                    } else {
+                        format!("# {n}\n{}", report_text(r))
+                    }
+                })
+                .collect(),
+        };
+        if target.is_some() {
+            emit(None, &rendered)?;
+        } else {
+            eprint!("{rendered}");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,64 @@
+//! `ctxfit policy show`: the effective profile after the policy file, the agent's overrides and the environment.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use ctxfit_compactor::{PolicyFile, Settings};
+
+use crate::input::read_text;
+use crate::output::emit;
+use crate::BadInput;
+
+/// Where a profile comes from: shared by `compact` and `policy show`.
+#[derive(clap::Args, Clone)]
+pub struct PolicyArgs {
+    /// Policy file (TOML, or JSON).
+    #[arg(long)]
+    pub policy: Option<PathBuf>,
+    /// Profile to use (default: the policy's `default_profile`, else seed-000).
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// Agent whose overrides to apply (`[agents.NAME]` in the policy).
+    #[arg(long)]
+    pub agent: Option<String>,
+}
+
+impl PolicyArgs {
+    /// The effective settings; environment overrides (`CTXFIT_BUDGET`, ...) included.
+    pub fn settings(&self) -> Result<Settings> {
+        let file = match &self.policy {
+            Some(path) => {
+                let name = path.display().to_string();
+                PolicyFile::parse(&read_text(&name)?, &name).map_err(|e| BadInput(e.to_string()))?
+            }
+            None => PolicyFile::default(),
+        };
+        file.resolve(self.profile.as_deref(), self.agent.as_deref(), &|k| {
+            std::env::var(k).ok()
+        })
+        .map_err(|e| BadInput(e.to_string()).into())
+    }
+}
+
+#[derive(clap::Subcommand)]
+pub enum Command {
+    /// Print the effective profile as TOML, and the rules this binary has.
+    Show(PolicyArgs),
+}
+
+pub fn run(cmd: Command) -> Result<()> {
+    let Command::Show(args) = cmd;
+    let settings = args.settings()?;
+    let registry = ctxfit_plugins::registry()?;
+    let mut out = format!("# effective profile `{}`\n{settings}", settings.profile);
+    out.push_str("\n# registered rules\n");
+    for d in registry.iter() {
+        out.push_str(&format!(
+            "#   {:<10} tools {:<28} {}\n",
+            d.name,
+            d.tools.join(","),
+            d.summary
+        ));
+    }
+    emit(None, &out)
+}
