@@ -1,4 +1,5 @@
-//! Repository checks: every Rust source file opens with a `//!` module doc.
+//! Repository checks: every Rust source file opens with a `//!` module doc, and every built-in rule crate
+//! (`crates/ctxfit-retain-*`) is linked by `ctxfit-plugins`, or its rule would silently not exist.
 
 use std::path::{Path, PathBuf};
 
@@ -39,6 +40,30 @@ pub fn check(root: &Path) -> Result<Vec<String>> {
                 "{}: does not open with a `//!` doc line",
                 rel.display()
             ));
+        }
+    }
+    problems.extend(check_plugins_link_every_rule(root)?);
+    Ok(problems)
+}
+
+fn check_plugins_link_every_rule(root: &Path) -> Result<Vec<String>> {
+    let plugins_lib = std::fs::read_to_string(root.join("crates/ctxfit-plugins/src/lib.rs"))?;
+    let plugins_toml = std::fs::read_to_string(root.join("crates/ctxfit-plugins/Cargo.toml"))?;
+    let mut problems = Vec::new();
+    let mut names: Vec<String> = std::fs::read_dir(root.join("crates"))?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("ctxfit-retain-"))
+        .collect();
+    names.sort();
+    for name in names {
+        let ident = name.replace('-', "_");
+        if !plugins_lib.contains(&format!("extern crate {ident} as _;")) {
+            problems.push(format!(
+                "crates/ctxfit-plugins/src/lib.rs: does not link `{name}` (add `extern crate {ident} as _;`)"
+            ));
+        }
+        if !plugins_toml.contains(&format!("{name}.workspace = true")) {
+            problems.push(format!("crates/ctxfit-plugins/Cargo.toml: `{name}` is not a dependency"));
         }
     }
     Ok(problems)
