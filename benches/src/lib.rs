@@ -1,4 +1,7 @@
-//! Shared inputs of the ctxfit benchmarks: texts and sessions of the shared corpus.
+//! Shared inputs of the ctxfit benchmarks: texts and sessions of the shared corpus, and long histories
+//! generated from them.
+
+pub mod history;
 
 use ctxfit_import::{corpus_dir, corpus_trajectory_files, import_file, Session};
 use ctxfit_model::Block;

@@ -63,7 +63,9 @@ fn check_plugins_link_every_rule(root: &Path) -> Result<Vec<String>> {
             ));
         }
         if !plugins_toml.contains(&format!("{name}.workspace = true")) {
-            problems.push(format!("crates/ctxfit-plugins/Cargo.toml: `{name}` is not a dependency"));
+            problems.push(format!(
+                "crates/ctxfit-plugins/Cargo.toml: `{name}` is not a dependency"
+            ));
         }
     }
     Ok(problems)

@@ -1,14 +1,16 @@
 //! The orchestrator: ingest appended messages, trigger, ask the rules about stale results oldest first, keep
 //! every decision sticky, and project or apply the result.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::ops::Range;
 
 use ctxfit_model::{Block, Content, Conversation, Message, Role, ToolCallIndex, Value};
 use ctxfit_retention::{
-    content_chars, truncate_content, Decision, Registry, RetentionRule, RuleContext, SiblingResult,
+    content_chars, truncate_content, Decision, Registry, ResultRef, RetentionRule, RuleContext,
+    SameTool,
 };
 use ctxfit_tokens::conversation::count_block;
+use ctxfit_tokens::conversation::MESSAGE_OVERHEAD;
 use ctxfit_tokens::{count_message, count_preamble, count_tool_result, TokenEstimator};
 
 use crate::aliases::ToolKinds;
@@ -44,6 +46,25 @@ impl BoundRule {
     }
 }
 
+/// A decision about to be committed.
+struct Change {
+    content: Content,
+    tokens_after: usize,
+    chars_before: usize,
+    rule: &'static str,
+    action: Action,
+    clear_input: bool,
+}
+
+/// What replaces a block in the request.
+#[derive(Debug, Clone)]
+enum Replacement {
+    /// The sticky content decided for this tool_use_id.
+    Result(String),
+    /// The call's input, cleared.
+    ClearInput,
+}
+
 /// A decision that, once made, is repeated byte for byte in every later request.
 #[derive(Debug, Clone)]
 struct Sticky {
@@ -65,6 +86,8 @@ struct ResultSite {
     tool_use_id: String,
     tool: String,
     kind: String,
+    /// Estimated tokens of the result as it is in the source, counted once at ingestion.
+    tokens: usize,
 }
 
 /// What has been read of the history so far (append-only; rebuilt when the history gets shorter).
@@ -79,10 +102,12 @@ struct State {
     results: Vec<ResultSite>,
     /// Results not decided yet, oldest first (indices into `results`).
     pending: Vec<usize>,
-    by_kind: HashMap<String, Vec<usize>>,
+    by_kind: HashMap<String, Vec<ResultRef>>,
     last_result_message: Option<usize>,
     /// Tokens saved by the sticky decisions that apply to this history.
     saved: usize,
+    /// message index → (block index, what replaces it): kept current so a projection costs nothing to set up.
+    replaced: HashMap<usize, Vec<(usize, Replacement)>>,
 }
 
 /// Compacts a growing conversation under one profile, request after request.
@@ -99,6 +124,8 @@ pub struct Compactor {
     estimator: Box<dyn TokenEstimator>,
     state: State,
     decided: HashMap<String, Sticky>,
+    /// Tool results with a sticky replacement (the ingestion cap included).
+    compacted_results: usize,
     /// Results a history-independent rule chose to keep: never asked again.
     kept: HashSet<String>,
     drop: Option<Range<usize>>,
@@ -135,8 +162,9 @@ impl Compactor {
             rules,
             estimator,
             state: State::default(),
-            decided: HashMap::new(),
-            kept: HashSet::new(),
+            decided: HashMap::default(),
+            compacted_results: 0,
+            kept: HashSet::default(),
             drop: None,
         })
     }
@@ -164,11 +192,13 @@ impl Compactor {
         st.index.update(conv);
         let est = self.estimator.as_ref();
         for (mi, msg) in conv.messages.iter().enumerate().skip(st.messages) {
-            st.message_tokens += count_message(est, msg);
+            st.message_tokens += MESSAGE_OVERHEAD;
             let before = *st.assistants_before.last().unwrap_or(&0);
             st.assistants_before
                 .push(before + usize::from(msg.role == Role::Assistant));
             for (bi, block) in msg.content.blocks.iter().enumerate() {
+                let tokens = count_block(est, block);
+                st.message_tokens += tokens;
                 let Block::ToolResult(r) = block else {
                     continue;
                 };
@@ -177,11 +207,33 @@ impl Compactor {
                 let input = st.index.input(conv, &r.tool_use_id).unwrap_or(&null);
                 let kind = self.kinds.kind_of(&tool, input).to_owned();
                 let ri = st.results.len();
-                st.by_kind.entry(kind.clone()).or_default().push(ri);
+                let call = st.index.get(&r.tool_use_id).map(|c| (c.message, c.block));
+                let at = ResultRef {
+                    result: (mi, bi),
+                    call,
+                };
+                match st.by_kind.get_mut(&kind) {
+                    Some(refs) => refs.push(at),
+                    None => {
+                        st.by_kind.insert(kind.clone(), vec![at]);
+                    }
+                }
                 st.last_result_message = Some(mi);
                 if let Some(sticky) = self.decided.get(&r.tool_use_id) {
                     st.saved +=
                         sticky.tokens_before - sticky.tokens_after + sticky.input_tokens_saved;
+                    st.replaced
+                        .entry(mi)
+                        .or_default()
+                        .push((bi, Replacement::Result(r.tool_use_id.clone())));
+                    if sticky.clear_input {
+                        if let Some(call) = st.index.get(&r.tool_use_id) {
+                            st.replaced
+                                .entry(call.message)
+                                .or_default()
+                                .push((call.block, Replacement::ClearInput));
+                        }
+                    }
                 } else if !self.kept.contains(&r.tool_use_id) {
                     st.pending.push(ri);
                 }
@@ -191,6 +243,7 @@ impl Compactor {
                     tool_use_id: r.tool_use_id.clone(),
                     tool,
                     kind,
+                    tokens,
                 });
             }
         }
@@ -290,22 +343,22 @@ impl Compactor {
                 continue;
             }
             let est = self.estimator.as_ref();
-            match truncate_content(&result.content, cap, INGESTION_MARKER) {
-                Some(cut)
+            let cut = truncate_content(&result.content, cap, INGESTION_MARKER)
+                .map(|c| (count_tool_result(est, &c), c));
+            match cut {
+                Some((tokens_after, cut))
                     if content_chars(&cut) < content_chars(&result.content)
-                        && count_tool_result(est, &cut)
-                            <= count_tool_result(est, &result.content) =>
+                        && tokens_after <= site.tokens =>
                 {
-                    let report = self.commit(
-                        conv,
-                        &site,
-                        result,
-                        cut,
-                        "max_tool_result_chars",
-                        Action::Replaced,
-                        false,
-                    );
-                    new_blocks.extend(report);
+                    let change = Change {
+                        content: cut,
+                        tokens_after,
+                        chars_before: content_chars(&result.content),
+                        rule: "max_tool_result_chars",
+                        action: Action::Replaced,
+                        clear_input: false,
+                    };
+                    new_blocks.extend(self.commit(conv, &site, change));
                 }
                 // a capped result is final: compacting it again later would break the cached prefix
                 _ => still.push(ri),
@@ -316,64 +369,44 @@ impl Compactor {
 
     fn run_rules(&mut self, conv: &Conversation, new_blocks: &mut Vec<BlockReport>) {
         let total_assistants = *self.state.assistants_before.last().unwrap_or(&0);
-        let n_results = self.state.results.len();
-        let keep_from = n_results.saturating_sub(self.settings.keep_last_tool_uses);
+        let keep_from = self
+            .state
+            .results
+            .len()
+            .saturating_sub(self.settings.keep_last_tool_uses);
         let latest_group = self
             .state
             .last_result_message
             .map(|m| self.state.assistants_before[m]);
-        let mut tentative: Vec<(usize, Content, &'static str, Action)> = Vec::new();
+        let mut tentative: Vec<(usize, Change)> = Vec::new();
         let mut estimate = self.current_tokens();
         let target = self.settings.target;
-        let mut sibling_cache: HashMap<String, Vec<SiblingResult<'_>>> = HashMap::new();
         let pending = std::mem::take(&mut self.state.pending);
         let mut still = Vec::with_capacity(pending.len());
-        let mut stop = false;
         let null = Value::Null;
-        for ri in pending {
-            if stop {
-                still.push(ri);
-                continue;
-            }
+        let mut rest = pending.into_iter();
+        for ri in rest.by_ref() {
             let site = &self.state.results[ri];
             let turns_ago = total_assistants - self.state.assistants_before[site.message + 1];
             let in_latest_group = self.settings.keep_latest_result_message
                 && latest_group == Some(self.state.assistants_before[site.message]);
-            if turns_ago == 0 || ri >= keep_from || in_latest_group || self.excluded(site) {
+            if turns_ago == 0 || ri >= keep_from || in_latest_group {
+                // too new, and so is every later result: they wait for a later request
                 still.push(ri);
-                continue;
+                break;
             }
             let Some(result) = Self::result_block(conv, site) else {
                 continue;
             };
-            let content = &result.content;
-            let Some(bound) = self
+            let bound = self
                 .rules
                 .iter()
-                .find(|r| r.handles(&site.kind, &site.tool))
-            else {
+                .find(|r| r.handles(&site.kind, &site.tool));
+            let Some(bound) = bound.filter(|_| !self.excluded(site)) else {
                 self.kept.insert(site.tool_use_id.clone());
                 continue;
             };
-            let siblings = sibling_cache.entry(site.kind.clone()).or_insert_with(|| {
-                self.state.by_kind[&site.kind]
-                    .iter()
-                    .filter_map(|&i| {
-                        let s = &self.state.results[i];
-                        let r = Self::result_block(conv, s)?;
-                        Some(SiblingResult {
-                            tool_use_id: &r.tool_use_id,
-                            input: self
-                                .state
-                                .index
-                                .input(conv, &s.tool_use_id)
-                                .unwrap_or(&null),
-                            message_index: s.message,
-                            content: &r.content,
-                        })
-                    })
-                    .collect()
-            });
+            let content = &result.content;
             let chars = content_chars(content);
             let ctx = RuleContext {
                 tool_name: &site.tool,
@@ -390,72 +423,82 @@ impl Compactor {
                 block_index: site.block,
                 turns_ago,
                 chars,
-                tokens: count_tool_result(self.estimator.as_ref(), content),
-                same_tool: siblings,
+                tokens: site.tokens,
+                same_tool: SameTool::new(
+                    self.state
+                        .by_kind
+                        .get(&site.kind)
+                        .map_or(&[], Vec::as_slice),
+                    conv,
+                ),
             };
-            let (new_content, action) = match bound.rule.decide(&ctx) {
-                Decision::Keep => {
-                    if bound.rule.depends_on_history() {
-                        still.push(ri);
-                    } else {
-                        self.kept.insert(site.tool_use_id.clone());
-                    }
-                    continue;
-                }
-                Decision::Replace(c) => (c, Action::Replaced),
-                Decision::Pointer(text) => (Content::text(text), Action::Pointer),
-            };
-            let est = self.estimator.as_ref();
-            let before = count_tool_result(est, content);
-            let after = count_tool_result(est, &new_content);
-            if content_chars(&new_content) >= chars || after > before {
-                // a block never grows (in characters or tokens): the original stays
-                if !bound.rule.depends_on_history() {
-                    self.kept.insert(site.tool_use_id.clone());
-                } else {
+            let replacement = match bound.rule.decide(&ctx) {
+                Decision::Keep => None,
+                Decision::Replace(c) => Some((c, Action::Replaced)),
+                Decision::Pointer(text) => Some((Content::text(text), Action::Pointer)),
+            }
+            .map(|(c, action)| (count_tool_result(self.estimator.as_ref(), &c), c, action))
+            // a block never grows (in characters or tokens): a larger "replacement" keeps the original
+            .filter(|(tokens, c, _)| content_chars(c) < chars && *tokens <= site.tokens);
+            let Some((tokens_after, content, action)) = replacement else {
+                if bound.rule.depends_on_history() {
                     still.push(ri);
+                } else {
+                    self.kept.insert(site.tool_use_id.clone());
                 }
                 continue;
-            }
-            estimate = estimate.saturating_sub(before - after);
-            tentative.push((ri, new_content, bound.rule.name(), action));
+            };
+            estimate = estimate.saturating_sub(site.tokens - tokens_after);
+            let clear_input = self.settings.clear_tool_inputs;
+            let rule = bound.rule.name();
+            tentative.push((
+                ri,
+                Change {
+                    content,
+                    tokens_after,
+                    chars_before: chars,
+                    rule,
+                    action,
+                    clear_input,
+                },
+            ));
             if target > 0 && estimate <= target {
-                stop = true;
+                break;
             }
         }
-        drop(sibling_cache);
+        still.extend(rest);
         let reclaim = self.current_tokens().saturating_sub(estimate);
         if tentative.is_empty() || reclaim < self.settings.min_reclaim_tokens {
-            still.extend(tentative.iter().map(|(ri, ..)| *ri));
+            still.extend(tentative.iter().map(|(ri, _)| *ri));
             still.sort_unstable();
             self.state.pending = still;
             return;
         }
-        for (ri, content, rule, action) in tentative {
-            let site = self.state.results[ri].clone();
-            if let Some(result) = Self::result_block(conv, &site) {
-                let clear = self.settings.clear_tool_inputs;
-                new_blocks.extend(self.commit(conv, &site, result, content, rule, action, clear));
-            }
-        }
+        still.sort_unstable();
         self.state.pending = still;
+        for (ri, change) in tentative {
+            let site = self.state.results[ri].clone();
+            new_blocks.extend(self.commit(conv, &site, change));
+        }
     }
 
     /// Record a sticky decision; returns what to report.
-    #[allow(clippy::too_many_arguments)]
     fn commit(
         &mut self,
         conv: &Conversation,
         site: &ResultSite,
-        result: &ctxfit_model::ToolResult,
-        content: Content,
-        rule: &str,
-        action: Action,
-        clear_input: bool,
+        change: Change,
     ) -> Vec<BlockReport> {
+        let Change {
+            content,
+            tokens_after,
+            chars_before,
+            rule,
+            action,
+            clear_input,
+        } = change;
         let est = self.estimator.as_ref();
-        let tokens_before = count_tool_result(est, &result.content);
-        let tokens_after = count_tool_result(est, &content);
+        let tokens_before = site.tokens;
         let mut reports = Vec::new();
         let mut input_tokens_saved = 0;
         let mut cleared_at = None;
@@ -474,7 +517,7 @@ impl Compactor {
             }
         }
         let sticky = Sticky {
-            chars_before: content_chars(&result.content),
+            chars_before,
             chars_after: content_chars(&content),
             content: Some(content),
             clear_input: cleared_at.is_some(),
@@ -484,6 +527,18 @@ impl Compactor {
             input_tokens_saved,
         };
         self.state.saved += tokens_before - tokens_after + input_tokens_saved;
+        self.state
+            .replaced
+            .entry(site.message)
+            .or_default()
+            .push((site.block, Replacement::Result(site.tool_use_id.clone())));
+        if let Some((message, block, ..)) = cleared_at {
+            self.state
+                .replaced
+                .entry(message)
+                .or_default()
+                .push((block, Replacement::ClearInput));
+        }
         reports.push(BlockReport {
             message: site.message,
             block: site.block,
@@ -511,6 +566,7 @@ impl Compactor {
             });
         }
         self.decided.insert(site.tool_use_id.clone(), sticky);
+        self.compacted_results += 1;
         reports
     }
 
@@ -524,38 +580,34 @@ impl Compactor {
         }
     }
 
-    /// The compacted request, leaving `conv` untouched.
+    /// The compacted request as an owned conversation, leaving `conv` untouched (a full copy: to send the
+    /// request, [`Compactor::projection`] writes it without one).
     pub fn project(&self, conv: &Conversation) -> Conversation {
-        let mut out = conv.clone();
-        self.apply_to(&mut out);
-        out
+        self.projection(conv).to_conversation()
+    }
+
+    /// A view of the compacted request that borrows everything unchanged from `conv`: only replaced blocks
+    /// are held, so it costs a small fraction of the history.
+    pub fn projection<'a>(&'a self, conv: &'a Conversation) -> Projection<'a> {
+        Projection {
+            source: conv,
+            replaced: &self.state.replaced,
+            decided: &self.decided,
+            drop: self.drop.clone(),
+        }
     }
 
     /// Write the decisions into `conv`; true when messages were dropped.
     fn apply_to(&self, conv: &mut Conversation) -> bool {
-        for site in &self.state.results {
-            let Some(sticky) = self.decided.get(&site.tool_use_id) else {
-                continue;
-            };
-            if let (Some(content), Some(Block::ToolResult(r))) = (
-                &sticky.content,
-                conv.messages
-                    .get_mut(site.message)
-                    .and_then(|m| m.content.blocks.get_mut(site.block)),
-            ) {
-                r.content = content.clone();
-            }
-            if sticky.clear_input {
-                if let Some(call) = self.state.index.get(&site.tool_use_id) {
-                    if let Some(Block::ToolUse(u)) = conv
-                        .messages
-                        .get_mut(call.message)
-                        .and_then(|m| m.content.blocks.get_mut(call.block))
-                    {
-                        u.set_input(Value::Object(Default::default()));
-                    }
-                }
-            }
+        let projection = self.projection(conv);
+        let changed: Vec<(usize, Message)> = projection
+            .replaced
+            .keys()
+            .filter(|&&i| i < conv.messages.len())
+            .map(|&i| (i, projection.message(i).into_owned()))
+            .collect();
+        for (i, msg) in changed {
+            conv.messages[i] = msg;
         }
         match &self.drop {
             Some(range) => {
@@ -563,6 +615,136 @@ impl Compactor {
                 true
             }
             None => false,
+        }
+    }
+}
+
+/// The compacted request as a view over the source history: unchanged messages are borrowed, changed ones
+/// are built block by block (unchanged blocks cloned, replaced ones from the compactor's decisions).
+pub struct Projection<'a> {
+    source: &'a Conversation,
+    replaced: &'a HashMap<usize, Vec<(usize, Replacement)>>,
+    decided: &'a HashMap<String, Sticky>,
+    drop: Option<Range<usize>>,
+}
+
+impl<'a> Projection<'a> {
+    /// Indices (in the source) of the messages the request keeps.
+    fn kept(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.source.messages.len())
+            .filter(|i| !self.drop.as_ref().is_some_and(|r| r.contains(i)))
+    }
+
+    /// Message `i` of the source as the request sends it.
+    pub fn message(&self, i: usize) -> std::borrow::Cow<'a, Message> {
+        let msg = &self.source.messages[i];
+        let Some(changes) = self.replaced.get(&i) else {
+            return std::borrow::Cow::Borrowed(msg);
+        };
+        let mut blocks = Vec::with_capacity(msg.content.blocks.len());
+        for (bi, block) in msg.content.blocks.iter().enumerate() {
+            let change = changes.iter().find(|(b, _)| *b == bi).map(|(_, r)| r);
+            let decided_content = |id: &str| self.decided.get(id).and_then(|d| d.content.as_ref());
+            blocks.push(match (change, block) {
+                (Some(Replacement::Result(id)), Block::ToolResult(r))
+                    if decided_content(id).is_some() =>
+                {
+                    Block::ToolResult(ctxfit_model::ToolResult {
+                        tool_use_id: r.tool_use_id.clone(),
+                        content: decided_content(id).cloned().unwrap_or_default(),
+                        is_error: r.is_error,
+                        extra: r.extra.clone(),
+                    })
+                }
+                (Some(Replacement::ClearInput), Block::ToolUse(u)) => {
+                    let mut u = u.clone();
+                    u.set_input(Value::Object(Default::default()));
+                    Block::ToolUse(u)
+                }
+                _ => block.clone(),
+            });
+        }
+        std::borrow::Cow::Owned(Message {
+            role: msg.role.clone(),
+            content: Content {
+                blocks,
+                shape: msg.content.shape,
+            },
+            extra: msg.extra.clone(),
+        })
+    }
+
+    /// Every message of the request, in order.
+    pub fn messages(&self) -> impl Iterator<Item = std::borrow::Cow<'a, Message>> + '_ {
+        self.kept().map(|i| self.message(i))
+    }
+
+    /// The request as an owned conversation (a full copy).
+    pub fn to_conversation(&self) -> Conversation {
+        Conversation {
+            format: self.source.format,
+            envelope: self.source.envelope,
+            system: self.source.system.clone(),
+            messages: self.messages().map(std::borrow::Cow::into_owned).collect(),
+            tools: self.source.tools.clone(),
+            extra: self.source.extra.clone(),
+        }
+    }
+
+    /// Write the request as JSON in the source's wire format, one message at a time: the whole compacted
+    /// history is never held in memory.
+    pub fn write_json(&self, mut w: impl std::io::Write, pretty: bool) -> std::io::Result<()> {
+        let write_message = |m: &Message| match self.source.format {
+            ctxfit_model::WireFormat::Anthropic => ctxfit_model::anthropic::write_message(m),
+            ctxfit_model::WireFormat::OpenAi => ctxfit_model::openai::write_message(m),
+        };
+        let write_value = |w: &mut dyn std::io::Write, v: &Value| {
+            if pretty {
+                serde_json::to_writer_pretty(w, v)
+            } else {
+                serde_json::to_writer(w, v)
+            }
+            .map_err(std::io::Error::from)
+        };
+        let write_messages = |w: &mut dyn std::io::Write| -> std::io::Result<()> {
+            w.write_all(b"[")?;
+            for (n, m) in self.messages().enumerate() {
+                if n > 0 {
+                    w.write_all(b",")?;
+                }
+                write_value(w, &write_message(&m))?;
+            }
+            w.write_all(b"]")
+        };
+        let header = Conversation {
+            messages: Vec::new(),
+            ..Conversation::new(self.source.format)
+        };
+        let header = Conversation {
+            envelope: self.source.envelope,
+            system: self.source.system.clone(),
+            tools: self.source.tools.clone(),
+            extra: self.source.extra.clone(),
+            ..header
+        };
+        match ctxfit_model::to_value(&header) {
+            Value::Object(fields) => {
+                w.write_all(b"{")?;
+                for (n, (k, v)) in fields.iter().enumerate() {
+                    if n > 0 {
+                        w.write_all(b",")?;
+                    }
+                    write_value(&mut w, &Value::String(k.clone()))?;
+                    w.write_all(b":")?;
+                    if k == "messages" {
+                        write_messages(&mut w)?;
+                    } else {
+                        write_value(&mut w, v)?;
+                    }
+                }
+                w.write_all(b"}")
+            }
+            _ => write_messages(&mut w),
         }
     }
 }

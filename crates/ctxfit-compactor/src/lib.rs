@@ -23,7 +23,7 @@ mod policy;
 mod report;
 
 pub use aliases::{ToolKinds, DEFAULT_ALIASES};
-pub use compactor::{drop_range, Compactor, CompactorError, INGESTION_MARKER};
+pub use compactor::{drop_range, Compactor, CompactorError, Projection, INGESTION_MARKER};
 pub use policy::{
     built_in, PolicyError, PolicyFile, ProfileSpec, RuleSpec, Settings, Trigger, BUILT_IN_PROFILES,
     ENV_OVERRIDES,

@@ -196,3 +196,23 @@ fn seed_000_note_reads_like_the_seed() {
     let quiet = below.compact(&session.conversation, Some(40_000));
     assert!(!quiet.triggered && quiet.note().is_none());
 }
+
+#[test]
+fn streamed_projection_is_the_projected_conversation() {
+    for rel in CLAUDE_CODE {
+        for session in sessions(rel) {
+            let mut c = compactor(settings("seed-002", &[]));
+            c.compact(&session.conversation, None);
+            let mut out = Vec::new();
+            c.projection(&session.conversation)
+                .write_json(&mut out, false)
+                .unwrap();
+            let streamed: serde_json::Value = serde_json::from_slice(&out).unwrap();
+            assert_eq!(
+                streamed,
+                ctxfit_model::to_value(&c.project(&session.conversation)),
+                "{rel}"
+            );
+        }
+    }
+}

@@ -1,6 +1,6 @@
 //! The tool-call index: tool_use_id → tool name, input and position, kept current as messages are appended.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use serde_json::Value;
 

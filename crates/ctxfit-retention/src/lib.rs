@@ -17,9 +17,9 @@ mod text;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use ctxfit_model::{Content, Value};
+use ctxfit_model::{Block, Content, Conversation, Value};
 
-pub use text::{char_count, content_chars, truncate_content, truncate_str};
+pub use text::{char_count, content_chars, text_exceeds, truncate_content, truncate_str};
 
 #[doc(hidden)]
 pub use inventory;
@@ -31,6 +31,64 @@ pub struct SiblingResult<'a> {
     pub input: &'a Value,
     pub message_index: usize,
     pub content: &'a Content,
+}
+
+/// Where a tool result and its call sit: (message, block) of each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResultRef {
+    pub result: (usize, usize),
+    pub call: Option<(usize, usize)>,
+}
+
+/// Every result of one tool kind, oldest first, read lazily from the history (nothing is built per request).
+#[derive(Debug, Clone, Copy)]
+pub struct SameTool<'a> {
+    refs: &'a [ResultRef],
+    conv: &'a Conversation,
+}
+
+impl<'a> SameTool<'a> {
+    pub fn new(refs: &'a [ResultRef], conv: &'a Conversation) -> Self {
+        SameTool { refs, conv }
+    }
+
+    pub fn len(&self) -> usize {
+        self.refs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.refs.is_empty()
+    }
+
+    /// The results, oldest first, with the input of their call.
+    pub fn iter(&self) -> impl Iterator<Item = SiblingResult<'a>> + 'a {
+        let conv = self.conv;
+        self.refs.iter().filter_map(move |r| {
+            let block = conv
+                .messages
+                .get(r.result.0)?
+                .content
+                .blocks
+                .get(r.result.1)?;
+            let Block::ToolResult(result) = block else {
+                return None;
+            };
+            let input = r
+                .call
+                .and_then(|(m, b)| conv.messages.get(m)?.content.blocks.get(b))
+                .and_then(|b| match b {
+                    Block::ToolUse(u) => Some(&u.input),
+                    _ => None,
+                })
+                .unwrap_or(&Value::Null);
+            Some(SiblingResult {
+                tool_use_id: &result.tool_use_id,
+                input,
+                message_index: r.result.0,
+                content: &result.content,
+            })
+        })
+    }
 }
 
 /// What a rule sees of one stale tool result.
@@ -55,7 +113,7 @@ pub struct RuleContext<'a> {
     pub chars: usize,
     pub tokens: usize,
     /// Every result of the same tool kind in the history, oldest first, this one included.
-    pub same_tool: &'a [SiblingResult<'a>],
+    pub same_tool: SameTool<'a>,
 }
 
 /// A rule's verdict on one stale tool result.

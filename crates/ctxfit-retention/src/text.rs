@@ -25,12 +25,29 @@ pub fn content_chars(content: &Content) -> usize {
         .sum()
 }
 
+/// Does the text of `content` have more than `limit` characters? Reads at most `limit + 1` characters.
+pub fn text_exceeds(content: &Content, limit: usize) -> bool {
+    let mut left = limit;
+    for text in content.blocks.iter().filter_map(Block::as_text) {
+        if text.len() <= left {
+            // bytes bound characters: no need to count
+            left -= char_count(text);
+            continue;
+        }
+        match text.char_indices().nth(left) {
+            Some(_) => return true,
+            None => left -= char_count(text),
+        }
+    }
+    false
+}
+
 /// Cut a content to `limit` characters of text and append `marker` where it was cut.
 ///
 /// The limit counts the characters of the text blocks in order; the block where it falls is cut and gets the
 /// marker; later text blocks are dropped; non-text blocks are kept. `None` when the text is within the limit.
 pub fn truncate_content(content: &Content, limit: usize, marker: &str) -> Option<Content> {
-    if content_chars(content) <= limit {
+    if !text_exceeds(content, limit) {
         return None;
     }
     let mut left = limit;

@@ -76,13 +76,7 @@ pub fn count_preamble(est: &dyn TokenEstimator, conv: &Conversation) -> usize {
                 + t.input_schema.as_ref().map_or(0, |s| count_json(est, s))
         })
         .sum();
-    system
-        + tools
-        + conv
-            .messages
-            .iter()
-            .map(|m| count_message(est, m))
-            .sum::<usize>()
+    system + tools
 }
 
 /// Per-message token counts of a growing history, so each message is counted once.
@@ -182,5 +176,25 @@ mod tests {
         assert_eq!(est.0.load(Ordering::Relaxed), 3);
         msgs.truncate(1);
         assert_eq!(cache.update(&est, &msgs), MESSAGE_OVERHEAD + 2);
+    }
+}
+
+#[cfg(test)]
+mod totals {
+    use super::*;
+    use crate::Chars4;
+    use ctxfit_model::{Content, Role};
+
+    #[test]
+    fn a_conversation_is_its_preamble_plus_its_messages() {
+        let mut conv = Conversation::new(ctxfit_model::WireFormat::Anthropic);
+        conv.system = Some(Content::text("s".repeat(40)));
+        conv.messages
+            .push(Message::new(Role::User, Content::text("u".repeat(80))));
+        assert_eq!(count_preamble(&Chars4, &conv), MESSAGE_OVERHEAD + 10);
+        assert_eq!(
+            count_conversation(&Chars4, &conv),
+            2 * MESSAGE_OVERHEAD + 30
+        );
     }
 }

@@ -50,10 +50,9 @@ impl RetentionRule for KeepHeaderAndFirstRows {
 fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
     let rows = match params.get("rows") {
         None => 5,
-        Some(v) => v
-            .as_u64()
-            .ok_or_else(|| RuleConfigError::new("sql-query", "`rows` must be a non-negative integer"))?
-            as usize,
+        Some(v) => v.as_u64().ok_or_else(|| {
+            RuleConfigError::new("sql-query", "`rows` must be a non-negative integer")
+        })? as usize,
     };
     Ok(Box::new(KeepHeaderAndFirstRows { rows }))
 }

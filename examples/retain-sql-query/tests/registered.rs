@@ -32,8 +32,11 @@ rule = "tiered"
     .unwrap();
     let settings = policy.resolve(Some("analyst"), None, &|_| None).unwrap();
     let registry = ctxfit_plugins::registry().unwrap();
-    let mut compactor = Compactor::new(settings, &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
-    let rows: Vec<String> = (1..=30).map(|i| format!("{i} | person number {i}")).collect();
+    let mut compactor =
+        Compactor::new(settings, &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
+    let rows: Vec<String> = (1..=30)
+        .map(|i| format!("{i} | person number {i}"))
+        .collect();
     let table = format!("id | name\n{}", rows.join("\n"));
     let conv = from_json_str(&serde_json::json!([
         {"role": "user", "content": "who is there?"},
