@@ -6,8 +6,8 @@ use std::ops::Range;
 
 use ctxfit_model::{Block, Content, Conversation, Message, Role, ToolCallIndex, Value};
 use ctxfit_retention::{
-    content_chars, truncate_content, Decision, Registry, ResultRef, RetentionRule, RuleContext,
-    SameTool,
+    content_chars, truncate_content, Decision, Registry, ResultIndex, ResultRef, RetentionRule,
+    RuleContext, SameTool,
 };
 use ctxfit_tokens::conversation::count_block;
 use ctxfit_tokens::conversation::MESSAGE_OVERHEAD;
@@ -43,6 +43,15 @@ impl BoundRule {
         self.tools
             .iter()
             .any(|t| t == "*" || t == kind || t == name)
+    }
+}
+
+/// The compactor's per-kind result lists, as the rules see them.
+struct ByKind<'a>(&'a HashMap<String, Vec<ResultRef>>);
+
+impl ResultIndex for ByKind<'_> {
+    fn results_of(&self, kind: &str) -> &[ResultRef] {
+        self.0.get(kind).map_or(&[], Vec::as_slice)
     }
 }
 
@@ -398,25 +407,18 @@ impl Compactor {
             let Some(result) = Self::result_block(conv, site) else {
                 continue;
             };
-            let bound = self
-                .rules
-                .iter()
-                .find(|r| r.handles(&site.kind, &site.tool));
-            let Some(bound) = bound.filter(|_| !self.excluded(site)) else {
+            if self.excluded(site) {
                 self.kept.insert(site.tool_use_id.clone());
                 continue;
-            };
+            }
             let content = &result.content;
             let chars = content_chars(content);
+            let by_kind = ByKind(&self.state.by_kind);
             let ctx = RuleContext {
                 tool_name: &site.tool,
                 tool_kind: &site.kind,
                 tool_use_id: &site.tool_use_id,
-                input: self
-                    .state
-                    .index
-                    .input(conv, &site.tool_use_id)
-                    .unwrap_or(&null),
+                input: self.state.index.input(conv, &site.tool_use_id).unwrap_or(&null),
                 content,
                 is_error: result.is_error == Some(true),
                 message_index: site.message,
@@ -424,16 +426,28 @@ impl Compactor {
                 turns_ago,
                 chars,
                 tokens: site.tokens,
-                same_tool: SameTool::new(
-                    self.state
-                        .by_kind
-                        .get(&site.kind)
-                        .map_or(&[], Vec::as_slice),
-                    conv,
-                ),
+                newer_results: self.state.results.len() - ri - 1,
+                same_tool: SameTool::new(by_kind.results_of(&site.kind), conv),
+                conversation: conv,
+                results: &by_kind,
             };
-            let replacement = match bound.rule.decide(&ctx) {
-                Decision::Keep => None,
+            // the first rule that handles the tool and does not defer decides
+            let mut decided_by = None;
+            for bound in self.rules.iter().filter(|r| r.handles(&site.kind, &site.tool)) {
+                match bound.rule.decide(&ctx) {
+                    Decision::Defer => continue,
+                    decision => {
+                        decided_by = Some((bound, decision));
+                        break;
+                    }
+                }
+            }
+            let Some((bound, decision)) = decided_by else {
+                self.kept.insert(site.tool_use_id.clone());
+                continue;
+            };
+            let replacement = match decision {
+                Decision::Keep | Decision::Defer => None,
                 Decision::Replace(c) => Some((c, Action::Replaced)),
                 Decision::Pointer(text) => Some((Content::text(text), Action::Pointer)),
             }

@@ -122,7 +122,7 @@ fn invalid(path: impl Into<String>, message: impl Into<String>) -> PolicyError {
 }
 
 /// Names of the built-in profiles.
-pub const BUILT_IN_PROFILES: &[&str] = &["seed-000", "seed-002"];
+pub const BUILT_IN_PROFILES: &[&str] = &["keep-last-30", "seed-000", "seed-002", "smart"];
 
 /// The built-in profile `name`.
 pub fn built_in(name: &str) -> Option<ProfileSpec> {
@@ -131,7 +131,34 @@ pub fn built_in(name: &str) -> Option<ProfileSpec> {
         tools: Vec::new(),
         params,
     };
+    let rule_for = |rule: &str, tools: &[&str], params: Value| RuleSpec {
+        rule: rule.to_owned(),
+        tools: tools.iter().map(|t| (*t).to_owned()).collect(),
+        params,
+    };
     match name {
+        "smart" => Some(ProfileSpec {
+            trigger: Some(Trigger::Always),
+            keep_latest_result_message: Some(false),
+            rules: Some(vec![
+                rule_for("edit-file", &["edit_file"], Value::Null),
+                rule_for("read-file", &["read_file", "bash"], Value::Null),
+                rule_for("bash", &["bash"], Value::Null),
+                rule_for("recent", &["listing"], Value::Null),
+                rule_for("tiered", &["*"], Value::Null),
+            ]),
+            ..ProfileSpec::default()
+        }),
+        "keep-last-30" => Some(ProfileSpec {
+            trigger: Some(Trigger::Always),
+            keep_latest_result_message: Some(false),
+            rules: Some(vec![rule_for(
+                "recent",
+                &["*"],
+                serde_json::json!({"keep": 30, "scope": "all", "pointer": "[Old tool result dropped]"}),
+            )]),
+            ..ProfileSpec::default()
+        }),
         "seed-000" => Some(ProfileSpec {
             trigger: Some(Trigger::Budget),
             budget: Some(40_000),

@@ -146,7 +146,7 @@ fn bad_policies_say_what_and_where() {
         "",
         Some("nope"),
         None,
-        "profile `nope`: no such profile (known: seed-000, seed-002)",
+        "profile `nope`: no such profile (known: keep-last-30, seed-000, seed-002, smart)",
     );
     check_error(
         "",
@@ -194,7 +194,7 @@ fn unknown_rules_and_bad_params_fail_when_the_compactor_is_built() {
         CompactorError::UnknownRule {
             name: "shrink".into(),
             profile: "a".into(),
-            known: "tiered, truncate".into()
+            known: "bash, edit-file, read-file, recent, tiered, truncate".into()
         }
     );
     let s = resolve(

@@ -12,6 +12,7 @@
 //! final binary links, and Cargo links a dependency only when something references it: `ctxfit-plugins` references
 //! every built-in rule crate, and a custom rule crate must be referenced too (`use my_rule as _;`).
 
+pub mod calls;
 mod text;
 
 use std::collections::BTreeMap;
@@ -28,9 +29,19 @@ pub use inventory;
 #[derive(Debug, Clone, Copy)]
 pub struct SiblingResult<'a> {
     pub tool_use_id: &'a str,
+    /// The tool's name as called (`""` when the call is not in the history).
+    pub tool_name: &'a str,
     pub input: &'a Value,
     pub message_index: usize,
+    pub block_index: usize,
     pub content: &'a Content,
+}
+
+impl SiblingResult<'_> {
+    /// Does this result come after the one at (message, block)?
+    pub fn is_after(&self, message_index: usize, block_index: usize) -> bool {
+        (self.message_index, self.block_index) > (message_index, block_index)
+    }
 }
 
 /// Where a tool result and its call sit: (message, block) of each.
@@ -73,26 +84,42 @@ impl<'a> SameTool<'a> {
             let Block::ToolResult(result) = block else {
                 return None;
             };
-            let input = r
+            let call = r
                 .call
                 .and_then(|(m, b)| conv.messages.get(m)?.content.blocks.get(b))
                 .and_then(|b| match b {
-                    Block::ToolUse(u) => Some(&u.input),
+                    Block::ToolUse(u) => Some(u),
                     _ => None,
-                })
-                .unwrap_or(&Value::Null);
+                });
             Some(SiblingResult {
                 tool_use_id: &result.tool_use_id,
-                input,
+                tool_name: call.map_or("", |u| u.name.as_str()),
+                input: call.map_or(&Value::Null, |u| &u.input),
                 message_index: r.result.0,
+                block_index: r.result.1,
                 content: &result.content,
             })
         })
     }
 }
 
+/// Every tool result of the history by tool kind (what the compactor keeps current as messages arrive).
+pub trait ResultIndex {
+    /// The results of a kind, oldest first.
+    fn results_of(&self, kind: &str) -> &[ResultRef];
+}
+
+/// An index with nothing in it, for contexts built by hand (tests, tools).
+pub struct NoResults;
+
+impl ResultIndex for NoResults {
+    fn results_of(&self, _kind: &str) -> &[ResultRef] {
+        &[]
+    }
+}
+
 /// What a rule sees of one stale tool result.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct RuleContext<'a> {
     /// The tool's name as the agent called it (`Read`, `str_replace_editor`, ...).
     pub tool_name: &'a str,
@@ -112,8 +139,34 @@ pub struct RuleContext<'a> {
     /// Size of the content in Unicode scalar values and in estimated tokens.
     pub chars: usize,
     pub tokens: usize,
+    /// How many tool results (of any tool) the history holds after this one.
+    pub newer_results: usize,
     /// Every result of the same tool kind in the history, oldest first, this one included.
     pub same_tool: SameTool<'a>,
+    /// The whole history (read-only), for rules that look at other tools' calls (edits after a read).
+    pub conversation: &'a Conversation,
+    /// Every result of the history by kind.
+    pub results: &'a dyn ResultIndex,
+}
+
+impl<'a> RuleContext<'a> {
+    /// The results of another tool kind, oldest first.
+    pub fn results_of(&self, kind: &str) -> SameTool<'a> {
+        SameTool::new(self.results.results_of(kind), self.conversation)
+    }
+}
+
+impl fmt::Debug for RuleContext<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RuleContext")
+            .field("tool_name", &self.tool_name)
+            .field("tool_kind", &self.tool_kind)
+            .field("tool_use_id", &self.tool_use_id)
+            .field("message_index", &self.message_index)
+            .field("turns_ago", &self.turns_ago)
+            .field("chars", &self.chars)
+            .finish()
+    }
 }
 
 /// A rule's verdict on one stale tool result.
@@ -124,6 +177,9 @@ pub enum Decision {
     Replace(Content),
     /// Replace the result with a one-line pointer text.
     Pointer(String),
+    /// Not this rule's business after all (a shell command that is not a file read, for the read rule): the
+    /// next rule of the profile that handles the tool decides.
+    Defer,
 }
 
 /// A retention rule. Implementations must be pure: the same context gives the same decision.

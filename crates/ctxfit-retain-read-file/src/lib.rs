@@ -1,0 +1,206 @@
+//! Rule `read-file`: of repeated reads of one file, keep the first, the last and a few in between (seed 004).
+//!
+//! ## What it does
+//! Reads of the same file — the same path and, for partial reads, the same range — across `read_file`, Claude
+//! Code `Read`, OpenHands `str_replace_editor view`, SWE-agent `open` and shell reads (`cat FILE`,
+//! `nl -ba FILE | sed -n A,Bp`, by configurable patterns) are kept by seed 004's table:
+//!
+//! | reads of the file | kept |
+//! |---|---|
+//! | 1 | it |
+//! | 2 | both |
+//! | 3–5 | first and last; pointers for the middle |
+//! | 6+ | first, last and up to `max_file_reads - 2` evenly sampled middles (default `max_file_reads = 5`) |
+//!
+//! A pointer reads `[Re-read of {path} - see earlier read for content]` (the `pointer` parameter). A read whose
+//! content is identical to an earlier kept read becomes a pointer to it; a read followed by an edit or write of
+//! the file says so in its pointer. The first read is always kept: it is the file's initial state. Shell
+//! commands that are not reads are left to the next rule of the profile.
+//!
+//! ## Why
+//! Agents re-read files constantly; the first read shows the starting point and the last the current state,
+//! and the ones in between are mostly the same text again.
+//!
+//! ## Example
+//! ```toml
+//! [[profiles.mine.rules]]
+//! rule = "read-file"
+//! tools = ["read_file", "bash"]
+//! params = { max_file_reads = 4, shell_patterns = ['^\s*less\s+(?P<path>\S+)$'] }
+//! ```
+
+use std::collections::BTreeSet;
+
+use ctxfit_model::Value;
+use ctxfit_retention::calls::{edit_call, read_target, ShellReads, DEFAULT_SHELL_READS};
+use ctxfit_retention::{register_rule, Decision, RetentionRule, RuleConfigError, RuleContext, SiblingResult};
+
+pub const DEFAULT_POINTER: &str = "[Re-read of {path} - see earlier read for content]";
+pub const IDENTICAL_POINTER: &str = "[Re-read of {path} - identical to an earlier read, see it for content]";
+pub const EDITED_POINTER: &str =
+    "[Re-read of {path} - see earlier read for content; the file was edited after this read]";
+
+/// Keeps first, last and sampled reads of each file.
+#[derive(Debug, Clone)]
+pub struct KeepFirstAndLastReads {
+    pub max_file_reads: usize,
+    pub pointer: String,
+    pub shell: ShellReads,
+}
+
+impl Default for KeepFirstAndLastReads {
+    fn default() -> Self {
+        KeepFirstAndLastReads {
+            max_file_reads: 5,
+            pointer: DEFAULT_POINTER.to_owned(),
+            shell: ShellReads::default(),
+        }
+    }
+}
+
+/// Positions (0-based, oldest first) kept among `n` reads of one file.
+pub fn kept_positions(n: usize, max_file_reads: usize) -> BTreeSet<usize> {
+    match n {
+        0 => BTreeSet::new(),
+        1 | 2 => (0..n).collect(),
+        3..=5 => [0, n - 1].into(),
+        _ => {
+            let mut kept: BTreeSet<usize> = [0, n - 1].into();
+            let k = max_file_reads.saturating_sub(2);
+            let middles = n - 2;
+            for j in 0..k.min(middles) {
+                kept.insert(1 + (2 * j + 1) * middles / (2 * k));
+            }
+            kept
+        }
+    }
+}
+
+impl KeepFirstAndLastReads {
+    fn text(&self, template: &str, path: &str) -> String {
+        template.replace("{path}", path)
+    }
+
+    fn is_pointer(&self, text: &str) -> bool {
+        text.starts_with("[Re-read of ") || text.starts_with(self.pointer.split("{path}").next().unwrap_or("\u{0}"))
+    }
+}
+
+impl RetentionRule for KeepFirstAndLastReads {
+    fn name(&self) -> &'static str {
+        "read-file"
+    }
+
+    fn decide(&self, ctx: &RuleContext<'_>) -> Decision {
+        let Some(target) = read_target(ctx.tool_name, ctx.input, &self.shell) else {
+            // a shell command that is not a read: the next rule decides
+            return if ctx.tool_kind == "read_file" { Decision::Keep } else { Decision::Defer };
+        };
+        let text = ctx.content.joined_text();
+        if self.is_pointer(&text) {
+            return Decision::Keep;
+        }
+        let mut reads: Vec<SiblingResult<'_>> = ["read_file", "bash"]
+            .iter()
+            .flat_map(|kind| ctx.results_of(kind).iter())
+            .filter(|r| read_target(r.tool_name, r.input, &self.shell).as_ref() == Some(&target))
+            .collect();
+        reads.sort_by_key(|r| (r.message_index, r.block_index));
+        reads.dedup_by(|a, b| a.tool_use_id == b.tool_use_id);
+        let Some(pos) = reads.iter().position(|r| r.tool_use_id == ctx.tool_use_id) else {
+            return Decision::Keep;
+        };
+        let kept = kept_positions(reads.len(), self.max_file_reads);
+        if kept.contains(&pos) {
+            let same_as_earlier = kept
+                .range(..pos)
+                .any(|&k| reads[k].content.joined_text() == text);
+            return if same_as_earlier {
+                Decision::Pointer(self.text(IDENTICAL_POINTER, &target.path))
+            } else {
+                Decision::Keep
+            };
+        }
+        let edited_after = ctx.results_of("edit_file").iter().any(|e| {
+            e.is_after(ctx.message_index, ctx.block_index)
+                && edit_call(e.tool_name, e.input).and_then(|c| c.path).as_deref() == Some(target.path.as_str())
+        });
+        let template = if edited_after && self.pointer == DEFAULT_POINTER { EDITED_POINTER } else { &self.pointer };
+        Decision::Pointer(self.text(template, &target.path))
+    }
+
+    fn depends_on_history(&self) -> bool {
+        true
+    }
+}
+
+fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
+    let mut rule = KeepFirstAndLastReads::default();
+    let Some(map) = params.as_object() else {
+        return if params.is_null() {
+            Ok(Box::new(rule))
+        } else {
+            Err(RuleConfigError::new("read-file", "params must be a table"))
+        };
+    };
+    for (k, v) in map {
+        match k.as_str() {
+            "max_file_reads" => {
+                rule.max_file_reads = v
+                    .as_u64()
+                    .filter(|n| *n >= 2)
+                    .ok_or_else(|| RuleConfigError::new("read-file", "`max_file_reads` must be an integer of 2 or more"))?
+                    as usize
+            }
+            "pointer" => {
+                rule.pointer = v
+                    .as_str()
+                    .ok_or_else(|| RuleConfigError::new("read-file", "`pointer` must be a string"))?
+                    .to_owned()
+            }
+            "shell_patterns" => {
+                let patterns: Vec<&str> = v
+                    .as_array()
+                    .map(|a| a.iter().filter_map(Value::as_str).collect())
+                    .ok_or_else(|| RuleConfigError::new("read-file", "`shell_patterns` must be a list of regexes"))?;
+                let mut all: Vec<&str> = DEFAULT_SHELL_READS.to_vec();
+                all.extend(patterns);
+                rule.shell = ShellReads::new(&all).map_err(|e| RuleConfigError::new("read-file", e))?;
+            }
+            other => {
+                return Err(RuleConfigError::new(
+                    "read-file",
+                    format!("unknown parameter `{other}` (expected max_file_reads, pointer, shell_patterns)"),
+                ))
+            }
+        }
+    }
+    Ok(Box::new(rule))
+}
+
+register_rule!(
+    name: "read-file",
+    tools: &["read_file", "bash"],
+    summary: "of repeated reads of a file keep first, last and a few sampled; pointers for the rest (seed 004)",
+    factory: build,
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_004_table() {
+        let check = |n: usize, expected: &[usize]| {
+            assert_eq!(kept_positions(n, 5).into_iter().collect::<Vec<_>>(), expected, "{n} reads");
+        };
+        check(1, &[0]);
+        check(2, &[0, 1]);
+        check(3, &[0, 2]);
+        check(5, &[0, 4]);
+        check(6, &[0, 1, 3, 4, 5]);
+        check(10, &[0, 2, 4, 7, 9]);
+        check(30, &[0, 5, 14, 24, 29]);
+        assert_eq!(kept_positions(30, 2).len(), 2);
+    }
+}

@@ -1,0 +1,128 @@
+//! Rule `recent`: keep only the most recent results of navigation tools; older ones become a one-line pointer.
+//!
+//! ## What it does
+//! For each tool (or, with `scope = "all"`, across every tool the rule handles) the `keep` most recent results
+//! (default 3) are kept; each older one becomes `[Old {tool} result omitted — input: {input}]` (configurable,
+//! `{tool}` and `{input}` are filled in; the input is shortened to 120 characters).
+//!
+//! ## Why
+//! Listings and searches (`ls`, `Glob`, `Grep`, `find_file`, `focus`) describe a state that later ones
+//! supersede; the model needs the latest few, and the pointer says what was asked so it can ask again.
+//! With `tools = ["*"]`, `scope = "all"` and `keep = 30` it is also seed 004's old baseline, "keep the last
+//! 30 tool results".
+//!
+//! ## Example
+//! ```toml
+//! [[profiles.mine.rules]]
+//! rule = "recent"
+//! tools = ["listing"]
+//! params = { keep = 2 }
+//! ```
+
+use ctxfit_model::Value;
+use ctxfit_retention::{register_rule, truncate_str, Decision, RetentionRule, RuleConfigError, RuleContext};
+
+pub const DEFAULT_POINTER: &str = "[Old {tool} result omitted — input: {input}]";
+
+/// Which results compete for the `keep` places.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Results of the same tool name.
+    Tool,
+    /// Every result the rule handles, whatever the tool.
+    All,
+}
+
+#[derive(Debug, Clone)]
+pub struct KeepMostRecent {
+    pub keep: usize,
+    pub scope: Scope,
+    pub pointer: String,
+}
+
+impl Default for KeepMostRecent {
+    fn default() -> Self {
+        KeepMostRecent {
+            keep: 3,
+            scope: Scope::Tool,
+            pointer: DEFAULT_POINTER.to_owned(),
+        }
+    }
+}
+
+impl KeepMostRecent {
+    fn pointer_for(&self, ctx: &RuleContext<'_>) -> String {
+        let input = ctx.input.to_string();
+        let short = truncate_str(&input, 120);
+        let input = if short.len() < input.len() { format!("{short}…") } else { input };
+        self.pointer.replace("{tool}", ctx.tool_name).replace("{input}", &input)
+    }
+}
+
+impl RetentionRule for KeepMostRecent {
+    fn name(&self) -> &'static str {
+        "recent"
+    }
+
+    fn decide(&self, ctx: &RuleContext<'_>) -> Decision {
+        let text = ctx.content.joined_text();
+        if text.starts_with(&self.pointer_for(ctx)) {
+            return Decision::Keep;
+        }
+        let newer = match self.scope {
+            Scope::Tool => ctx
+                .same_tool
+                .iter()
+                .filter(|r| r.tool_name == ctx.tool_name && r.is_after(ctx.message_index, ctx.block_index))
+                .count(),
+            Scope::All => ctx.newer_results,
+        };
+        if newer < self.keep {
+            Decision::Keep
+        } else {
+            Decision::Pointer(self.pointer_for(ctx))
+        }
+    }
+
+    fn depends_on_history(&self) -> bool {
+        true
+    }
+}
+
+fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
+    let mut rule = KeepMostRecent::default();
+    let Some(map) = params.as_object() else {
+        return if params.is_null() {
+            Ok(Box::new(rule))
+        } else {
+            Err(RuleConfigError::new("recent", "params must be a table"))
+        };
+    };
+    for (k, v) in map {
+        match (k.as_str(), v) {
+            ("keep", v) => {
+                rule.keep = v
+                    .as_u64()
+                    .ok_or_else(|| RuleConfigError::new("recent", "`keep` must be a non-negative integer"))?
+                    as usize
+            }
+            ("scope", Value::String(s)) if s == "tool" => rule.scope = Scope::Tool,
+            ("scope", Value::String(s)) if s == "all" => rule.scope = Scope::All,
+            ("pointer", Value::String(s)) => rule.pointer = s.clone(),
+            (other, _) => {
+                return Err(RuleConfigError::new(
+                    "recent",
+                    format!("unknown or ill-typed parameter `{other}` (expected keep, scope = \"tool\"|\"all\", pointer)"),
+                ))
+            }
+        }
+    }
+    Ok(Box::new(rule))
+}
+
+register_rule!(
+    name: "recent",
+    tools: &["listing"],
+    summary: "keep the K most recent results of each navigation tool, older ones become a pointer",
+    factory: build,
+);

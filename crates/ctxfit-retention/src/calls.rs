@@ -1,0 +1,265 @@
+//! What a tool call does to files, across agents: which file (and range) a call reads, and what an edit changes.
+//!
+//! Rules share this vocabulary so that one rule serves Claude Code (`Read`, `Edit`, `MultiEdit`, `Write`),
+//! OpenHands (`str_replace_editor` with `command`), SWE-agent (`open`, `create`, `edit`), the seeds'
+//! `read_file`/`edit_file`, and file reads done through a shell (`cat FILE`, `nl -ba FILE | sed -n A,Bp`),
+//! which are recognised by configurable patterns.
+
+use ctxfit_model::Value;
+use regex::Regex;
+
+/// A file (and, for a partial read, the range) a call reads. Reads of one file count as the same read only
+/// when their ranges are equal.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ReadTarget {
+    pub path: String,
+    /// A normalised description of the range (`offset=55,limit=50`, `lines 10-20`), `None` for a whole file.
+    pub range: Option<String>,
+}
+
+/// Default patterns of shell commands that read a file: named groups `path` and, optionally, `range`.
+pub const DEFAULT_SHELL_READS: &[&str] = &[
+    r#"^\s*cat\s+(?:-n\s+)?["']?(?P<path>[^\s|;&<>"']+)["']?\s*$"#,
+    r#"^\s*nl\s+-ba\s+["']?(?P<path>[^\s|;&<>"']+)["']?\s*\|\s*sed\s+-n\s+["']?(?P<range>\d+,\d+)p["']?\s*$"#,
+    r#"^\s*sed\s+-n\s+["']?(?P<range>\d+,\d+)p["']?\s+["']?(?P<path>[^\s|;&<>"']+)["']?\s*$"#,
+];
+
+/// Shell commands recognised as file reads.
+#[derive(Debug, Clone)]
+pub struct ShellReads {
+    patterns: Vec<Regex>,
+}
+
+impl Default for ShellReads {
+    fn default() -> Self {
+        ShellReads::new(DEFAULT_SHELL_READS).unwrap_or(ShellReads { patterns: Vec::new() })
+    }
+}
+
+impl ShellReads {
+    /// Compile patterns; each must have a `path` group.
+    pub fn new<S: AsRef<str>>(patterns: &[S]) -> Result<ShellReads, String> {
+        let mut out = Vec::new();
+        for p in patterns {
+            let re = Regex::new(p.as_ref()).map_err(|e| format!("pattern `{}`: {e}", p.as_ref()))?;
+            if !re.capture_names().any(|n| n == Some("path")) {
+                return Err(format!("pattern `{}` has no `path` group", p.as_ref()));
+            }
+            out.push(re);
+        }
+        Ok(ShellReads { patterns: out })
+    }
+
+    /// The file a shell command reads, if it is one of the recognised forms.
+    pub fn target(&self, command: &str) -> Option<ReadTarget> {
+        self.patterns.iter().find_map(|re| {
+            let caps = re.captures(command)?;
+            Some(ReadTarget {
+                path: normalise(caps.name("path")?.as_str()),
+                range: caps.name("range").map(|r| format!("lines {}", r.as_str().replace(',', "-"))),
+            })
+        })
+    }
+}
+
+/// Tool names that run shell commands.
+pub const SHELL_TOOLS: &[&str] = &["bash", "Bash", "execute_bash", "shell", "run"];
+
+fn normalise(path: &str) -> String {
+    path.trim().trim_start_matches("./").to_owned()
+}
+
+fn str_of<'a>(input: &'a Value, keys: &[&str]) -> Option<&'a str> {
+    keys.iter().find_map(|k| input.get(*k).and_then(Value::as_str))
+}
+
+/// The shell command of a call (`command`, or SWE-agent's made-up `{"command": action}`).
+pub fn shell_command(input: &Value) -> Option<&str> {
+    str_of(input, &["command", "cmd"])
+}
+
+/// The first whitespace-separated word and the rest, honouring simple double quotes (`open "a b.py" 30`).
+fn split_first_arg(rest: &str) -> (String, &str) {
+    let rest = rest.trim_start();
+    if let Some(stripped) = rest.strip_prefix('"') {
+        if let Some(end) = stripped.find('"') {
+            return (stripped[..end].to_owned(), &stripped[end + 1..]);
+        }
+    }
+    match rest.find(char::is_whitespace) {
+        Some(i) => (rest[..i].to_owned(), &rest[i..]),
+        None => (rest.to_owned(), ""),
+    }
+}
+
+/// The file a call reads, or `None` when it is not a read.
+pub fn read_target(tool: &str, input: &Value, shell: &ShellReads) -> Option<ReadTarget> {
+    let range_of = |keys: &[&str]| -> Option<String> {
+        let parts: Vec<String> = keys
+            .iter()
+            .filter_map(|k| input.get(*k).filter(|v| !v.is_null()).map(|v| format!("{k}={v}")))
+            .collect();
+        (!parts.is_empty()).then(|| parts.join(","))
+    };
+    match tool {
+        "Read" | "read_file" | "view_file" | "cat" => Some(ReadTarget {
+            path: normalise(str_of(input, &["file_path", "path", "filename"])?),
+            range: range_of(&["offset", "limit", "start_line", "end_line", "view_range"]),
+        }),
+        "str_replace_editor" if input.get("command").and_then(Value::as_str) == Some("view") => Some(ReadTarget {
+            path: normalise(str_of(input, &["path"])?),
+            range: range_of(&["view_range"]),
+        }),
+        "open" => {
+            if let Some(path) = str_of(input, &["path", "file_path", "filename"]) {
+                return Some(ReadTarget {
+                    path: normalise(path),
+                    range: range_of(&["line_number"]),
+                });
+            }
+            // SWE-agent without function calling: {"command": "open \"path\" [line]"}
+            let rest = shell_command(input)?.trim().strip_prefix("open")?;
+            let (path, line) = split_first_arg(rest);
+            let line = line.trim();
+            Some(ReadTarget {
+                path: normalise(&path),
+                range: (!line.is_empty()).then(|| format!("line {line}")),
+            })
+        }
+        t if SHELL_TOOLS.contains(&t) => shell.target(shell_command(input)?),
+        _ => None,
+    }
+}
+
+/// One change an edit makes to a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EditOp {
+    /// Replace `old` by `new` (every occurrence when `all`).
+    Replace { old: String, new: String, all: bool },
+    /// The whole file is `content` (a write or a create).
+    Write { content: String },
+    /// Insert `text` after line `after_line` (0 = at the top).
+    Insert { after_line: usize, text: String },
+    /// A change ctxfit cannot replay (line-range edits, undo): the content after it is unknown.
+    Opaque { description: String },
+}
+
+/// An edit call: which file, what changes, and the agent's stated intent if its tool asked for one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditCall {
+    /// `None` when the call does not name its file (SWE-agent's `edit` acts on the open file).
+    pub path: Option<String>,
+    pub ops: Vec<EditOp>,
+    pub intent: Option<String>,
+}
+
+fn replace_op(v: &Value, old_keys: &[&str], new_keys: &[&str]) -> Option<EditOp> {
+    Some(EditOp::Replace {
+        old: str_of(v, old_keys)?.to_owned(),
+        new: str_of(v, new_keys).unwrap_or("").to_owned(),
+        all: v.get("replace_all").and_then(Value::as_bool).unwrap_or(false),
+    })
+}
+
+/// What an edit call changes, or `None` when the call is not an edit.
+pub fn edit_call(tool: &str, input: &Value) -> Option<EditCall> {
+    let intent = str_of(input, &["intent"]).map(str::to_owned);
+    let path = str_of(input, &["file_path", "path", "filename"]).map(normalise);
+    let ops = match tool {
+        "Edit" => vec![replace_op(input, &["old_string"], &["new_string"])?],
+        "MultiEdit" => input
+            .get("edits")?
+            .as_array()?
+            .iter()
+            .filter_map(|e| replace_op(e, &["old_string"], &["new_string"]))
+            .collect(),
+        "Write" | "write_file" => vec![EditOp::Write {
+            content: str_of(input, &["content", "file_text"]).unwrap_or("").to_owned(),
+        }],
+        "edit_file" => match replace_op(input, &["old_string", "old_str", "old"], &["new_string", "new_str", "new"]) {
+            Some(op) => vec![op],
+            None => match str_of(input, &["content", "file_text"]) {
+                Some(c) => vec![EditOp::Write { content: c.to_owned() }],
+                None => vec![EditOp::Opaque { description: "edit_file".into() }],
+            },
+        },
+        "str_replace_editor" => match input.get("command").and_then(Value::as_str)? {
+            "create" => vec![EditOp::Write {
+                content: str_of(input, &["file_text"]).unwrap_or("").to_owned(),
+            }],
+            "str_replace" => vec![replace_op(input, &["old_str"], &["new_str"])?],
+            "insert" => vec![EditOp::Insert {
+                after_line: input.get("insert_line").and_then(Value::as_u64).unwrap_or(0) as usize,
+                text: str_of(input, &["new_str"]).unwrap_or("").to_owned(),
+            }],
+            "view" => return None,
+            other => vec![EditOp::Opaque { description: format!("str_replace_editor {other}") }],
+        },
+        "create" => {
+            let path = path.clone().or_else(|| {
+                let rest = shell_command(input)?.trim().strip_prefix("create")?;
+                Some(normalise(&split_first_arg(rest).0))
+            });
+            return Some(EditCall {
+                path,
+                ops: vec![EditOp::Write { content: String::new() }],
+                intent,
+            });
+        }
+        "edit" | "insert" => vec![EditOp::Opaque {
+            description: shell_command(input)
+                .map(|c| c.lines().next().unwrap_or("").to_owned())
+                .unwrap_or_else(|| format!("{tool} {input}")),
+        }],
+        _ => return None,
+    };
+    Some(EditCall { path, ops, intent })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_across_agents() {
+        let shell = ShellReads::default();
+        let check = |tool: &str, input: Value, expected: Option<(&str, Option<&str>)>| {
+            let got = read_target(tool, &input, &shell);
+            let expected = expected.map(|(p, r)| ReadTarget { path: p.into(), range: r.map(Into::into) });
+            assert_eq!(got, expected, "{tool} {input}");
+        };
+        check("Read", json!({"file_path": "/a/b.rs"}), Some(("/a/b.rs", None)));
+        check("Read", json!({"file_path": "/a/b.rs", "offset": 55, "limit": 50}), Some(("/a/b.rs", Some("offset=55,limit=50"))));
+        check("str_replace_editor", json!({"command": "view", "path": "/w/x.py", "view_range": [1, 20]}), Some(("/w/x.py", Some("view_range=[1,20]"))));
+        check("str_replace_editor", json!({"command": "create", "path": "/w/x.py"}), None);
+        check("open", json!({"path": "src/fields.py", "line_number": 1474}), Some(("src/fields.py", Some("line_number=1474"))));
+        check("open", json!({"command": "open \"src/marshmallow/fields.py\" 1474"}), Some(("src/marshmallow/fields.py", Some("line 1474"))));
+        check("Bash", json!({"command": "cat ./README.md"}), Some(("README.md", None)));
+        check("bash", json!({"command": "nl -ba src/a.rs | sed -n 10,40p"}), Some(("src/a.rs", Some("lines 10-40"))));
+        check("execute_bash", json!({"command": "sed -n '5,9p' x.txt"}), Some(("x.txt", Some("lines 5-9"))));
+        check("Bash", json!({"command": "cat a.txt | grep x"}), None);
+        check("Bash", json!({"command": "git status"}), None);
+        check("Grep", json!({"pattern": "x"}), None);
+    }
+
+    #[test]
+    fn edits_across_agents() {
+        let e = edit_call("Edit", &json!({"file_path": "a.md", "old_string": "x", "new_string": "y", "intent": "fix typo"})).unwrap();
+        assert_eq!(e.path.as_deref(), Some("a.md"));
+        assert_eq!(e.ops, [EditOp::Replace { old: "x".into(), new: "y".into(), all: false }]);
+        assert_eq!(e.intent.as_deref(), Some("fix typo"));
+        let m = edit_call("MultiEdit", &json!({"file_path": "a", "edits": [{"old_string": "1", "new_string": "2"}, {"old_string": "3", "new_string": "4", "replace_all": true}]})).unwrap();
+        assert_eq!(m.ops.len(), 2);
+        let w = edit_call("Write", &json!({"file_path": "n.txt", "content": "hello"})).unwrap();
+        assert_eq!(w.ops, [EditOp::Write { content: "hello".into() }]);
+        let i = edit_call("str_replace_editor", &json!({"command": "insert", "path": "p", "insert_line": 3, "new_str": "z"})).unwrap();
+        assert_eq!(i.ops, [EditOp::Insert { after_line: 3, text: "z".into() }]);
+        assert!(edit_call("str_replace_editor", &json!({"command": "view", "path": "p"})).is_none());
+        let c = edit_call("create", &json!({"command": "create reproduce.py"})).unwrap();
+        assert_eq!(c.path.as_deref(), Some("reproduce.py"));
+        let s = edit_call("edit", &json!({"command": "edit 1:1\nprint(1)\nend_of_edit"})).unwrap();
+        assert!(matches!(&s.ops[0], EditOp::Opaque { description } if description == "edit 1:1"));
+        assert!(edit_call("Read", &json!({"file_path": "x"})).is_none());
+    }
+}
