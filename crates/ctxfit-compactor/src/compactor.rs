@@ -418,7 +418,11 @@ impl Compactor {
                 tool_name: &site.tool,
                 tool_kind: &site.kind,
                 tool_use_id: &site.tool_use_id,
-                input: self.state.index.input(conv, &site.tool_use_id).unwrap_or(&null),
+                input: self
+                    .state
+                    .index
+                    .input(conv, &site.tool_use_id)
+                    .unwrap_or(&null),
                 content,
                 is_error: result.is_error == Some(true),
                 message_index: site.message,
@@ -433,7 +437,11 @@ impl Compactor {
             };
             // the first rule that handles the tool and does not defer decides
             let mut decided_by = None;
-            for bound in self.rules.iter().filter(|r| r.handles(&site.kind, &site.tool)) {
+            for bound in self
+                .rules
+                .iter()
+                .filter(|r| r.handles(&site.kind, &site.tool))
+            {
                 match bound.rule.decide(&ctx) {
                     Decision::Defer => continue,
                     decision => {

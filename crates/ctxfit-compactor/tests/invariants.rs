@@ -135,10 +135,17 @@ max_tool_result_chars = 300
 min_reclaim_tokens = 20
 "#;
     let file = PolicyFile::parse(text, "test").unwrap();
-    ["low-budget", "seed-002", "batched", "capped"]
-        .iter()
-        .map(|p| file.resolve(Some(p), None, &|_| None).unwrap())
-        .collect()
+    [
+        "low-budget",
+        "seed-002",
+        "batched",
+        "capped",
+        "smart",
+        "keep-last-30",
+    ]
+    .iter()
+    .map(|p| file.resolve(Some(p), None, &|_| None).unwrap())
+    .collect()
 }
 
 fn compact(settings: &Settings, conv: &Conversation) -> (Conversation, ctxfit_compactor::Report) {
@@ -230,10 +237,19 @@ proptest! {
                 if before == after { continue; }
                 let original = before.content.joined_text();
                 let cut = after.content.joined_text();
-                let kept = MARKERS.iter().chain([&ctxfit_compactor::INGESTION_MARKER])
-                    .find_map(|m| cut.strip_suffix(m)).unwrap_or(&cut);
-                // the part kept (up to the first marker of this compaction) is a prefix of the original text
-                prop_assert!(original.starts_with(kept.split(MARKERS[1]).next().unwrap_or(kept)), "{:?} / {:?}", original, cut);
+                let truncated = MARKERS.iter().chain([&ctxfit_compactor::INGESTION_MARKER])
+                    .find_map(|m| cut.strip_suffix(m));
+                if let Some(kept) = truncated {
+                    // the part kept (up to the first marker of this compaction) is a prefix of the original
+                    prop_assert!(original.starts_with(kept.split(MARKERS[1]).next().unwrap_or(kept)), "{:?} / {:?}", original, cut);
+                } else if let Some((head, rest)) = cut.split_once("\n... [truncated: ") {
+                    // head and tail of shell output: a prefix and a suffix of the original
+                    let tail = rest.split_once("] ...\n").map_or("", |(_, t)| t);
+                    prop_assert!(original.starts_with(head) && original.ends_with(tail), "{:?} / {:?}", original, cut);
+                } else {
+                    // otherwise a one-line pointer
+                    prop_assert!(cut.starts_with('[') && !cut.contains('\n'), "{:?}", cut);
+                }
             }
         }
     }

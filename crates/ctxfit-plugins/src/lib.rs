@@ -12,7 +12,14 @@ extern crate ctxfit_retain_tiered as _;
 extern crate ctxfit_retain_truncate as _;
 
 /// The names of the built-in rules, sorted (what the registry must contain, at least).
-pub const BUILT_IN_RULES: &[&str] = &["bash", "edit-file", "read-file", "recent", "tiered", "truncate"];
+pub const BUILT_IN_RULES: &[&str] = &[
+    "bash",
+    "edit-file",
+    "read-file",
+    "recent",
+    "tiered",
+    "truncate",
+];
 
 /// The registry of every linked rule: the built-in ones and any custom rule crate the binary links.
 pub fn registry() -> Result<ctxfit_retention::Registry, ctxfit_retention::DuplicateRule> {

@@ -14,11 +14,21 @@ fn rules_are_found_by_name_and_tool() {
     assert!(tiered.origin.starts_with("ctxfit_retain_tiered"));
     assert!(registry.get("nope").is_none());
     let names = |kind: &str, tool: &str| -> Vec<&str> {
-        registry.for_tool(kind, tool).iter().map(|d| d.name).collect()
+        registry
+            .for_tool(kind, tool)
+            .iter()
+            .map(|d| d.name)
+            .collect()
     };
-    assert_eq!(names("bash", "Bash"), ["bash", "read-file", "tiered", "truncate"]);
+    assert_eq!(
+        names("bash", "Bash"),
+        ["bash", "read-file", "tiered", "truncate"]
+    );
     assert_eq!(names("listing", "Glob"), ["recent", "tiered", "truncate"]);
-    assert_eq!(names("edit_file", "Edit"), ["edit-file", "tiered", "truncate"]);
+    assert_eq!(
+        names("edit_file", "Edit"),
+        ["edit-file", "tiered", "truncate"]
+    );
     assert!((tiered.factory)(&serde_json::json!({"default": "x"})).is_err());
     assert!((tiered.factory)(&serde_json::json!({"colour": 1})).is_err());
 }

@@ -19,7 +19,9 @@
 //! ```
 
 use ctxfit_model::{Content, Value};
-use ctxfit_retention::{char_count, register_rule, Decision, RetentionRule, RuleConfigError, RuleContext};
+use ctxfit_retention::{
+    char_count, register_rule, Decision, RetentionRule, RuleConfigError, RuleContext,
+};
 
 /// Head and tail of long shell output.
 #[derive(Debug, Clone)]
@@ -130,9 +132,9 @@ fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
     };
     for (k, v) in map {
         let n = || {
-            v.as_u64()
-                .map(|n| n as usize)
-                .ok_or_else(|| RuleConfigError::new("bash", format!("`{k}` must be a non-negative integer")))
+            v.as_u64().map(|n| n as usize).ok_or_else(|| {
+                RuleConfigError::new("bash", format!("`{k}` must be a non-negative integer"))
+            })
         };
         match k.as_str() {
             "keep_below" => rule.keep_below = n()?,
@@ -170,13 +172,21 @@ mod tests {
 
     #[test]
     fn head_and_tail_snaps_to_lines_and_counts() {
-        let text: String = (1..=500).map(|i| format!("line {i:03} of the build log\n")).collect();
+        let text: String = (1..=500)
+            .map(|i| format!("line {i:03} of the build log\n"))
+            .collect();
         let cut = head_and_tail(&text, 200, 200);
         assert!(cut.starts_with("line 001"));
-        assert!(cut.contains("\n... [truncated: 13,000 chars total, 500 lines] ...\n"), "{cut}");
+        assert!(
+            cut.contains("\n... [truncated: 13,000 chars total, 500 lines] ...\n"),
+            "{cut}"
+        );
         assert!(cut.ends_with("line 500 of the build log\n"));
         let middle = cut.split("\n... [").next().unwrap();
-        assert!(middle.ends_with("of the build log"), "head ends on a line boundary: {middle:?}");
+        assert!(
+            middle.ends_with("of the build log"),
+            "head ends on a line boundary: {middle:?}"
+        );
         // multi-byte text is cut between characters
         let wide = "日本語テキスト".repeat(3000);
         let cut = head_and_tail(&wide, 100, 100);

@@ -37,7 +37,9 @@ fn describe(op: &EditOp) -> String {
             if *all { " (every occurrence)" } else { "" }
         ),
         EditOp::Write { content } => format!("write {} line(s)", lines(content)),
-        EditOp::Insert { after_line, text } => format!("insert {} line(s) after line {after_line}", lines(text)),
+        EditOp::Insert { after_line, text } => {
+            format!("insert {} line(s) after line {after_line}", lines(text))
+        }
         EditOp::Opaque { description } => description.clone(),
     }
 }
@@ -74,8 +76,12 @@ pub fn changelog(conv: &Conversation) -> BTreeMap<String, Vec<ChangeEntry>> {
             if u.name == "open" {
                 open_file = read_target(&u.name, &u.input, &shell).map(|t| t.path);
             }
-            let Some(edit) = edit_call(&u.name, &u.input) else { continue };
-            let Some(path) = edit.path.clone().or_else(|| open_file.clone()) else { continue };
+            let Some(edit) = edit_call(&u.name, &u.input) else {
+                continue;
+            };
+            let Some(path) = edit.path.clone().or_else(|| open_file.clone()) else {
+                continue;
+            };
             if u.name == "create" {
                 open_file = Some(path.clone());
             }
@@ -98,9 +104,15 @@ pub fn changelog(conv: &Conversation) -> BTreeMap<String, Vec<ChangeEntry>> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FileState {
     /// The whole content, and how it was obtained.
-    Known { content: String, provenance: Vec<String> },
+    Known {
+        content: String,
+        provenance: Vec<String>,
+    },
     /// Some lines only (partial reads), by line number.
-    Partial { lines: BTreeMap<usize, String>, provenance: Vec<String> },
+    Partial {
+        lines: BTreeMap<usize, String>,
+        provenance: Vec<String>,
+    },
     /// Nothing reliable, and why.
     Unknown { reason: String },
 }
@@ -110,7 +122,10 @@ fn numbered_lines(output: &str) -> BTreeMap<usize, String> {
     let mut out = BTreeMap::new();
     for line in output.lines() {
         let trimmed = line.trim_start();
-        let digits = trimmed.len() - trimmed.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let digits = trimmed.len()
+            - trimmed
+                .trim_start_matches(|c: char| c.is_ascii_digit())
+                .len();
         if digits == 0 {
             continue;
         }
@@ -132,7 +147,11 @@ fn apply(content: &str, op: &EditOp) -> Result<String, String> {
             if !content.contains(old.as_str()) {
                 return Err("its old text is not in the content known at that point".into());
             }
-            Ok(if *all { content.replace(old.as_str(), new) } else { content.replacen(old.as_str(), new, 1) })
+            Ok(if *all {
+                content.replace(old.as_str(), new)
+            } else {
+                content.replacen(old.as_str(), new, 1)
+            })
         }
         EditOp::Write { content } => Ok(content.clone()),
         EditOp::Insert { after_line, text } => {
@@ -164,7 +183,9 @@ pub fn file_state(conv: &Conversation, path: &str, turn: usize) -> FileState {
             }
         }
     }
-    let mut state = FileState::Unknown { reason: format!("no full read or write of {wanted} in the first {turn} turn(s)") };
+    let mut state = FileState::Unknown {
+        reason: format!("no full read or write of {wanted} in the first {turn} turn(s)"),
+    };
     let mut open_file: Option<String> = None;
     for (mi, m) in conv.messages[..end].iter().enumerate() {
         for block in &m.content.blocks {
@@ -173,9 +194,12 @@ pub fn file_state(conv: &Conversation, path: &str, turn: usize) -> FileState {
                     if u.name == "open" {
                         open_file = read_target(&u.name, &u.input, &shell).map(|t| t.path);
                     }
-                    let Some(edit) = edit_call(&u.name, &u.input) else { continue };
+                    let Some(edit) = edit_call(&u.name, &u.input) else {
+                        continue;
+                    };
                     let target = edit.path.clone().or_else(|| open_file.clone());
-                    if target.as_deref() != Some(wanted) || failed.get(u.id.as_str()) == Some(&true) {
+                    if target.as_deref() != Some(wanted) || failed.get(u.id.as_str()) == Some(&true)
+                    {
                         continue;
                     }
                     for op in &edit.ops {
@@ -205,13 +229,19 @@ pub fn file_state(conv: &Conversation, path: &str, turn: usize) -> FileState {
                     }
                 }
                 Block::ToolResult(r) => {
-                    let Some(site) = index.get(&r.tool_use_id) else { continue };
-                    let Some(Block::ToolUse(call)) =
-                        conv.messages.get(site.message).and_then(|m| m.content.blocks.get(site.block))
+                    let Some(site) = index.get(&r.tool_use_id) else {
+                        continue;
+                    };
+                    let Some(Block::ToolUse(call)) = conv
+                        .messages
+                        .get(site.message)
+                        .and_then(|m| m.content.blocks.get(site.block))
                     else {
                         continue;
                     };
-                    let Some(target) = read_target(&call.name, &call.input, &shell) else { continue };
+                    let Some(target) = read_target(&call.name, &call.input, &shell) else {
+                        continue;
+                    };
                     if target.path != wanted || r.is_error == Some(true) {
                         continue;
                     }
@@ -228,15 +258,31 @@ pub fn file_state(conv: &Conversation, path: &str, turn: usize) -> FileState {
                         }
                     } else {
                         match state {
-                            FileState::Partial { lines: mut known, mut provenance } => {
+                            FileState::Partial {
+                                lines: mut known,
+                                mut provenance,
+                            } => {
                                 known.extend(lines);
-                                provenance.push(format!("partial read by {} at message {mi}", call.name));
-                                FileState::Partial { lines: known, provenance }
+                                provenance
+                                    .push(format!("partial read by {} at message {mi}", call.name));
+                                FileState::Partial {
+                                    lines: known,
+                                    provenance,
+                                }
                             }
-                            FileState::Known { content, provenance } => FileState::Known { content, provenance },
+                            FileState::Known {
+                                content,
+                                provenance,
+                            } => FileState::Known {
+                                content,
+                                provenance,
+                            },
                             FileState::Unknown { .. } => FileState::Partial {
                                 lines,
-                                provenance: vec![format!("partial read by {} at message {mi}", call.name)],
+                                provenance: vec![format!(
+                                    "partial read by {} at message {mi}",
+                                    call.name
+                                )],
                             },
                         }
                     };
@@ -247,4 +293,3 @@ pub fn file_state(conv: &Conversation, path: &str, turn: usize) -> FileState {
     }
     state
 }
-

@@ -66,11 +66,12 @@ pub fn with_intent(tool: &ToolDefinition) -> ToolDefinition {
         .input_schema
         .get_or_insert_with(|| serde_json::json!({"type": "object", "properties": {}}));
     if let Some(Value::Object(props)) = schema.as_object_mut().map(|s| {
-        s.entry("properties").or_insert_with(|| Value::Object(Default::default()))
+        s.entry("properties")
+            .or_insert_with(|| Value::Object(Default::default()))
     }) {
-        props.entry("intent").or_insert_with(|| {
-            serde_json::json!({"type": "string", "description": INTENT_DESCRIPTION})
-        });
+        props.entry("intent").or_insert_with(
+            || serde_json::json!({"type": "string", "description": INTENT_DESCRIPTION}),
+        );
     }
     out
 }
@@ -83,15 +84,24 @@ mod tests {
     fn intent_is_added_once_and_optional() {
         let tool = ToolDefinition {
             name: "edit_file".into(),
-            input_schema: Some(serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})),
+            input_schema: Some(
+                serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+            ),
             ..ToolDefinition::default()
         };
         let with = with_intent(&tool);
         let schema = with.input_schema.as_ref().unwrap();
         assert_eq!(schema["properties"]["intent"]["type"], "string");
-        assert_eq!(schema["required"], serde_json::json!(["path"]), "intent stays optional");
+        assert_eq!(
+            schema["required"],
+            serde_json::json!(["path"]),
+            "intent stays optional"
+        );
         assert_eq!(with_intent(&with), with);
-        let bare = with_intent(&ToolDefinition { name: "Write".into(), ..ToolDefinition::default() });
+        let bare = with_intent(&ToolDefinition {
+            name: "Write".into(),
+            ..ToolDefinition::default()
+        });
         assert!(bare.input_schema.unwrap()["properties"]["intent"].is_object());
     }
 }

@@ -33,10 +33,13 @@ use std::collections::BTreeSet;
 
 use ctxfit_model::Value;
 use ctxfit_retention::calls::{edit_call, read_target, ShellReads, DEFAULT_SHELL_READS};
-use ctxfit_retention::{register_rule, Decision, RetentionRule, RuleConfigError, RuleContext, SiblingResult};
+use ctxfit_retention::{
+    register_rule, Decision, RetentionRule, RuleConfigError, RuleContext, SiblingResult,
+};
 
 pub const DEFAULT_POINTER: &str = "[Re-read of {path} - see earlier read for content]";
-pub const IDENTICAL_POINTER: &str = "[Re-read of {path} - identical to an earlier read, see it for content]";
+pub const IDENTICAL_POINTER: &str =
+    "[Re-read of {path} - identical to an earlier read, see it for content]";
 pub const EDITED_POINTER: &str =
     "[Re-read of {path} - see earlier read for content; the file was edited after this read]";
 
@@ -82,7 +85,8 @@ impl KeepFirstAndLastReads {
     }
 
     fn is_pointer(&self, text: &str) -> bool {
-        text.starts_with("[Re-read of ") || text.starts_with(self.pointer.split("{path}").next().unwrap_or("\u{0}"))
+        text.starts_with("[Re-read of ")
+            || text.starts_with(self.pointer.split("{path}").next().unwrap_or("\u{0}"))
     }
 }
 
@@ -94,7 +98,11 @@ impl RetentionRule for KeepFirstAndLastReads {
     fn decide(&self, ctx: &RuleContext<'_>) -> Decision {
         let Some(target) = read_target(ctx.tool_name, ctx.input, &self.shell) else {
             // a shell command that is not a read: the next rule decides
-            return if ctx.tool_kind == "read_file" { Decision::Keep } else { Decision::Defer };
+            return if ctx.tool_kind == "read_file" {
+                Decision::Keep
+            } else {
+                Decision::Defer
+            };
         };
         let text = ctx.content.joined_text();
         if self.is_pointer(&text) {
@@ -123,9 +131,16 @@ impl RetentionRule for KeepFirstAndLastReads {
         }
         let edited_after = ctx.results_of("edit_file").iter().any(|e| {
             e.is_after(ctx.message_index, ctx.block_index)
-                && edit_call(e.tool_name, e.input).and_then(|c| c.path).as_deref() == Some(target.path.as_str())
+                && edit_call(e.tool_name, e.input)
+                    .and_then(|c| c.path)
+                    .as_deref()
+                    == Some(target.path.as_str())
         });
-        let template = if edited_after && self.pointer == DEFAULT_POINTER { EDITED_POINTER } else { &self.pointer };
+        let template = if edited_after && self.pointer == DEFAULT_POINTER {
+            EDITED_POINTER
+        } else {
+            &self.pointer
+        };
         Decision::Pointer(self.text(template, &target.path))
     }
 
@@ -192,7 +207,11 @@ mod tests {
     #[test]
     fn seed_004_table() {
         let check = |n: usize, expected: &[usize]| {
-            assert_eq!(kept_positions(n, 5).into_iter().collect::<Vec<_>>(), expected, "{n} reads");
+            assert_eq!(
+                kept_positions(n, 5).into_iter().collect::<Vec<_>>(),
+                expected,
+                "{n} reads"
+            );
         };
         check(1, &[0]);
         check(2, &[0, 1]);

@@ -20,7 +20,9 @@
 //! ```
 
 use ctxfit_model::Value;
-use ctxfit_retention::{register_rule, truncate_str, Decision, RetentionRule, RuleConfigError, RuleContext};
+use ctxfit_retention::{
+    register_rule, truncate_str, Decision, RetentionRule, RuleConfigError, RuleContext,
+};
 
 pub const DEFAULT_POINTER: &str = "[Old {tool} result omitted — input: {input}]";
 
@@ -54,8 +56,14 @@ impl KeepMostRecent {
     fn pointer_for(&self, ctx: &RuleContext<'_>) -> String {
         let input = ctx.input.to_string();
         let short = truncate_str(&input, 120);
-        let input = if short.len() < input.len() { format!("{short}…") } else { input };
-        self.pointer.replace("{tool}", ctx.tool_name).replace("{input}", &input)
+        let input = if short.len() < input.len() {
+            format!("{short}…")
+        } else {
+            input
+        };
+        self.pointer
+            .replace("{tool}", ctx.tool_name)
+            .replace("{input}", &input)
     }
 }
 
@@ -73,7 +81,9 @@ impl RetentionRule for KeepMostRecent {
             Scope::Tool => ctx
                 .same_tool
                 .iter()
-                .filter(|r| r.tool_name == ctx.tool_name && r.is_after(ctx.message_index, ctx.block_index))
+                .filter(|r| {
+                    r.tool_name == ctx.tool_name && r.is_after(ctx.message_index, ctx.block_index)
+                })
                 .count(),
             Scope::All => ctx.newer_results,
         };

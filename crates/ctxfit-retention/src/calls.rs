@@ -32,7 +32,9 @@ pub struct ShellReads {
 
 impl Default for ShellReads {
     fn default() -> Self {
-        ShellReads::new(DEFAULT_SHELL_READS).unwrap_or(ShellReads { patterns: Vec::new() })
+        ShellReads::new(DEFAULT_SHELL_READS).unwrap_or(ShellReads {
+            patterns: Vec::new(),
+        })
     }
 }
 
@@ -41,7 +43,8 @@ impl ShellReads {
     pub fn new<S: AsRef<str>>(patterns: &[S]) -> Result<ShellReads, String> {
         let mut out = Vec::new();
         for p in patterns {
-            let re = Regex::new(p.as_ref()).map_err(|e| format!("pattern `{}`: {e}", p.as_ref()))?;
+            let re =
+                Regex::new(p.as_ref()).map_err(|e| format!("pattern `{}`: {e}", p.as_ref()))?;
             if !re.capture_names().any(|n| n == Some("path")) {
                 return Err(format!("pattern `{}` has no `path` group", p.as_ref()));
             }
@@ -56,7 +59,9 @@ impl ShellReads {
             let caps = re.captures(command)?;
             Some(ReadTarget {
                 path: normalise(caps.name("path")?.as_str()),
-                range: caps.name("range").map(|r| format!("lines {}", r.as_str().replace(',', "-"))),
+                range: caps
+                    .name("range")
+                    .map(|r| format!("lines {}", r.as_str().replace(',', "-"))),
             })
         })
     }
@@ -70,7 +75,8 @@ fn normalise(path: &str) -> String {
 }
 
 fn str_of<'a>(input: &'a Value, keys: &[&str]) -> Option<&'a str> {
-    keys.iter().find_map(|k| input.get(*k).and_then(Value::as_str))
+    keys.iter()
+        .find_map(|k| input.get(*k).and_then(Value::as_str))
 }
 
 /// The shell command of a call (`command`, or SWE-agent's made-up `{"command": action}`).
@@ -97,7 +103,12 @@ pub fn read_target(tool: &str, input: &Value, shell: &ShellReads) -> Option<Read
     let range_of = |keys: &[&str]| -> Option<String> {
         let parts: Vec<String> = keys
             .iter()
-            .filter_map(|k| input.get(*k).filter(|v| !v.is_null()).map(|v| format!("{k}={v}")))
+            .filter_map(|k| {
+                input
+                    .get(*k)
+                    .filter(|v| !v.is_null())
+                    .map(|v| format!("{k}={v}"))
+            })
             .collect();
         (!parts.is_empty()).then(|| parts.join(","))
     };
@@ -106,10 +117,12 @@ pub fn read_target(tool: &str, input: &Value, shell: &ShellReads) -> Option<Read
             path: normalise(str_of(input, &["file_path", "path", "filename"])?),
             range: range_of(&["offset", "limit", "start_line", "end_line", "view_range"]),
         }),
-        "str_replace_editor" if input.get("command").and_then(Value::as_str) == Some("view") => Some(ReadTarget {
-            path: normalise(str_of(input, &["path"])?),
-            range: range_of(&["view_range"]),
-        }),
+        "str_replace_editor" if input.get("command").and_then(Value::as_str) == Some("view") => {
+            Some(ReadTarget {
+                path: normalise(str_of(input, &["path"])?),
+                range: range_of(&["view_range"]),
+            })
+        }
         "open" => {
             if let Some(path) = str_of(input, &["path", "file_path", "filename"]) {
                 return Some(ReadTarget {
@@ -157,7 +170,10 @@ fn replace_op(v: &Value, old_keys: &[&str], new_keys: &[&str]) -> Option<EditOp>
     Some(EditOp::Replace {
         old: str_of(v, old_keys)?.to_owned(),
         new: str_of(v, new_keys).unwrap_or("").to_owned(),
-        all: v.get("replace_all").and_then(Value::as_bool).unwrap_or(false),
+        all: v
+            .get("replace_all")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
     })
 }
 
@@ -174,13 +190,23 @@ pub fn edit_call(tool: &str, input: &Value) -> Option<EditCall> {
             .filter_map(|e| replace_op(e, &["old_string"], &["new_string"]))
             .collect(),
         "Write" | "write_file" => vec![EditOp::Write {
-            content: str_of(input, &["content", "file_text"]).unwrap_or("").to_owned(),
+            content: str_of(input, &["content", "file_text"])
+                .unwrap_or("")
+                .to_owned(),
         }],
-        "edit_file" => match replace_op(input, &["old_string", "old_str", "old"], &["new_string", "new_str", "new"]) {
+        "edit_file" => match replace_op(
+            input,
+            &["old_string", "old_str", "old"],
+            &["new_string", "new_str", "new"],
+        ) {
             Some(op) => vec![op],
             None => match str_of(input, &["content", "file_text"]) {
-                Some(c) => vec![EditOp::Write { content: c.to_owned() }],
-                None => vec![EditOp::Opaque { description: "edit_file".into() }],
+                Some(c) => vec![EditOp::Write {
+                    content: c.to_owned(),
+                }],
+                None => vec![EditOp::Opaque {
+                    description: "edit_file".into(),
+                }],
             },
         },
         "str_replace_editor" => match input.get("command").and_then(Value::as_str)? {
@@ -189,11 +215,16 @@ pub fn edit_call(tool: &str, input: &Value) -> Option<EditCall> {
             }],
             "str_replace" => vec![replace_op(input, &["old_str"], &["new_str"])?],
             "insert" => vec![EditOp::Insert {
-                after_line: input.get("insert_line").and_then(Value::as_u64).unwrap_or(0) as usize,
+                after_line: input
+                    .get("insert_line")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0) as usize,
                 text: str_of(input, &["new_str"]).unwrap_or("").to_owned(),
             }],
             "view" => return None,
-            other => vec![EditOp::Opaque { description: format!("str_replace_editor {other}") }],
+            other => vec![EditOp::Opaque {
+                description: format!("str_replace_editor {other}"),
+            }],
         },
         "create" => {
             let path = path.clone().or_else(|| {
@@ -202,7 +233,9 @@ pub fn edit_call(tool: &str, input: &Value) -> Option<EditCall> {
             });
             return Some(EditCall {
                 path,
-                ops: vec![EditOp::Write { content: String::new() }],
+                ops: vec![EditOp::Write {
+                    content: String::new(),
+                }],
                 intent,
             });
         }
@@ -226,18 +259,57 @@ mod tests {
         let shell = ShellReads::default();
         let check = |tool: &str, input: Value, expected: Option<(&str, Option<&str>)>| {
             let got = read_target(tool, &input, &shell);
-            let expected = expected.map(|(p, r)| ReadTarget { path: p.into(), range: r.map(Into::into) });
+            let expected = expected.map(|(p, r)| ReadTarget {
+                path: p.into(),
+                range: r.map(Into::into),
+            });
             assert_eq!(got, expected, "{tool} {input}");
         };
-        check("Read", json!({"file_path": "/a/b.rs"}), Some(("/a/b.rs", None)));
-        check("Read", json!({"file_path": "/a/b.rs", "offset": 55, "limit": 50}), Some(("/a/b.rs", Some("offset=55,limit=50"))));
-        check("str_replace_editor", json!({"command": "view", "path": "/w/x.py", "view_range": [1, 20]}), Some(("/w/x.py", Some("view_range=[1,20]"))));
-        check("str_replace_editor", json!({"command": "create", "path": "/w/x.py"}), None);
-        check("open", json!({"path": "src/fields.py", "line_number": 1474}), Some(("src/fields.py", Some("line_number=1474"))));
-        check("open", json!({"command": "open \"src/marshmallow/fields.py\" 1474"}), Some(("src/marshmallow/fields.py", Some("line 1474"))));
-        check("Bash", json!({"command": "cat ./README.md"}), Some(("README.md", None)));
-        check("bash", json!({"command": "nl -ba src/a.rs | sed -n 10,40p"}), Some(("src/a.rs", Some("lines 10-40"))));
-        check("execute_bash", json!({"command": "sed -n '5,9p' x.txt"}), Some(("x.txt", Some("lines 5-9"))));
+        check(
+            "Read",
+            json!({"file_path": "/a/b.rs"}),
+            Some(("/a/b.rs", None)),
+        );
+        check(
+            "Read",
+            json!({"file_path": "/a/b.rs", "offset": 55, "limit": 50}),
+            Some(("/a/b.rs", Some("offset=55,limit=50"))),
+        );
+        check(
+            "str_replace_editor",
+            json!({"command": "view", "path": "/w/x.py", "view_range": [1, 20]}),
+            Some(("/w/x.py", Some("view_range=[1,20]"))),
+        );
+        check(
+            "str_replace_editor",
+            json!({"command": "create", "path": "/w/x.py"}),
+            None,
+        );
+        check(
+            "open",
+            json!({"path": "src/fields.py", "line_number": 1474}),
+            Some(("src/fields.py", Some("line_number=1474"))),
+        );
+        check(
+            "open",
+            json!({"command": "open \"src/marshmallow/fields.py\" 1474"}),
+            Some(("src/marshmallow/fields.py", Some("line 1474"))),
+        );
+        check(
+            "Bash",
+            json!({"command": "cat ./README.md"}),
+            Some(("README.md", None)),
+        );
+        check(
+            "bash",
+            json!({"command": "nl -ba src/a.rs | sed -n 10,40p"}),
+            Some(("src/a.rs", Some("lines 10-40"))),
+        );
+        check(
+            "execute_bash",
+            json!({"command": "sed -n '5,9p' x.txt"}),
+            Some(("x.txt", Some("lines 5-9"))),
+        );
         check("Bash", json!({"command": "cat a.txt | grep x"}), None);
         check("Bash", json!({"command": "git status"}), None);
         check("Grep", json!({"pattern": "x"}), None);
@@ -247,18 +319,48 @@ mod tests {
     fn edits_across_agents() {
         let e = edit_call("Edit", &json!({"file_path": "a.md", "old_string": "x", "new_string": "y", "intent": "fix typo"})).unwrap();
         assert_eq!(e.path.as_deref(), Some("a.md"));
-        assert_eq!(e.ops, [EditOp::Replace { old: "x".into(), new: "y".into(), all: false }]);
+        assert_eq!(
+            e.ops,
+            [EditOp::Replace {
+                old: "x".into(),
+                new: "y".into(),
+                all: false
+            }]
+        );
         assert_eq!(e.intent.as_deref(), Some("fix typo"));
         let m = edit_call("MultiEdit", &json!({"file_path": "a", "edits": [{"old_string": "1", "new_string": "2"}, {"old_string": "3", "new_string": "4", "replace_all": true}]})).unwrap();
         assert_eq!(m.ops.len(), 2);
         let w = edit_call("Write", &json!({"file_path": "n.txt", "content": "hello"})).unwrap();
-        assert_eq!(w.ops, [EditOp::Write { content: "hello".into() }]);
-        let i = edit_call("str_replace_editor", &json!({"command": "insert", "path": "p", "insert_line": 3, "new_str": "z"})).unwrap();
-        assert_eq!(i.ops, [EditOp::Insert { after_line: 3, text: "z".into() }]);
-        assert!(edit_call("str_replace_editor", &json!({"command": "view", "path": "p"})).is_none());
+        assert_eq!(
+            w.ops,
+            [EditOp::Write {
+                content: "hello".into()
+            }]
+        );
+        let i = edit_call(
+            "str_replace_editor",
+            &json!({"command": "insert", "path": "p", "insert_line": 3, "new_str": "z"}),
+        )
+        .unwrap();
+        assert_eq!(
+            i.ops,
+            [EditOp::Insert {
+                after_line: 3,
+                text: "z".into()
+            }]
+        );
+        assert!(edit_call(
+            "str_replace_editor",
+            &json!({"command": "view", "path": "p"})
+        )
+        .is_none());
         let c = edit_call("create", &json!({"command": "create reproduce.py"})).unwrap();
         assert_eq!(c.path.as_deref(), Some("reproduce.py"));
-        let s = edit_call("edit", &json!({"command": "edit 1:1\nprint(1)\nend_of_edit"})).unwrap();
+        let s = edit_call(
+            "edit",
+            &json!({"command": "edit 1:1\nprint(1)\nend_of_edit"}),
+        )
+        .unwrap();
         assert!(matches!(&s.ops[0], EditOp::Opaque { description } if description == "edit 1:1"));
         assert!(edit_call("Read", &json!({"file_path": "x"})).is_none());
     }
