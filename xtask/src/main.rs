@@ -4,9 +4,11 @@
 //! * `fit-tokens` — refit the fast token estimator against exact o200k counts on the corpus and rewrite
 //!   `crates/ctxfit-tokens/src/weights.rs`; prints the accuracy report.
 //! * `eval-tokens` — print the accuracy report of chars/4 and the fast estimator without refitting.
+//! * `compare-profiles` — tokens of the final request of every corpus session under each built-in profile.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod profiles;
 mod samples;
 mod tidy;
 mod tokens;
@@ -39,8 +41,9 @@ fn main() -> Result<()> {
         }
         Some("fit-tokens") => tokens::fit_and_write(&workspace_root()),
         Some("eval-tokens") => tokens::eval(),
+        Some("compare-profiles") => profiles::compare(),
         _ => {
-            eprintln!("usage: cargo xtask <tidy | fit-tokens | eval-tokens>");
+            eprintln!("usage: cargo xtask <tidy | fit-tokens | eval-tokens | compare-profiles>");
             bail!("unknown or missing command")
         }
     }

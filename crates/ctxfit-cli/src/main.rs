@@ -8,6 +8,7 @@
 
 mod compact;
 mod convert;
+mod files;
 mod input;
 mod output;
 mod policy;
@@ -36,6 +37,10 @@ enum Command {
     Tokens(tokens::Args),
     /// Compact stale tool results of a conversation under a profile; writes it in its own format.
     Compact(compact::Args),
+    /// The edits of a session, per file, with their intents.
+    Changelog(files::ChangelogArgs),
+    /// The content of a file at a turn, rebuilt from the reads and edits of a session.
+    FileState(files::FileStateArgs),
     /// Policies: `policy show` prints the effective profile and the registered rules.
     #[command(subcommand)]
     Policy(policy::Command),
@@ -63,6 +68,8 @@ fn main() -> ExitCode {
         Command::Convert(args) => convert::run(args),
         Command::Tokens(args) => tokens::run(args),
         Command::Compact(args) => compact::run(args),
+        Command::Changelog(args) => files::changelog(args),
+        Command::FileState(args) => files::file_state(args),
         Command::Policy(cmd) => policy::run(cmd),
     };
     match result {

@@ -375,3 +375,76 @@ fn policy_show_and_policy_errors() {
     assert!(stdout(&o).contains("budget = 777"), "{}", stdout(&o));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn changelog_and_file_state_of_real_sessions() {
+    let traj = corpus().join("trajectories/swe-agent/marshmallow-1867.traj");
+    let o = ctxfit(&["changelog", traj.to_str().unwrap()], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("reproduce.py\n"), "{out}");
+    assert!(out.contains("src/marshmallow/fields.py\n"), "{out}");
+    assert!(out.contains("append 9 line(s)"), "{out}");
+
+    let o = ctxfit(
+        &[
+            "file-state",
+            traj.to_str().unwrap(),
+            "--path",
+            "reproduce.py",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("from marshmallow.fields import TimeDelta\n"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stderr(&o)
+        .contains("written by create at message 2; insert at message 4: append 9 line(s)"));
+
+    let o = ctxfit(
+        &[
+            "file-state",
+            traj.to_str().unwrap(),
+            "--path",
+            "reproduce.py",
+            "--turn",
+            "0",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("reproduce.py: unknown — no full read or write"),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = ctxfit(
+        &[
+            "file-state",
+            traj.to_str().unwrap(),
+            "--path",
+            "src/marshmallow/fields.py",
+            "--json",
+        ],
+        None,
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["state"], "unknown");
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("only part of the file was read"),
+        "{v}"
+    );
+
+    let cc = corpus().join("trajectories/claude-code/-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1/subagents/agent-a4ca7529859c158c2.jsonl");
+    let o = ctxfit(&["changelog", "--json", cc.to_str().unwrap()], None);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (_, entries) = v.as_object().unwrap().iter().next().unwrap();
+    assert_eq!(entries.as_array().unwrap().len(), 5);
+}

@@ -37,6 +37,10 @@ fn describe(op: &EditOp) -> String {
             if *all { " (every occurrence)" } else { "" }
         ),
         EditOp::Write { content } => format!("write {} line(s)", lines(content)),
+        EditOp::Insert {
+            after_line: usize::MAX,
+            text,
+        } => format!("append {} line(s)", lines(text)),
         EditOp::Insert { after_line, text } => {
             format!("insert {} line(s) after line {after_line}", lines(text))
         }
@@ -155,6 +159,9 @@ fn apply(content: &str, op: &EditOp) -> Result<String, String> {
         }
         EditOp::Write { content } => Ok(content.clone()),
         EditOp::Insert { after_line, text } => {
+            if content.is_empty() {
+                return Ok(text.clone());
+            }
             let mut lines: Vec<&str> = content.split('\n').collect();
             let at = (*after_line).min(lines.len());
             lines.insert(at, text.trim_end_matches('\n'));
@@ -198,6 +205,9 @@ pub fn file_state(conv: &Conversation, path: &str, turn: usize) -> FileState {
                         continue;
                     };
                     let target = edit.path.clone().or_else(|| open_file.clone());
+                    if u.name == "create" {
+                        open_file = target.clone();
+                    }
                     if target.as_deref() != Some(wanted) || failed.get(u.id.as_str()) == Some(&true)
                     {
                         continue;

@@ -151,7 +151,7 @@ pub enum EditOp {
     Replace { old: String, new: String, all: bool },
     /// The whole file is `content` (a write or a create).
     Write { content: String },
-    /// Insert `text` after line `after_line` (0 = at the top).
+    /// Insert `text` after line `after_line` (0 = at the top, `usize::MAX` = at the end).
     Insert { after_line: usize, text: String },
     /// A change ctxfit cannot replay (line-range edits, undo): the content after it is unknown.
     Opaque { description: String },
@@ -239,6 +239,17 @@ pub fn edit_call(tool: &str, input: &Value) -> Option<EditCall> {
                 intent,
             });
         }
+        // SWE-agent with function calling: edit {search, replace}, insert {text, line?}
+        "edit" if input.get("search").is_some() => {
+            vec![replace_op(input, &["search"], &["replace"])?]
+        }
+        "insert" if input.get("text").is_some() => vec![EditOp::Insert {
+            after_line: input
+                .get("line")
+                .and_then(Value::as_u64)
+                .map_or(usize::MAX, |l| l as usize),
+            text: str_of(input, &["text"]).unwrap_or("").to_owned(),
+        }],
         "edit" | "insert" => vec![EditOp::Opaque {
             description: shell_command(input)
                 .map(|c| c.lines().next().unwrap_or("").to_owned())

@@ -1,0 +1,136 @@
+//! `ctxfit changelog` and `ctxfit file-state`: what a session did to its files (seed 004 §6).
+
+use anyhow::Result;
+use ctxfit_import::{Session, SourceFormat};
+use ctxfit_retain_edit_file::{changelog as edits_per_file, file_state as state_at, FileState};
+use serde_json::json;
+
+use crate::input::{load, parse_format};
+use crate::output::emit;
+use crate::BadInput;
+
+#[derive(clap::Args)]
+pub struct ChangelogArgs {
+    /// Session file (`-` for standard input).
+    file: Option<String>,
+    /// Use the embedded sample session instead of a file.
+    #[arg(long, conflicts_with = "file")]
+    sample: bool,
+    /// Read the input as this format instead of detecting it.
+    #[arg(long, value_parser = parse_format)]
+    format: Option<SourceFormat>,
+    /// For files holding several sessions: session N (0-based).
+    #[arg(long, default_value_t = 0)]
+    session: usize,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
+pub struct FileStateArgs {
+    /// Session file (`-` for standard input).
+    file: Option<String>,
+    /// Use the embedded sample session instead of a file.
+    #[arg(long, conflicts_with = "file")]
+    sample: bool,
+    /// The file, as the session names it.
+    #[arg(long, allow_hyphen_values = true)]
+    path: String,
+    /// After this many assistant turns (default: the whole session).
+    #[arg(long)]
+    turn: Option<usize>,
+    /// Read the input as this format instead of detecting it.
+    #[arg(long, value_parser = parse_format)]
+    format: Option<SourceFormat>,
+    /// For files holding several sessions: session N (0-based).
+    #[arg(long, default_value_t = 0)]
+    session: usize,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+fn pick(name: &str, mut sessions: Vec<Session>, n: usize) -> Result<Session> {
+    if n >= sessions.len() {
+        return Err(BadInput(format!(
+            "{name}: --session {n}, but the file holds {} session(s)",
+            sessions.len()
+        ))
+        .into());
+    }
+    Ok(sessions.swap_remove(n))
+}
+
+pub fn changelog(args: ChangelogArgs) -> Result<()> {
+    let (name, sessions) = load(args.file.as_deref(), args.sample, args.format)?;
+    let session = pick(&name, sessions, args.session)?;
+    let log = edits_per_file(&session.conversation);
+    if args.json {
+        let doc: serde_json::Map<String, serde_json::Value> = log
+            .iter()
+            .map(|(path, entries)| {
+                let list = entries
+                    .iter()
+                    .map(|e| json!({"message": e.message, "turn": e.turn, "tool": e.tool, "tool_use_id": e.tool_use_id,
+                                    "summary": e.summary, "intent": e.intent, "failed": e.failed}))
+                    .collect();
+                (path.clone(), serde_json::Value::Array(list))
+            })
+            .collect();
+        return emit(None, &format!("{}\n", serde_json::to_string_pretty(&doc)?));
+    }
+    if log.is_empty() {
+        return emit(None, &format!("{name}: no edits\n"));
+    }
+    let mut out = String::new();
+    for (path, entries) in &log {
+        out.push_str(&format!("{path}\n"));
+        for e in entries {
+            out.push_str(&format!(
+                "  turn {:>3}  message {:>4}  {:<18} {}{}\n",
+                e.turn,
+                e.message,
+                e.tool,
+                e.summary,
+                if e.failed { "  (failed)" } else { "" }
+            ));
+            if let Some(intent) = &e.intent {
+                out.push_str(&format!("{:>38}intent: {intent}\n", ""));
+            }
+        }
+    }
+    emit(None, &out)
+}
+
+pub fn file_state(args: FileStateArgs) -> Result<()> {
+    let (name, sessions) = load(args.file.as_deref(), args.sample, args.format)?;
+    let session = pick(&name, sessions, args.session)?;
+    let turn = args.turn.unwrap_or(usize::MAX);
+    let state = state_at(&session.conversation, &args.path, turn);
+    let out = match (&state, args.json) {
+        (FileState::Known { content, provenance }, true) => {
+            json!({"path": args.path, "state": "known", "content": content, "provenance": provenance}).to_string() + "\n"
+        }
+        (FileState::Partial { lines, provenance }, true) => {
+            json!({"path": args.path, "state": "partial", "lines": lines, "provenance": provenance}).to_string() + "\n"
+        }
+        (FileState::Unknown { reason }, true) => json!({"path": args.path, "state": "unknown", "reason": reason}).to_string() + "\n",
+        (FileState::Known { content, provenance }, false) => {
+            eprintln!("# {}: {}", args.path, provenance.join("; "));
+            let mut c = content.clone();
+            if !c.ends_with('\n') {
+                c.push('\n');
+            }
+            c
+        }
+        (FileState::Partial { lines, provenance }, false) => {
+            eprintln!("# {}: only some lines are known ({})", args.path, provenance.join("; "));
+            lines.iter().map(|(n, l)| format!("{n:>6}  {l}\n")).collect()
+        }
+        (FileState::Unknown { reason }, false) => {
+            return Err(BadInput(format!("{}: unknown — {reason}", args.path)).into());
+        }
+    };
+    emit(None, &out)
+}
