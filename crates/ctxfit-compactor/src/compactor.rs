@@ -55,6 +55,10 @@ impl ResultIndex for ByKind<'_> {
     }
 }
 
+/// What a sticky decision is attached to: the tool_use_id and which result with that id it is (0 for the first).
+/// Real agents reuse ids (SWE-agent, tau-bench), so the id alone does not name one result.
+type ResultKey = (String, u32);
+
 /// A decision about to be committed.
 struct Change {
     content: Content,
@@ -68,8 +72,8 @@ struct Change {
 /// What replaces a block in the request.
 #[derive(Debug, Clone)]
 enum Replacement {
-    /// The sticky content decided for this tool_use_id.
-    Result(String),
+    /// The sticky content decided for this result.
+    Result(ResultKey),
     /// The call's input, cleared.
     ClearInput,
 }
@@ -92,6 +96,9 @@ struct Sticky {
 struct ResultSite {
     message: usize,
     block: usize,
+    /// The call's position, when the call was seen before the result.
+    call: Option<(usize, usize)>,
+    key: ResultKey,
     tool_use_id: String,
     tool: String,
     kind: String,
@@ -115,6 +122,8 @@ struct State {
     last_result_message: Option<usize>,
     /// Tokens saved by the sticky decisions that apply to this history.
     saved: usize,
+    /// How many results with each tool_use_id have been read (ids are reused by some agents).
+    seen_ids: HashMap<String, u32>,
     /// message index → (block index, what replaces it): kept current so a projection costs nothing to set up.
     replaced: HashMap<usize, Vec<(usize, Replacement)>>,
 }
@@ -132,11 +141,11 @@ pub struct Compactor {
     rules: Vec<BoundRule>,
     estimator: Box<dyn TokenEstimator>,
     state: State,
-    decided: HashMap<String, Sticky>,
+    decided: HashMap<ResultKey, Sticky>,
     /// Tool results with a sticky replacement (the ingestion cap included).
     compacted_results: usize,
     /// Results a history-independent rule chose to keep: never asked again.
-    kept: HashSet<String>,
+    kept: HashSet<ResultKey>,
     drop: Option<Range<usize>>,
 }
 
@@ -213,10 +222,13 @@ impl Compactor {
                 };
                 let tool = st.index.tool_name(&r.tool_use_id).unwrap_or("").to_owned();
                 let null = Value::Null;
-                let input = st.index.input(conv, &r.tool_use_id).unwrap_or(&null);
+                let call = st.index.get(&r.tool_use_id).map(|c| (c.message, c.block));
+                let input = call_input(conv, call).unwrap_or(&null);
                 let kind = self.kinds.kind_of(&tool, input).to_owned();
                 let ri = st.results.len();
-                let call = st.index.get(&r.tool_use_id).map(|c| (c.message, c.block));
+                let seen = st.seen_ids.entry(r.tool_use_id.clone()).or_default();
+                let key = (r.tool_use_id.clone(), *seen);
+                *seen += 1;
                 let at = ResultRef {
                     result: (mi, bi),
                     call,
@@ -228,27 +240,27 @@ impl Compactor {
                     }
                 }
                 st.last_result_message = Some(mi);
-                if let Some(sticky) = self.decided.get(&r.tool_use_id) {
+                if let Some(sticky) = self.decided.get(&key) {
                     st.saved +=
                         sticky.tokens_before - sticky.tokens_after + sticky.input_tokens_saved;
                     st.replaced
                         .entry(mi)
                         .or_default()
-                        .push((bi, Replacement::Result(r.tool_use_id.clone())));
-                    if sticky.clear_input {
-                        if let Some(call) = st.index.get(&r.tool_use_id) {
-                            st.replaced
-                                .entry(call.message)
-                                .or_default()
-                                .push((call.block, Replacement::ClearInput));
-                        }
+                        .push((bi, Replacement::Result(key.clone())));
+                    if let (true, Some((cm, cb))) = (sticky.clear_input, call) {
+                        st.replaced
+                            .entry(cm)
+                            .or_default()
+                            .push((cb, Replacement::ClearInput));
                     }
-                } else if !self.kept.contains(&r.tool_use_id) {
+                } else if !self.kept.contains(&key) {
                     st.pending.push(ri);
                 }
                 st.results.push(ResultSite {
                     message: mi,
                     block: bi,
+                    call,
+                    key,
                     tool_use_id: r.tool_use_id.clone(),
                     tool,
                     kind,
@@ -348,7 +360,7 @@ impl Compactor {
                 .is_some_and(|t| t.ends_with(INGESTION_MARKER));
             if already_capped {
                 // capped by an earlier pass over this history: as final as if capped here
-                self.kept.insert(site.tool_use_id.clone());
+                self.kept.insert(site.key.clone());
                 continue;
             }
             let est = self.estimator.as_ref();
@@ -408,7 +420,7 @@ impl Compactor {
                 continue;
             };
             if self.excluded(site) {
-                self.kept.insert(site.tool_use_id.clone());
+                self.kept.insert(site.key.clone());
                 continue;
             }
             let content = &result.content;
@@ -451,7 +463,7 @@ impl Compactor {
                 }
             }
             let Some((bound, decision)) = decided_by else {
-                self.kept.insert(site.tool_use_id.clone());
+                self.kept.insert(site.key.clone());
                 continue;
             };
             let replacement = match decision {
@@ -466,7 +478,7 @@ impl Compactor {
                 if bound.rule.depends_on_history() {
                     still.push(ri);
                 } else {
-                    self.kept.insert(site.tool_use_id.clone());
+                    self.kept.insert(site.key.clone());
                 }
                 continue;
             };
@@ -525,16 +537,14 @@ impl Compactor {
         let mut input_tokens_saved = 0;
         let mut cleared_at = None;
         if clear_input {
-            if let Some(call) = self.state.index.get(&site.tool_use_id) {
-                if let Some(Block::ToolUse(u)) =
-                    conv.messages[call.message].content.blocks.get(call.block)
-                {
+            if let Some((cm, cb)) = site.call {
+                if let Some(Block::ToolUse(u)) = conv.messages[cm].content.blocks.get(cb) {
                     let mut cleared = u.clone();
                     cleared.set_input(Value::Object(Default::default()));
                     let b = count_block(est, &Block::ToolUse(u.clone()));
                     let a = count_block(est, &Block::ToolUse(cleared));
                     input_tokens_saved = b.saturating_sub(a);
-                    cleared_at = Some((call.message, call.block, b, a));
+                    cleared_at = Some((cm, cb, b, a));
                 }
             }
         }
@@ -553,7 +563,7 @@ impl Compactor {
             .replaced
             .entry(site.message)
             .or_default()
-            .push((site.block, Replacement::Result(site.tool_use_id.clone())));
+            .push((site.block, Replacement::Result(site.key.clone())));
         if let Some((message, block, ..)) = cleared_at {
             self.state
                 .replaced
@@ -587,7 +597,7 @@ impl Compactor {
                 tokens_after: a,
             });
         }
-        self.decided.insert(site.tool_use_id.clone(), sticky);
+        self.decided.insert(site.key.clone(), sticky);
         self.compacted_results += 1;
         reports
     }
@@ -646,7 +656,7 @@ impl Compactor {
 pub struct Projection<'a> {
     source: &'a Conversation,
     replaced: &'a HashMap<usize, Vec<(usize, Replacement)>>,
-    decided: &'a HashMap<String, Sticky>,
+    decided: &'a HashMap<ResultKey, Sticky>,
     drop: Option<Range<usize>>,
 }
 
@@ -666,7 +676,8 @@ impl<'a> Projection<'a> {
         let mut blocks = Vec::with_capacity(msg.content.blocks.len());
         for (bi, block) in msg.content.blocks.iter().enumerate() {
             let change = changes.iter().find(|(b, _)| *b == bi).map(|(_, r)| r);
-            let decided_content = |id: &str| self.decided.get(id).and_then(|d| d.content.as_ref());
+            let decided_content =
+                |key: &ResultKey| self.decided.get(key).and_then(|d| d.content.as_ref());
             blocks.push(match (change, block) {
                 (Some(Replacement::Result(id)), Block::ToolResult(r))
                     if decided_content(id).is_some() =>
@@ -768,6 +779,15 @@ impl<'a> Projection<'a> {
             }
             _ => write_messages(&mut w),
         }
+    }
+}
+
+/// The input of the call at `at`.
+fn call_input(conv: &Conversation, at: Option<(usize, usize)>) -> Option<&Value> {
+    let (m, b) = at?;
+    match conv.messages.get(m)?.content.blocks.get(b)? {
+        Block::ToolUse(u) => Some(&u.input),
+        _ => None,
     }
 }
 

@@ -122,7 +122,14 @@ fn invalid(path: impl Into<String>, message: impl Into<String>) -> PolicyError {
 }
 
 /// Names of the built-in profiles.
-pub const BUILT_IN_PROFILES: &[&str] = &["keep-last-30", "seed-000", "seed-002", "smart"];
+pub const BUILT_IN_PROFILES: &[&str] = &[
+    "anthropic-clear",
+    "keep-last-30",
+    "mask-last-10",
+    "seed-000",
+    "seed-002",
+    "smart",
+];
 
 /// The built-in profile `name`.
 pub fn built_in(name: &str) -> Option<ProfileSpec> {
@@ -147,6 +154,30 @@ pub fn built_in(name: &str) -> Option<ProfileSpec> {
                 rule_for("recent", &["listing"], Value::Null),
                 rule_for("tiered", &["*"], Value::Null),
             ]),
+            ..ProfileSpec::default()
+        }),
+        // observation masking (SWE-agent, "The Complexity Trap"): results older than the last 10 are masked
+        "mask-last-10" => Some(ProfileSpec {
+            trigger: Some(Trigger::Always),
+            keep_latest_result_message: Some(false),
+            rules: Some(vec![rule_for(
+                "recent",
+                &["*"],
+                serde_json::json!({"keep": 10, "scope": "all", "pointer": "Old tool output: ({lines} lines omitted)"}),
+            )]),
+            ..ProfileSpec::default()
+        }),
+        // Anthropic's clear_tool_uses: above 100,000 input tokens, clear results older than the last 3 tool uses
+        "anthropic-clear" => Some(ProfileSpec {
+            trigger: Some(Trigger::Budget),
+            budget: Some(100_000),
+            keep_last_tool_uses: Some(3),
+            keep_latest_result_message: Some(false),
+            rules: Some(vec![rule_for(
+                "recent",
+                &["*"],
+                serde_json::json!({"keep": 0, "scope": "all", "pointer": "[cleared to save context]"}),
+            )]),
             ..ProfileSpec::default()
         }),
         "keep-last-30" => Some(ProfileSpec {

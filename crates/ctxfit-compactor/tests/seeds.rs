@@ -216,3 +216,40 @@ fn streamed_projection_is_the_projected_conversation() {
         }
     }
 }
+
+/// SWE-agent and tau-bench reuse tool_call ids within a session: each result is still decided on its own.
+#[test]
+fn reused_tool_use_ids_are_compacted_result_by_result() {
+    for rel in [
+        "swe-agent/marshmallow-1867.traj",
+        "tau-bench/gpt-4o-airline.fixture-0-19.json",
+    ] {
+        for session in sessions(rel) {
+            let conv = &session.conversation;
+            let mut c = compactor(settings("seed-002", &[]));
+            c.compact(conv, None);
+            let out = c.project(conv);
+            let last_assistant = conv
+                .messages
+                .iter()
+                .rposition(|m| m.role == ctxfit_model::Role::Assistant)
+                .unwrap();
+            for (i, (before, after)) in conv.messages.iter().zip(&out.messages).enumerate() {
+                for (b, a) in before.tool_results().zip(after.tool_results()) {
+                    assert_eq!(b.tool_use_id, a.tool_use_id);
+                    let text = b.content.joined_text();
+                    if i > last_assistant {
+                        assert_eq!(a, b, "unanswered results are untouched");
+                    } else {
+                        // a cut result is a prefix of its own original, never of another result with the same id
+                        let kept = a.content.joined_text();
+                        let kept = kept
+                            .strip_suffix("\n...[truncated, already processed]")
+                            .unwrap_or(&kept);
+                        assert!(text.starts_with(kept), "{rel} message {i}");
+                    }
+                }
+            }
+        }
+    }
+}

@@ -3,7 +3,8 @@
 //! ## What it does
 //! For each tool (or, with `scope = "all"`, across every tool the rule handles) the `keep` most recent results
 //! (default 3) are kept; each older one becomes `[Old {tool} result omitted — input: {input}]` (configurable,
-//! `{tool}` and `{input}` are filled in; the input is shortened to 120 characters).
+//! `{tool}`, `{input}` and `{lines}` — the result's line count — are filled in; the input is shortened to 120
+//! characters).
 //!
 //! ## Why
 //! Listings and searches (`ls`, `Glob`, `Grep`, `find_file`, `focus`) describe a state that later ones
@@ -74,8 +75,9 @@ impl RetentionRule for KeepMostRecent {
 
     fn decide(&self, ctx: &RuleContext<'_>) -> Decision {
         let text = ctx.content.joined_text();
-        if text.starts_with(&self.pointer_for(ctx)) {
-            return Decision::Keep;
+        let stem = self.pointer.split('{').next().unwrap_or("");
+        if !stem.is_empty() && text.starts_with(stem) && !text.contains('\n') {
+            return Decision::Keep; // already a pointer
         }
         let newer = match self.scope {
             Scope::Tool => ctx

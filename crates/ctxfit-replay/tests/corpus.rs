@@ -1,0 +1,121 @@
+//! Replays of real sessions: consistency of the accounting, and the policies side by side.
+
+use ctxfit_compactor::{PolicyFile, BUILT_IN_PROFILES};
+use ctxfit_import::{corpus_dir, corpus_trajectory_files, import_file};
+use ctxfit_replay::{replay, totals, Policy, Prices, SessionReplay};
+use ctxfit_tokens::{count_conversation, FastEstimator, TokenEstimator};
+
+fn policies() -> Vec<Policy> {
+    let mut out = vec![Policy::None];
+    for p in BUILT_IN_PROFILES {
+        out.push(Policy::Profile(
+            PolicyFile::default()
+                .resolve(Some(p), None, &|_| None)
+                .unwrap(),
+        ));
+    }
+    out
+}
+
+fn fast() -> Box<dyn TokenEstimator> {
+    Box::new(FastEstimator)
+}
+
+fn all_replays() -> Vec<SessionReplay> {
+    let registry = ctxfit_plugins::registry().unwrap();
+    let corpus =
+        corpus_dir().expect("the shared corpus is missing (../shared/corpus or CTXFIT_CORPUS)");
+    let mut out = Vec::new();
+    for path in corpus_trajectory_files(&corpus) {
+        for s in import_file(&path, None).unwrap() {
+            for p in policies() {
+                out.push(
+                    replay(
+                        &path.display().to_string(),
+                        &s.conversation,
+                        &p,
+                        &registry,
+                        &fast,
+                        Prices::default(),
+                    )
+                    .unwrap(),
+                );
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_compaction_sends_the_history_and_reads_it_from_cache() {
+    let registry = ctxfit_plugins::registry().unwrap();
+    let corpus = corpus_dir().unwrap();
+    let path = corpus.join("trajectories/claude-code/-src-experiments-claude_p/29ccd257-68b1-427f-ae5f-6524b7cb6f20/subagents/agent-a2271d1.jsonl");
+    let conv = import_file(&path, None).unwrap().remove(0).conversation;
+    let r = replay(
+        "s",
+        &conv,
+        &Policy::None,
+        &registry,
+        &fast,
+        Prices::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        r.turns.len(),
+        10,
+        "one request per assistant message after the first user message"
+    );
+    for (i, t) in r.turns.iter().enumerate() {
+        let prefix = ctxfit_model::Conversation {
+            messages: conv.messages[..t.message].to_vec(),
+            ..conv.clone()
+        };
+        assert_eq!(t.input_tokens, count_conversation(&FastEstimator, &prefix));
+        assert_eq!(t.input_tokens, t.uncompacted_tokens);
+        assert_eq!(t.cache_read_tokens + t.cache_write_tokens, t.input_tokens);
+        if i == 0 {
+            assert_eq!(t.cache_read_tokens, 0);
+        } else {
+            // the previous request is the cached prefix
+            assert_eq!(t.cache_read_tokens, r.turns[i - 1].input_tokens);
+        }
+        assert_eq!(
+            t.references, t.references_visible,
+            "nothing is hidden without compaction"
+        );
+    }
+}
+
+#[test]
+fn every_policy_replays_every_session_consistently() {
+    let replays = all_replays();
+    let t = totals(&replays);
+    let none = t.iter().find(|p| p.policy == "none").unwrap().clone();
+    assert!(none.references > 100, "{none:?}");
+    for p in &t {
+        assert_eq!(
+            (p.sessions, p.turns),
+            (none.sessions, none.turns),
+            "{}",
+            p.policy
+        );
+        assert!(p.input_tokens <= none.input_tokens, "{}", p.policy);
+        assert!(p.references_visible <= p.references);
+        assert_eq!(
+            p.references, none.references,
+            "references do not depend on the policy"
+        );
+    }
+    for r in &replays {
+        for t in &r.turns {
+            assert!(
+                t.input_tokens <= t.uncompacted_tokens,
+                "{} {}",
+                r.policy,
+                r.session
+            );
+            assert_eq!(t.cache_read_tokens + t.cache_write_tokens, t.input_tokens);
+        }
+    }
+}
