@@ -12,6 +12,7 @@ mod files;
 mod input;
 mod output;
 mod policy;
+mod replay;
 mod stats;
 mod tokens;
 
@@ -37,6 +38,8 @@ enum Command {
     Tokens(tokens::Args),
     /// Compact stale tool results of a conversation under a profile; writes it in its own format.
     Compact(compact::Args),
+    /// Replay recorded sessions turn by turn under policies: tokens, cache-aware cost, reference recall.
+    Replay(replay::Args),
     /// The edits of a session, per file, with their intents.
     Changelog(files::ChangelogArgs),
     /// The content of a file at a turn, rebuilt from the reads and edits of a session.
@@ -68,6 +71,7 @@ fn main() -> ExitCode {
         Command::Convert(args) => convert::run(args),
         Command::Tokens(args) => tokens::run(args),
         Command::Compact(args) => compact::run(args),
+        Command::Replay(args) => replay::run(args),
         Command::Changelog(args) => files::changelog(args),
         Command::FileState(args) => files::file_state(args),
         Command::Policy(cmd) => policy::run(cmd),

@@ -448,3 +448,80 @@ fn changelog_and_file_state_of_real_sessions() {
     let (_, entries) = v.as_object().unwrap().iter().next().unwrap();
     assert_eq!(entries.as_array().unwrap().len(), 5);
 }
+
+#[test]
+fn replay_the_sample_under_every_policy() {
+    let dir = temp_dir("replay");
+    let svg = dir.join("tokens.svg");
+    let o = ctxfit(
+        &["replay", "--sample", "--plot", svg.to_str().unwrap()],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let policies: Vec<&str> = out
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(
+        policies,
+        [
+            "none",
+            "anthropic-clear",
+            "keep-last-30",
+            "mask-last-10",
+            "seed-000",
+            "seed-002",
+            "smart"
+        ]
+    );
+    assert!(
+        out.lines().nth(1).unwrap().contains("+0.0%   100.0%"),
+        "{out}"
+    );
+    let plot = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        plot.starts_with("<svg")
+            && plot.contains("input tokens per request")
+            && plot.contains("smart")
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn replay_many_files_in_parallel_gives_the_serial_result() {
+    let files: Vec<String> = ctxfit_import::corpus_trajectory_files(&corpus())
+        .into_iter()
+        .filter(|p| {
+            p.to_string_lossy().contains("swe-agent") || p.to_string_lossy().contains("openhands")
+        })
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let mut args = vec![
+        "replay", "--json", "--policy", "none", "--policy", "smart", "--policy", "seed-002",
+    ];
+    args.extend(files.iter().map(String::as_str));
+    let parallel = ctxfit(&args, None);
+    assert!(parallel.status.success(), "{}", stderr(&parallel));
+    let serial = Command::new(env!("CARGO_BIN_EXE_ctxfit"))
+        .args(&args)
+        .env("RAYON_NUM_THREADS", "1")
+        .output()
+        .unwrap();
+    assert_eq!(parallel.stdout, serial.stdout);
+    let v: serde_json::Value = serde_json::from_slice(&parallel.stdout).unwrap();
+    assert_eq!(v["policies"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        v["sessions"].as_array().unwrap().len(),
+        3 * 10,
+        "10 sessions × 3 policies"
+    );
+    let o = ctxfit(&["replay", "--sample", "--policy", "nope"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--policy nope: profile `nope`: no such profile"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -113,6 +113,8 @@ struct State {
     messages: usize,
     base_tokens: usize,
     message_tokens: usize,
+    /// Tokens of each message as the request sends it (source minus sticky savings).
+    sent_tokens: Vec<usize>,
     /// assistants_before[i]: assistant messages among the first i.
     assistants_before: Vec<usize>,
     results: Vec<ResultSite>,
@@ -211,12 +213,14 @@ impl Compactor {
         let est = self.estimator.as_ref();
         for (mi, msg) in conv.messages.iter().enumerate().skip(st.messages) {
             st.message_tokens += MESSAGE_OVERHEAD;
+            st.sent_tokens.push(MESSAGE_OVERHEAD);
             let before = *st.assistants_before.last().unwrap_or(&0);
             st.assistants_before
                 .push(before + usize::from(msg.role == Role::Assistant));
             for (bi, block) in msg.content.blocks.iter().enumerate() {
                 let tokens = count_block(est, block);
                 st.message_tokens += tokens;
+                st.sent_tokens[mi] += tokens;
                 let Block::ToolResult(r) = block else {
                     continue;
                 };
@@ -243,6 +247,10 @@ impl Compactor {
                 if let Some(sticky) = self.decided.get(&key) {
                     st.saved +=
                         sticky.tokens_before - sticky.tokens_after + sticky.input_tokens_saved;
+                    st.sent_tokens[mi] -= sticky.tokens_before - sticky.tokens_after;
+                    if let Some((cm, _)) = call {
+                        st.sent_tokens[cm] -= sticky.input_tokens_saved;
+                    }
                     st.replaced
                         .entry(mi)
                         .or_default()
@@ -502,7 +510,16 @@ impl Compactor {
         }
         still.extend(rest);
         let reclaim = self.current_tokens().saturating_sub(estimate);
-        if tentative.is_empty() || reclaim < self.settings.min_reclaim_tokens {
+        let too_little_for_the_tail = self.settings.min_reclaim_ratio > 0.0
+            && tentative.first().is_some_and(|(ri, _)| {
+                let from = self.state.results[*ri].message;
+                let tail: usize = self.state.sent_tokens[from..].iter().sum();
+                (reclaim as f64) < self.settings.min_reclaim_ratio * tail as f64
+            });
+        if tentative.is_empty()
+            || reclaim < self.settings.min_reclaim_tokens
+            || too_little_for_the_tail
+        {
             still.extend(tentative.iter().map(|(ri, _)| *ri));
             still.sort_unstable();
             self.state.pending = still;
@@ -559,6 +576,10 @@ impl Compactor {
             input_tokens_saved,
         };
         self.state.saved += tokens_before - tokens_after + input_tokens_saved;
+        self.state.sent_tokens[site.message] -= tokens_before - tokens_after;
+        if let Some((cm, ..)) = cleared_at {
+            self.state.sent_tokens[cm] -= input_tokens_saved;
+        }
         self.state
             .replaced
             .entry(site.message)

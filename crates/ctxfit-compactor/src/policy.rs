@@ -52,6 +52,8 @@ pub struct ProfileSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_reclaim_tokens: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_reclaim_ratio: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tool_result_chars: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_conversation_messages: Option<i64>,
@@ -96,6 +98,10 @@ pub struct Settings {
     pub clear_tool_inputs: bool,
     /// Change nothing unless a batch reclaims at least this many tokens.
     pub min_reclaim_tokens: usize,
+    /// Change nothing unless a batch reclaims at least this fraction of the tokens from its first changed
+    /// message to the end of the request — what the provider must write to its cache again (0 = off). Breaking
+    /// the cache to save little behind a long tail costs more than it saves.
+    pub min_reclaim_ratio: f64,
     /// Cut every tool result, even the newest, to this many characters when it enters the history (0 = off).
     /// A result cut this way is final: no rule compacts it again, so the cached prefix stays valid.
     pub max_tool_result_chars: usize,
@@ -147,6 +153,8 @@ pub fn built_in(name: &str) -> Option<ProfileSpec> {
         "smart" => Some(ProfileSpec {
             trigger: Some(Trigger::Always),
             keep_latest_result_message: Some(false),
+            // break the prompt cache only when the batch reclaims half of what must be written again
+            min_reclaim_ratio: Some(0.5),
             rules: Some(vec![
                 rule_for("edit-file", &["edit_file"], Value::Null),
                 rule_for("read-file", &["read_file", "bash"], Value::Null),
@@ -339,6 +347,7 @@ fn merge(base: ProfileSpec, over: ProfileSpec) -> ProfileSpec {
         exclude_tools: over.exclude_tools.or(base.exclude_tools),
         clear_tool_inputs: over.clear_tool_inputs.or(base.clear_tool_inputs),
         min_reclaim_tokens: over.min_reclaim_tokens.or(base.min_reclaim_tokens),
+        min_reclaim_ratio: over.min_reclaim_ratio.or(base.min_reclaim_ratio),
         max_tool_result_chars: over.max_tool_result_chars.or(base.max_tool_result_chars),
         max_conversation_messages: over
             .max_conversation_messages
@@ -380,6 +389,15 @@ fn finish(
         exclude_tools: spec.exclude_tools.unwrap_or_default(),
         clear_tool_inputs: spec.clear_tool_inputs.unwrap_or(false),
         min_reclaim_tokens: non_negative(name, "min_reclaim_tokens", spec.min_reclaim_tokens)?,
+        min_reclaim_ratio: match spec.min_reclaim_ratio {
+            Some(r) if !(r >= 0.0 && r.is_finite()) => {
+                return Err(invalid(
+                    format!("profiles.{name}.min_reclaim_ratio"),
+                    format!("must be a number of 0 or more, got {r}"),
+                ))
+            }
+            r => r.unwrap_or(0.0),
+        },
         max_tool_result_chars: non_negative(
             name,
             "max_tool_result_chars",

@@ -129,7 +129,7 @@ my_reader = "read_file"
 
 #[test]
 fn bad_policies_say_what_and_where() {
-    check_error("[profiles.a]\nbudgett = 3\n", Some("a"), None, "policy.toml:2:1: unknown field `budgett`, expected one of `extends`, `trigger`, `budget`, `target`, `keep_latest_result_message`, `keep_last_tool_uses`, `exclude_tools`, `clear_tool_inputs`, `min_reclaim_tokens`, `max_tool_result_chars`, `max_conversation_messages`, `rules`");
+    check_error("[profiles.a]\nbudgett = 3\n", Some("a"), None, "policy.toml:2:1: unknown field `budgett`, expected one of `extends`, `trigger`, `budget`, `target`, `keep_latest_result_message`, `keep_last_tool_uses`, `exclude_tools`, `clear_tool_inputs`, `min_reclaim_tokens`, `min_reclaim_ratio`, `max_tool_result_chars`, `max_conversation_messages`, `rules`");
     check_error(
         "[profiles.a]\nextends = \"seed-000\"\nbudget = -5\n",
         Some("a"),
@@ -220,4 +220,14 @@ fn settings_print_as_a_policy_that_reads_back() {
     assert!(printed.contains("[profiles.seed-000]"), "{printed}");
     let again = resolve(&printed, Some("seed-000"), None, &[]).unwrap();
     assert_eq!(again, s);
+}
+
+#[test]
+fn a_negative_reclaim_ratio_is_refused() {
+    check_error(
+        "[profiles.a]\nextends = \"smart\"\nmin_reclaim_ratio = -0.5\n",
+        Some("a"),
+        None,
+        "profiles.a.min_reclaim_ratio: must be a number of 0 or more, got -0.5",
+    );
 }
