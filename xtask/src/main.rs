@@ -5,6 +5,8 @@
 //!   `crates/ctxfit-tokens/src/weights.rs`; prints the accuracy report.
 //! * `eval-tokens` — print the accuracy report of chars/4 and the fast estimator without refitting.
 //! * `compare-profiles` — tokens of the final request of every corpus session under each built-in profile.
+//! * `gen-history --tokens N --seed S [-o FILE]` — a long realistic session (Anthropic JSON) made of real turns
+//!   sampled from the corpus, reproducible from its seed.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -22,6 +24,52 @@ fn workspace_root() -> PathBuf {
         .parent()
         .expect("xtask sits in the workspace")
         .to_owned()
+}
+
+/// `cargo xtask gen-history --tokens N --seed S [-o FILE]`.
+fn gen_history(args: &[String]) -> Result<()> {
+    let mut tokens = 1_000_000usize;
+    let mut seed = 1u64;
+    let mut out: Option<PathBuf> = None;
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        let value = it
+            .next()
+            .ok_or_else(|| anyhow::anyhow!("{flag} needs a value"))?;
+        match flag.as_str() {
+            "--tokens" => {
+                tokens = value
+                    .parse()
+                    .map_err(|_| anyhow::anyhow!("--tokens: not a number: {value}"))?
+            }
+            "--seed" => {
+                seed = value
+                    .parse()
+                    .map_err(|_| anyhow::anyhow!("--seed: not a number: {value}"))?
+            }
+            "-o" | "--output" => out = Some(PathBuf::from(value)),
+            other => bail!("unknown option {other}"),
+        }
+    }
+    let history = ctxfit_benches::history::generate_history(
+        &ctxfit_benches::history::corpus_turns(),
+        tokens,
+        seed,
+    );
+    let json = serde_json::to_string(&ctxfit_model::to_value(&history))?;
+    match out {
+        Some(path) => {
+            std::fs::write(&path, json)?;
+            eprintln!(
+                "{}: {} messages, {} tokens (fast estimate)",
+                path.display(),
+                history.messages.len(),
+                ctxfit_tokens::count_conversation(&ctxfit_tokens::FastEstimator, &history)
+            );
+        }
+        None => println!("{json}"),
+    }
+    Ok(())
 }
 
 fn main() -> Result<()> {
@@ -42,8 +90,9 @@ fn main() -> Result<()> {
         Some("fit-tokens") => tokens::fit_and_write(&workspace_root()),
         Some("eval-tokens") => tokens::eval(),
         Some("compare-profiles") => profiles::compare(),
+        Some("gen-history") => gen_history(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <tidy | fit-tokens | eval-tokens | compare-profiles>");
+            eprintln!("usage: cargo xtask <tidy | fit-tokens | eval-tokens | compare-profiles | gen-history --tokens N --seed S [-o FILE]>");
             bail!("unknown or missing command")
         }
     }

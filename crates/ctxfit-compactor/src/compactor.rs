@@ -59,6 +59,17 @@ impl ResultIndex for ByKind<'_> {
 /// Real agents reuse ids (SWE-agent, tau-bench), so the id alone does not name one result.
 type ResultKey = (String, u32);
 
+/// Which new results can change a history-dependent rule's `Keep`.
+#[derive(Debug, Clone)]
+enum WaitingOn {
+    /// Results of this group of this rule.
+    Group(usize, String),
+    /// Results of the result's own kind and these kinds.
+    Kinds(&'static [&'static str]),
+    /// Any result.
+    Any,
+}
+
 /// A decision about to be committed.
 struct Change {
     content: Content,
@@ -124,6 +135,13 @@ struct State {
     last_result_message: Option<usize>,
     /// Tokens saved by the sticky decisions that apply to this history.
     saved: usize,
+    /// Kept results a history-dependent rule will be asked about again, with the number of relevant results
+    /// there were when it was last asked: it is asked again only once that number has grown.
+    waiting: HashMap<usize, usize>,
+    /// What each waiting result depends on.
+    waiting_on: HashMap<usize, WaitingOn>,
+    /// Results per (rule, group key), for history-dependent rules that group their results.
+    groups: HashMap<(usize, String), Vec<ResultRef>>,
     /// How many results with each tool_use_id have been read (ids are reused by some agents).
     seen_ids: HashMap<String, u32>,
     /// message index → (block index, what replaces it): kept current so a projection costs nothing to set up.
@@ -230,13 +248,21 @@ impl Compactor {
                 let input = call_input(conv, call).unwrap_or(&null);
                 let kind = self.kinds.kind_of(&tool, input).to_owned();
                 let ri = st.results.len();
-                let seen = st.seen_ids.entry(r.tool_use_id.clone()).or_default();
-                let key = (r.tool_use_id.clone(), *seen);
-                *seen += 1;
                 let at = ResultRef {
                     result: (mi, bi),
                     call,
                 };
+                for (i, bound) in self.rules.iter().enumerate() {
+                    if bound.rule.depends_on_history() && bound.handles(&kind, &tool) {
+                        if let Some(group) = bound.rule.group_key(&tool, input) {
+                            st.groups.entry((i, group)).or_default().push(at);
+                        }
+                    }
+                }
+                let seen = st.seen_ids.entry(r.tool_use_id.clone()).or_default();
+                let key = (r.tool_use_id.clone(), *seen);
+                *seen += 1;
+
                 match st.by_kind.get_mut(&kind) {
                     Some(refs) => refs.push(at),
                     None => {
@@ -427,6 +453,11 @@ impl Compactor {
             let Some(result) = Self::result_block(conv, site) else {
                 continue;
             };
+            if self.state.waiting.get(&ri) == Some(&self.relevant_results(ri)) {
+                // nothing that could change the rule's mind has arrived since it was asked
+                still.push(ri);
+                continue;
+            }
             if self.excluded(site) {
                 self.kept.insert(site.key.clone());
                 continue;
@@ -452,16 +483,27 @@ impl Compactor {
                 tokens: site.tokens,
                 newer_results: self.state.results.len() - ri - 1,
                 same_tool: SameTool::new(by_kind.results_of(&site.kind), conv),
+                group: SameTool::new(&[], conv),
                 conversation: conv,
                 results: &by_kind,
             };
             // the first rule that handles the tool and does not defer decides
             let mut decided_by = None;
-            for bound in self
+            for (i, bound) in self
                 .rules
                 .iter()
-                .filter(|r| r.handles(&site.kind, &site.tool))
+                .enumerate()
+                .filter(|(_, r)| r.handles(&site.kind, &site.tool))
             {
+                let group = bound
+                    .rule
+                    .group_key(&site.tool, ctx.input)
+                    .and_then(|key| self.state.groups.get(&(i, key)))
+                    .map_or(&[][..], Vec::as_slice);
+                let ctx = RuleContext {
+                    group: SameTool::new(group, conv),
+                    ..ctx
+                };
                 match bound.rule.decide(&ctx) {
                     Decision::Defer => continue,
                     decision => {
@@ -484,6 +526,21 @@ impl Compactor {
             .filter(|(tokens, c, _)| content_chars(c) < chars && *tokens <= site.tokens);
             let Some((tokens_after, content, action)) = replacement else {
                 if bound.rule.depends_on_history() {
+                    let rule_index = self
+                        .rules
+                        .iter()
+                        .position(|r| std::ptr::eq(r, bound))
+                        .unwrap_or(0);
+                    let on = match bound.rule.group_key(&site.tool, ctx.input) {
+                        Some(key) => WaitingOn::Group(rule_index, key),
+                        None => match bound.rule.reconsider_on_kinds() {
+                            Some(kinds) => WaitingOn::Kinds(kinds),
+                            None => WaitingOn::Any,
+                        },
+                    };
+                    self.state.waiting_on.insert(ri, on);
+                    let seen = self.relevant_results(ri);
+                    self.state.waiting.insert(ri, seen);
                     still.push(ri);
                 } else {
                     self.kept.insert(site.key.clone());
@@ -531,6 +588,31 @@ impl Compactor {
             let site = self.state.results[ri].clone();
             new_blocks.extend(self.commit(conv, &site, change));
         }
+    }
+
+    /// The count of results that could change a waiting result's decision, as recorded when it was asked.
+    fn relevant_results(&self, ri: usize) -> usize {
+        match self.state.waiting_on.get(&ri) {
+            Some(WaitingOn::Group(rule, key)) => self
+                .state
+                .groups
+                .get(&(*rule, key.clone()))
+                .map_or(0, Vec::len),
+            Some(WaitingOn::Kinds(kinds)) => {
+                self.count_results_of(&self.state.results[ri].kind, kinds)
+            }
+            _ => self.state.results.len(),
+        }
+    }
+
+    fn count_results_of(&self, own: &str, kinds: &[&str]) -> usize {
+        let len = |k: &str| self.state.by_kind.get(k).map_or(0, Vec::len);
+        len(own)
+            + kinds
+                .iter()
+                .filter(|k| **k != own)
+                .map(|k| len(k))
+                .sum::<usize>()
     }
 
     /// Record a sticky decision; returns what to report.

@@ -32,7 +32,9 @@
 use std::collections::BTreeSet;
 
 use ctxfit_model::Value;
-use ctxfit_retention::calls::{edit_call, read_target, ShellReads, DEFAULT_SHELL_READS};
+use ctxfit_retention::calls::{
+    edit_call, read_target, shell_command, ShellReads, DEFAULT_SHELL_READS, SHELL_TOOLS,
+};
 use ctxfit_retention::{
     register_rule, Decision, RetentionRule, RuleConfigError, RuleContext, SiblingResult,
 };
@@ -108,11 +110,26 @@ impl RetentionRule for KeepFirstAndLastReads {
         if self.is_pointer(&text) {
             return Decision::Keep;
         }
-        let mut reads: Vec<SiblingResult<'_>> = ["read_file", "bash"]
-            .iter()
-            .flat_map(|kind| ctx.results_of(kind).iter())
-            .filter(|r| read_target(r.tool_name, r.input, &self.shell).as_ref() == Some(&target))
-            .collect();
+        // the compactor hands over the reads of this file (the rule's group); by hand, search for them
+        let mut reads: Vec<SiblingResult<'_>> = if ctx.group.is_empty() {
+            let mentions_path = |r: &SiblingResult<'_>| match shell_command(r.input) {
+                // cheap test first: a shell read of this file names it
+                Some(cmd) if SHELL_TOOLS.contains(&r.tool_name) => {
+                    cmd.contains(target.path.as_str())
+                }
+                _ => true,
+            };
+            ["read_file", "bash"]
+                .iter()
+                .flat_map(|kind| ctx.results_of(kind).iter())
+                .filter(|r| {
+                    mentions_path(r)
+                        && read_target(r.tool_name, r.input, &self.shell).as_ref() == Some(&target)
+                })
+                .collect()
+        } else {
+            ctx.group.iter().collect()
+        };
         reads.sort_by_key(|r| (r.message_index, r.block_index));
         reads.dedup_by(|a, b| a.tool_use_id == b.tool_use_id);
         let Some(pos) = reads.iter().position(|r| r.tool_use_id == ctx.tool_use_id) else {
@@ -146,6 +163,20 @@ impl RetentionRule for KeepFirstAndLastReads {
 
     fn depends_on_history(&self) -> bool {
         true
+    }
+
+    /// A kept read changes only when another read arrives. Reads done through a shell (kind `bash`) are not
+    /// listed, or every shell command would make the compactor ask again about every kept read: a shell re-read
+    /// of a file read with a read tool is seen when the shell result itself is decided, and by the read tool's
+    /// results the next time one of them arrives.
+    fn reconsider_on_kinds(&self) -> Option<&'static [&'static str]> {
+        Some(&["read_file"])
+    }
+
+    /// Reads of one file and range form a group: a kept read changes only when the same file is read again.
+    fn group_key(&self, tool_name: &str, input: &Value) -> Option<String> {
+        let t = read_target(tool_name, input, &self.shell)?;
+        Some(format!("{}\u{0}{}", t.path, t.range.unwrap_or_default()))
     }
 }
 

@@ -99,6 +99,18 @@ impl RetentionRule for KeepMostRecent {
     fn depends_on_history(&self) -> bool {
         true
     }
+
+    fn group_key(&self, tool_name: &str, _input: &Value) -> Option<String> {
+        (self.scope == Scope::Tool).then(|| tool_name.to_owned())
+    }
+
+    fn reconsider_on_kinds(&self) -> Option<&'static [&'static str]> {
+        match self.scope {
+            // only newer results of the same tool push a result out
+            Scope::Tool => Some(&[]),
+            Scope::All => None,
+        }
+    }
 }
 
 fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {

@@ -143,6 +143,9 @@ pub struct RuleContext<'a> {
     pub newer_results: usize,
     /// Every result of the same tool kind in the history, oldest first, this one included.
     pub same_tool: SameTool<'a>,
+    /// Every result of this result's group (see [`RetentionRule::group_key`]), oldest first, this one included;
+    /// empty when the rule does not group.
+    pub group: SameTool<'a>,
     /// The whole history (read-only), for rules that look at other tools' calls (edits after a read).
     pub conversation: &'a Conversation,
     /// Every result of the history by kind.
@@ -195,6 +198,21 @@ pub trait RetentionRule: Send + Sync {
     /// proportional to the new content.
     fn depends_on_history(&self) -> bool {
         false
+    }
+
+    /// For a history-dependent rule: the tool kinds whose new results can change a `Keep` (the result's own kind
+    /// always can). `None` (the default) means any new result can. The compactor asks again about a kept result
+    /// only when such a result has arrived since it last asked.
+    fn reconsider_on_kinds(&self) -> Option<&'static [&'static str]> {
+        None
+    }
+
+    /// For a history-dependent rule: the group a call belongs to, when only new results of the same group can
+    /// change a `Keep` (reads of one file, results of one tool). The compactor counts results per group as
+    /// they arrive and asks again about a kept result only when its group has grown — so a turn costs the
+    /// rule's decisions on the groups it touched, not on the whole history. `None`: use `reconsider_on_kinds`.
+    fn group_key(&self, _tool_name: &str, _input: &Value) -> Option<String> {
+        None
     }
 }
 
