@@ -7,7 +7,7 @@ use ctxfit_compactor::{Compactor, Report};
 use ctxfit_import::SourceFormat;
 use ctxfit_model::to_value;
 
-use crate::input::{load, parse_format};
+use crate::input::{load, parse_format, select};
 use crate::output::{emit, thousands};
 use crate::policy::PolicyArgs;
 use crate::tokens::parse_estimator;
@@ -117,7 +117,7 @@ pub fn run(args: Args) -> Result<()> {
     if let Some(b) = args.budget {
         settings.budget = b;
     }
-    let (name, mut sessions) = load(args.file.as_deref(), args.sample, args.format)?;
+    let (name, sessions) = load(args.file.as_deref(), args.sample, args.format)?;
     if args.in_place
         && !matches!(
             sessions.first().map(|s| s.source),
@@ -130,16 +130,7 @@ pub fn run(args: Args) -> Result<()> {
         ))
         .into());
     }
-    if let Some(n) = args.session {
-        if n >= sessions.len() {
-            return Err(BadInput(format!(
-                "{name}: --session {n}, but the file holds {} session(s)",
-                sessions.len()
-            ))
-            .into());
-        }
-        sessions = vec![sessions.swap_remove(n)];
-    }
+    let sessions = select(&name, sessions, args.session)?;
     let registry = ctxfit_plugins::registry()?;
     let mut docs = Vec::new();
     let mut reports = Vec::new();

@@ -6,9 +6,8 @@ use anyhow::Result;
 use ctxfit_import::SourceFormat;
 use ctxfit_model::{convert, to_value, WireFormat};
 
-use crate::input::{load, parse_format};
+use crate::input::{load, parse_format, select};
 use crate::output::emit;
-use crate::BadInput;
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum Target {
@@ -42,21 +41,12 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let (name, mut sessions) = load(args.file.as_deref(), args.sample, args.format)?;
+    let (name, sessions) = load(args.file.as_deref(), args.sample, args.format)?;
     let to = match args.to {
         Target::Anthropic => WireFormat::Anthropic,
         Target::Openai => WireFormat::OpenAi,
     };
-    if let Some(n) = args.session {
-        if n >= sessions.len() {
-            return Err(BadInput(format!(
-                "{name}: --session {n}, but the file holds {} session(s)",
-                sessions.len()
-            ))
-            .into());
-        }
-        sessions = vec![sessions.swap_remove(n)];
-    }
+    let sessions = select(&name, sessions, args.session)?;
     let mut docs = Vec::with_capacity(sessions.len());
     for s in &sessions {
         let (converted, report) = convert(&s.conversation, to);

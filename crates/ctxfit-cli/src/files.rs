@@ -5,7 +5,7 @@ use ctxfit_import::{Session, SourceFormat};
 use ctxfit_retain_edit_file::{changelog as edits_per_file, file_state as state_at, FileState};
 use serde_json::json;
 
-use crate::input::{load, parse_format};
+use crate::input::{load, parse_format, select};
 use crate::output::emit;
 use crate::BadInput;
 
@@ -51,15 +51,8 @@ pub struct FileStateArgs {
     json: bool,
 }
 
-fn pick(name: &str, mut sessions: Vec<Session>, n: usize) -> Result<Session> {
-    if n >= sessions.len() {
-        return Err(BadInput(format!(
-            "{name}: --session {n}, but the file holds {} session(s)",
-            sessions.len()
-        ))
-        .into());
-    }
-    Ok(sessions.swap_remove(n))
+fn pick(name: &str, sessions: Vec<Session>, n: usize) -> Result<Session> {
+    Ok(select(name, sessions, Some(n))?.swap_remove(0))
 }
 
 pub fn changelog(args: ChangelogArgs) -> Result<()> {

@@ -86,3 +86,16 @@ pub fn load(
         .into()),
     }
 }
+
+/// Keep only session `n` (0-based) when one is asked for.
+pub fn select(name: &str, mut sessions: Vec<Session>, n: Option<usize>) -> Result<Vec<Session>> {
+    let Some(n) = n else { return Ok(sessions) };
+    if n >= sessions.len() {
+        return Err(BadInput(format!(
+            "{name}: --session {n}, but the file holds {} session(s)",
+            sessions.len()
+        ))
+        .into());
+    }
+    Ok(vec![sessions.swap_remove(n)])
+}

@@ -50,35 +50,11 @@ pub fn emit(out: Option<&Path>, contents: &str) -> Result<()> {
     }
 }
 
-/// `45231` → `45,231`.
-pub fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use ctxfit_retention::thousands;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn thousands_separators() {
-        for (n, s) in [
-            (0, "0"),
-            (999, "999"),
-            (1000, "1,000"),
-            (45231, "45,231"),
-            (1234567, "1,234,567"),
-        ] {
-            assert_eq!(thousands(n), s);
-        }
-    }
 
     #[test]
     fn atomic_write_replaces_whole_file_and_leaves_no_temp() {

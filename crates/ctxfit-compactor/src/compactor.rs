@@ -6,8 +6,8 @@ use std::ops::Range;
 
 use ctxfit_model::{Block, Content, Conversation, Message, Role, ToolCallIndex, Value};
 use ctxfit_retention::{
-    content_chars, truncate_content, Decision, Registry, ResultIndex, ResultRef, RetentionRule,
-    RuleContext, SameTool,
+    content_chars, ends_with_marker, truncate_content, Decision, Registry, ResultIndex, ResultRef,
+    RetentionRule, RuleContext, SameTool,
 };
 use ctxfit_tokens::conversation::count_block;
 use ctxfit_tokens::conversation::MESSAGE_OVERHEAD;
@@ -385,13 +385,7 @@ impl Compactor {
             let Some(result) = Self::result_block(conv, &site) else {
                 continue;
             };
-            let already_capped = result
-                .content
-                .blocks
-                .iter()
-                .rev()
-                .find_map(Block::as_text)
-                .is_some_and(|t| t.ends_with(INGESTION_MARKER));
+            let already_capped = ends_with_marker(&result.content, INGESTION_MARKER);
             if already_capped {
                 // capped by an earlier pass over this history: as final as if capped here
                 self.kept.insert(site.key.clone());

@@ -1,5 +1,6 @@
 //! What a compaction did: per block the action, rule and sizes; totals; where the provider's cache breaks.
 
+use ctxfit_retention::thousands;
 use serde::Serialize;
 
 /// What happened to one block.
@@ -51,18 +52,6 @@ pub struct Report {
     pub dropped_messages: usize,
     /// The budget the trigger compared with (0 when the trigger is `always`).
     pub budget: usize,
-}
-
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 impl Report {

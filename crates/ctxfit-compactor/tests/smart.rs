@@ -8,6 +8,7 @@
 use ctxfit_compactor::{Compactor, PolicyFile, Settings};
 use ctxfit_import::{corpus_dir, import_file};
 use ctxfit_model::{Block, Content, Conversation, Message, Role, ToolCallIndex};
+use ctxfit_retention::thousands;
 
 fn settings(profile: &str, policy: &str) -> Settings {
     PolicyFile::parse(policy, "test.toml")
@@ -327,18 +328,6 @@ fn long_shell_output_keeps_head_and_tail() {
         .new_blocks
         .iter()
         .any(|b| b.rule == "bash" && b.tool_use_id == *big_id));
-}
-
-fn thousands(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[test]

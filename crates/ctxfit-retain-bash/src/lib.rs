@@ -20,7 +20,7 @@
 
 use ctxfit_model::{Content, Value};
 use ctxfit_retention::{
-    char_count, register_rule, Decision, RetentionRule, RuleConfigError, RuleContext,
+    char_count, register_rule, thousands, Decision, RetentionRule, RuleConfigError, RuleContext,
 };
 
 /// Head and tail of long shell output.
@@ -47,18 +47,6 @@ impl Default for KeepHeadAndTail {
             medium_tail: 500,
         }
     }
-}
-
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Byte offset after the first `n` characters.

@@ -19,9 +19,10 @@
 
 use std::collections::HashMap;
 
-use ctxfit_model::{Block, Value};
+use ctxfit_model::Value;
 use ctxfit_retention::{
-    register_rule, truncate_content, Decision, RetentionRule, RuleConfigError, RuleContext,
+    ends_with_marker, register_rule, truncate_content, Decision, RetentionRule, RuleConfigError,
+    RuleContext,
 };
 
 pub const MARKER: &str = "\n...[truncated, already processed]";
@@ -102,13 +103,7 @@ impl RetentionRule for TieredLimits {
     }
 
     fn decide(&self, ctx: &RuleContext<'_>) -> Decision {
-        let already = ctx
-            .content
-            .blocks
-            .iter()
-            .rev()
-            .find_map(Block::as_text)
-            .is_some_and(|t| t.ends_with(&self.marker));
+        let already = ends_with_marker(ctx.content, &self.marker);
         if already {
             return Decision::Keep;
         }

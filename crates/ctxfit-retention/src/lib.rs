@@ -20,7 +20,10 @@ use std::fmt;
 
 use ctxfit_model::{Block, Content, Conversation, Value};
 
-pub use text::{char_count, content_chars, text_exceeds, truncate_content, truncate_str};
+pub use text::{
+    char_count, content_chars, ends_with_marker, text_exceeds, thousands, truncate_content,
+    truncate_str,
+};
 
 #[doc(hidden)]
 pub use inventory;

@@ -25,6 +25,29 @@ pub fn content_chars(content: &Content) -> usize {
         .sum()
 }
 
+/// Does the last text block of `content` end with `marker` (it was cut by the rule that writes that marker)?
+pub fn ends_with_marker(content: &Content, marker: &str) -> bool {
+    content
+        .blocks
+        .iter()
+        .rev()
+        .find_map(Block::as_text)
+        .is_some_and(|t| t.ends_with(marker))
+}
+
+/// `45231` → `45,231`, as markers and reports print counts.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Does the text of `content` have more than `limit` characters? Reads at most `limit + 1` characters.
 pub fn text_exceeds(content: &Content, limit: usize) -> bool {
     let mut left = limit;
@@ -86,6 +109,19 @@ pub fn truncate_content(content: &Content, limit: usize, marker: &str) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thousands_separators() {
+        for (n, s) in [
+            (0, "0"),
+            (999, "999"),
+            (1000, "1,000"),
+            (45231, "45,231"),
+            (1234567, "1,234,567"),
+        ] {
+            assert_eq!(thousands(n), s);
+        }
+    }
 
     #[test]
     fn cuts_on_characters() {
