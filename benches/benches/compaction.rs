@@ -83,7 +83,7 @@ fn benches(c: &mut Criterion, history: &Conversation) {
     let mut full = c.benchmark_group("compaction/full_1m");
     full.throughput(Throughput::Bytes(bytes));
     full.sample_size(10);
-    for profile in ["seed-000", "seed-002"] {
+    for &profile in ctxfit_compactor::BUILT_IN_PROFILES {
         full.bench_function(profile, |b| {
             b.iter_batched(
                 || compactor(profile),
