@@ -1,0 +1,563 @@
+//! The Markdown writer: an explicit-stack walk over the DOM (no recursion on depth).
+
+use std::rc::Rc;
+
+use markup5ever_rcdom::{Handle, NodeData};
+
+use crate::{attr, resolve_url, tag, StripLevel};
+
+const ALWAYS_DROPPED: &[&str] = &[
+    "script", "style", "noscript", "template", "svg", "img", "picture", "video", "audio", "canvas",
+    "head", "object", "embed", "source", "track", "map", "area", "link", "meta",
+];
+const DROPPED_FROM_MODERATE: &[&str] = &["nav", "footer", "aside"];
+const DROPPED_AGGRESSIVE: &[&str] = &[
+    "iframe", "button", "input", "select", "textarea", "label", "dialog", "menu",
+];
+const MODERATE_TOKENS: &[&str] = &[
+    "sidebar",
+    "comment",
+    "comments",
+    "breadcrumb",
+    "breadcrumbs",
+    "skip-link",
+];
+/// Boilerplate class/id words, matched as whole words (`ad`, `share-bar` is not `share`).
+const AGGRESSIVE_WORDS: &[&str] = &[
+    "ad",
+    "ads",
+    "advert",
+    "advertisement",
+    "banner",
+    "share",
+    "sharing",
+    "social",
+    "related",
+    "promo",
+    "popup",
+    "modal",
+    "subscribe",
+    "signup",
+    "newsletter",
+    "recommended",
+    "recirculation",
+    "paywall",
+];
+/// Boilerplate markers matched inside words too (`cookie-consent`, `adsbygoogle`, `outbrain-widget`).
+const AGGRESSIVE_PARTS: &[&str] = &[
+    "cookie",
+    "consent",
+    "gdpr",
+    "newsletter",
+    "outbrain",
+    "taboola",
+    "adsbygoogle",
+    "sponsor",
+    "advertis",
+];
+
+/// Class and id words of an element, lower-cased.
+fn words(node: &Handle) -> Vec<String> {
+    let mut out = Vec::new();
+    for a in ["class", "id"] {
+        if let Some(v) = attr(node, a) {
+            out.extend(v.split_whitespace().map(str::to_ascii_lowercase));
+        }
+    }
+    out
+}
+
+fn hidden(node: &Handle) -> bool {
+    if attr(node, "hidden").is_some()
+        || attr(node, "aria-hidden").is_some_and(|v| v.trim() == "true")
+    {
+        return true;
+    }
+    attr(node, "style").is_some_and(|s| {
+        let s: String = s
+            .to_ascii_lowercase()
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        s.contains("display:none") || s.contains("visibility:hidden")
+    })
+}
+
+/// Does a subtree hold paragraphs of prose? (Some sites wrap the whole page in one `<form>`.)
+fn holds_prose(node: &Handle) -> bool {
+    let mut stack: Vec<Handle> = node.children.borrow().iter().cloned().collect();
+    let mut paragraphs = 0;
+    while let Some(n) = stack.pop() {
+        if tag(&n) == Some("p") {
+            paragraphs += 1;
+            if paragraphs >= 3 {
+                return true;
+            }
+        }
+        stack.extend(n.children.borrow().iter().cloned());
+    }
+    false
+}
+
+/// Is this element (and everything in it) removed at `level`?
+pub(crate) fn dropped(node: &Handle, level: StripLevel) -> bool {
+    let Some(t) = tag(node) else { return false };
+    if ALWAYS_DROPPED.contains(&t) {
+        return true;
+    }
+    if level == StripLevel::Minimal {
+        return false;
+    }
+    if DROPPED_FROM_MODERATE.contains(&t) || hidden(node) {
+        return true;
+    }
+    let words = words(node);
+    if words.iter().any(|w| MODERATE_TOKENS.contains(&w.as_str())) {
+        return true;
+    }
+    level == StripLevel::Aggressive
+        && (DROPPED_AGGRESSIVE.contains(&t)
+            || (t == "form" && !holds_prose(node))
+            || words.iter().any(|w| {
+                AGGRESSIVE_WORDS.contains(&w.as_str())
+                    || AGGRESSIVE_PARTS.iter().any(|p| w.contains(p))
+            }))
+}
+
+/// Escape what Markdown would read as markup in plain text.
+pub fn escape_markdown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        let at_edge = |j: Option<usize>| {
+            j.and_then(|j| chars.get(j))
+                .is_none_or(|c| !c.is_alphanumeric())
+        };
+        match c {
+            '\\' | '*' | '`' | '[' | ']' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '_' if at_edge(i.checked_sub(1)) || at_edge(Some(i + 1)) => {
+                out.push('\\');
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+struct List {
+    ordered: bool,
+    next: usize,
+}
+
+struct Writer {
+    out: String,
+    prefixes: Vec<String>,
+    at_line_start: bool,
+    pending_space: bool,
+    pre: usize,
+    lists: Vec<List>,
+    /// For each open `<a>`: its resolved URL and where its text starts, or `None` for a link not written.
+    links: Vec<Option<(String, usize)>>,
+}
+
+impl Writer {
+    fn prefix(&mut self) {
+        if self.at_line_start {
+            for p in &self.prefixes {
+                self.out.push_str(p);
+            }
+            self.at_line_start = false;
+        }
+    }
+
+    fn trim_trailing_spaces(&mut self) {
+        while self.out.ends_with(' ') {
+            self.out.pop();
+        }
+    }
+
+    fn newline(&mut self) {
+        self.trim_trailing_spaces();
+        self.out.push('\n');
+        self.at_line_start = true;
+        self.pending_space = false;
+    }
+
+    /// End the current line, if any.
+    fn line_break(&mut self) {
+        if !self.out.is_empty() && !self.at_line_start {
+            self.newline();
+        }
+        self.pending_space = false;
+    }
+
+    /// A blank line before the next block.
+    fn block(&mut self) {
+        if self.out.is_empty() {
+            return;
+        }
+        self.line_break();
+        let trimmed = self.out.trim_end_matches([' ', '>']);
+        if !trimmed.ends_with("\n\n") {
+            self.newline();
+        }
+    }
+
+    fn open(&mut self, markup: &str) {
+        if self.pending_space && !self.at_line_start {
+            self.out.push(' ');
+        }
+        self.pending_space = false;
+        self.prefix();
+        self.out.push_str(markup);
+    }
+
+    fn close(&mut self, markup: &str) {
+        self.prefix();
+        self.out.push_str(markup);
+    }
+
+    fn text(&mut self, s: &str) {
+        if self.pre > 0 {
+            for (i, line) in s.split('\n').enumerate() {
+                if i > 0 {
+                    self.out.push('\n');
+                    self.at_line_start = true;
+                }
+                if !line.is_empty() {
+                    self.prefix();
+                    self.out.push_str(line);
+                }
+            }
+            return;
+        }
+        for word in s.split(|c: char| c.is_whitespace()) {
+            if word.is_empty() {
+                self.pending_space = true;
+                continue;
+            }
+            if self.pending_space && !self.at_line_start && !self.out.ends_with([' ', '[', '(']) {
+                self.out.push(' ');
+            }
+            self.pending_space = true;
+            self.prefix();
+            self.out.push_str(&escape_markdown(word));
+        }
+        if !s.ends_with(|c: char| c.is_whitespace()) {
+            self.pending_space = false;
+        }
+    }
+}
+
+/// Text of a subtree for a table cell: flattened, whitespace collapsed, pipes escaped.
+fn cell_text(cell: &Handle, level: StripLevel) -> String {
+    let mut words: Vec<String> = Vec::new();
+    let mut stack = vec![Rc::clone(cell)];
+    while let Some(node) = stack.pop() {
+        if dropped(&node, level) {
+            continue;
+        }
+        if let NodeData::Text { contents } = &node.data {
+            words.extend(
+                contents
+                    .borrow()
+                    .split_whitespace()
+                    .map(|w| escape_markdown(w).replace('|', "\\|")),
+            );
+        }
+        stack.extend(node.children.borrow().iter().rev().cloned());
+    }
+    words.join(" ")
+}
+
+/// A table that is laid out with blocks inside cells is not data: render its content as blocks.
+fn is_layout_table(table: &Handle) -> bool {
+    let mut stack: Vec<Handle> = table.children.borrow().iter().cloned().collect();
+    while let Some(node) = stack.pop() {
+        if matches!(
+            tag(&node),
+            Some("table" | "p" | "div" | "ul" | "ol" | "h1" | "h2" | "h3" | "blockquote" | "pre")
+        ) {
+            return true;
+        }
+        stack.extend(node.children.borrow().iter().cloned());
+    }
+    false
+}
+
+fn table_rows(table: &Handle, level: StripLevel) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let mut stack: Vec<Handle> = table.children.borrow().iter().rev().cloned().collect();
+    while let Some(node) = stack.pop() {
+        match tag(&node) {
+            Some("tr") => {
+                let mut cells = Vec::new();
+                for cell in node.children.borrow().iter() {
+                    if matches!(tag(cell), Some("td" | "th")) {
+                        let span = attr(cell, "colspan")
+                            .and_then(|s| s.trim().parse::<usize>().ok())
+                            .unwrap_or(1);
+                        cells.push(cell_text(cell, level));
+                        for _ in 1..span.clamp(1, 50) {
+                            cells.push(String::new());
+                        }
+                    }
+                }
+                rows.push(cells);
+            }
+            Some("table") => {}
+            _ => stack.extend(node.children.borrow().iter().rev().cloned()),
+        }
+    }
+    rows.retain(|r| r.iter().any(|c| !c.is_empty()));
+    rows
+}
+
+fn write_table(w: &mut Writer, rows: &[Vec<String>]) {
+    let width = rows.iter().map(Vec::len).max().unwrap_or(0);
+    if width == 0 {
+        return;
+    }
+    w.block();
+    for (i, row) in rows.iter().enumerate() {
+        let mut line = String::from("|");
+        for c in 0..width {
+            line.push(' ');
+            line.push_str(row.get(c).map_or("", String::as_str));
+            line.push_str(" |");
+        }
+        w.open(&line);
+        w.newline();
+        if i == 0 {
+            w.open(&format!("|{}", " --- |".repeat(width)));
+            w.newline();
+        }
+    }
+    w.block();
+}
+
+fn code_language(node: &Handle) -> String {
+    let mut candidates = vec![Rc::clone(node)];
+    candidates.extend(
+        node.children
+            .borrow()
+            .iter()
+            .filter(|c| tag(c) == Some("code"))
+            .cloned(),
+    );
+    for c in candidates {
+        if let Some(class) = attr(&c, "class") {
+            for word in class.split_whitespace() {
+                if let Some(lang) = word
+                    .strip_prefix("language-")
+                    .or_else(|| word.strip_prefix("lang-"))
+                {
+                    return lang.to_owned();
+                }
+            }
+        }
+    }
+    String::new()
+}
+
+enum Step {
+    Enter(Handle),
+    Exit(Handle),
+}
+
+/// Render `root` as Markdown.
+pub(crate) fn render(root: &Handle, level: StripLevel, base: Option<&str>) -> String {
+    let mut w = Writer {
+        out: String::new(),
+        prefixes: Vec::new(),
+        at_line_start: true,
+        pending_space: false,
+        pre: 0,
+        lists: Vec::new(),
+        links: Vec::new(),
+    };
+    let mut stack = vec![Step::Enter(Rc::clone(root))];
+    while let Some(step) = stack.pop() {
+        match step {
+            Step::Enter(node) => {
+                match &node.data {
+                    NodeData::Text { contents } => {
+                        w.text(&contents.borrow());
+                        continue;
+                    }
+                    NodeData::Element { .. } => {}
+                    NodeData::Document => {
+                        stack.extend(
+                            node.children
+                                .borrow()
+                                .iter()
+                                .rev()
+                                .map(|c| Step::Enter(Rc::clone(c))),
+                        );
+                        continue;
+                    }
+                    _ => continue,
+                }
+                // the root is what the caller asked for (the main content): never dropped itself
+                if !Rc::ptr_eq(&node, root) && dropped(&node, level) {
+                    continue;
+                }
+                let t = tag(&node).unwrap_or("");
+                let mut descend = true;
+                match t {
+                    "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
+                        w.block();
+                        let n = t[1..].parse::<usize>().unwrap_or(1);
+                        w.open(&format!("{} ", "#".repeat(n)));
+                    }
+                    "p" | "div" | "section" | "article" | "main" | "header" | "footer"
+                    | "figure" | "figcaption" | "address" | "details" | "summary" | "dl" | "dt"
+                    | "dd" | "center" | "form" | "fieldset" | "aside" | "nav" | "body" | "html" => {
+                        w.block()
+                    }
+                    "br" => w.newline(),
+                    "hr" => {
+                        w.block();
+                        w.open("---");
+                        w.block();
+                    }
+                    "ul" | "ol" => {
+                        if w.lists.is_empty() {
+                            w.block();
+                        } else {
+                            w.line_break();
+                        }
+                        let start = attr(&node, "start")
+                            .and_then(|s| s.trim().parse().ok())
+                            .unwrap_or(1);
+                        w.lists.push(List {
+                            ordered: t == "ol",
+                            next: start,
+                        });
+                    }
+                    "li" => {
+                        w.line_break();
+                        let marker = match w.lists.last_mut() {
+                            Some(l) if l.ordered => {
+                                l.next += 1;
+                                format!("{}. ", l.next - 1)
+                            }
+                            _ => "- ".to_owned(),
+                        };
+                        w.open(&marker);
+                        w.prefixes.push(" ".repeat(marker.len()));
+                    }
+                    "blockquote" => {
+                        w.block();
+                        w.prefixes.push("> ".to_owned());
+                    }
+                    "pre" => {
+                        w.block();
+                        let lang = code_language(&node);
+                        w.open(&format!("```{lang}"));
+                        w.newline();
+                        w.pre += 1;
+                    }
+                    "code" | "kbd" | "samp" if w.pre == 0 => w.open("`"),
+                    "strong" | "b" => w.open("**"),
+                    "em" | "i" => w.open("*"),
+                    "a" => {
+                        let href = attr(&node, "href").unwrap_or_default();
+                        if href.trim().is_empty() || href.trim_start().starts_with("javascript:") {
+                            w.links.push(None);
+                        } else {
+                            w.open("[");
+                            let start = w.out.len();
+                            w.links.push(Some((resolve_url(base, &href), start)));
+                        }
+                    }
+                    "table" => {
+                        if !is_layout_table(&node) {
+                            let rows = table_rows(&node, level);
+                            write_table(&mut w, &rows);
+                            descend = false;
+                        } else {
+                            w.block();
+                        }
+                    }
+                    "tr" | "td" | "th" => w.line_break(),
+                    _ => {}
+                }
+                if descend {
+                    stack.push(Step::Exit(Rc::clone(&node)));
+                    stack.extend(
+                        node.children
+                            .borrow()
+                            .iter()
+                            .rev()
+                            .map(|c| Step::Enter(Rc::clone(c))),
+                    );
+                }
+            }
+            Step::Exit(node) => match tag(&node).unwrap_or("") {
+                "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "p" | "div" | "section" | "article"
+                | "main" | "header" | "footer" | "figure" | "figcaption" | "address"
+                | "details" | "summary" | "dl" | "dt" | "dd" | "center" | "form" | "fieldset"
+                | "aside" | "nav" | "table" => w.block(),
+                "ul" | "ol" => {
+                    w.lists.pop();
+                    if w.lists.is_empty() {
+                        w.block();
+                    } else {
+                        w.line_break();
+                    }
+                }
+                "li" => {
+                    w.prefixes.pop();
+                    w.line_break();
+                }
+                "blockquote" => {
+                    w.prefixes.pop();
+                    w.block();
+                }
+                "pre" => {
+                    w.pre = w.pre.saturating_sub(1);
+                    w.line_break();
+                    w.open("```");
+                    w.block();
+                }
+                "code" | "kbd" | "samp" if w.pre == 0 => w.close("`"),
+                "strong" | "b" => w.close("**"),
+                "em" | "i" => w.close("*"),
+                "a" => {
+                    if let Some(Some((url, start))) = w.links.pop() {
+                        if w.out.len() == start {
+                            // no link text: drop the bracket
+                            w.out.pop();
+                        } else {
+                            w.close(&format!("]({url})"));
+                        }
+                    }
+                }
+                _ => {}
+            },
+        }
+    }
+    let mut out = String::with_capacity(w.out.len());
+    let mut blank = 0;
+    for line in w.out.lines() {
+        let line = line.trim_end();
+        if line.is_empty() || line.chars().all(|c| c == '>' || c == ' ') {
+            blank += 1;
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(if blank > 0 { "\n\n" } else { "\n" });
+        }
+        blank = 0;
+        out.push_str(line);
+    }
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out
+}
