@@ -8,7 +8,7 @@ use ctxfit_import::SourceFormat;
 use ctxfit_model::to_value;
 
 use crate::input::{load, parse_format, select};
-use crate::output::{emit, thousands};
+use crate::output::{documents_json, emit, thousands};
 use crate::policy::PolicyArgs;
 use crate::tokens::parse_estimator;
 use crate::BadInput;
@@ -146,17 +146,7 @@ pub fn run(args: Args) -> Result<()> {
         docs.push(to_value(&compactor.project(&s.conversation)));
         reports.push((s.name.clone(), report));
     }
-    let value = if docs.len() == 1 {
-        docs.swap_remove(0)
-    } else {
-        serde_json::Value::Array(docs)
-    };
-    let mut text = if args.compact {
-        serde_json::to_string(&value)?
-    } else {
-        serde_json::to_string_pretty(&value)?
-    };
-    text.push('\n');
+    let text = documents_json(docs, args.compact)?;
     let target = if args.in_place {
         args.file.as_deref().map(PathBuf::from)
     } else {

@@ -7,7 +7,7 @@ use ctxfit_import::SourceFormat;
 use ctxfit_model::{convert, to_value, WireFormat};
 
 use crate::input::{load, parse_format, select};
-use crate::output::emit;
+use crate::output::{documents_json, emit};
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum Target {
@@ -63,16 +63,6 @@ pub fn run(args: Args) -> Result<()> {
         }
         docs.push(to_value(&converted));
     }
-    let value = if docs.len() == 1 {
-        docs.swap_remove(0)
-    } else {
-        serde_json::Value::Array(docs)
-    };
-    let mut text = if args.compact {
-        serde_json::to_string(&value)?
-    } else {
-        serde_json::to_string_pretty(&value)?
-    };
-    text.push('\n');
+    let text = documents_json(docs, args.compact)?;
     emit(args.output.as_deref(), &text)
 }

@@ -52,6 +52,22 @@ pub fn emit(out: Option<&Path>, contents: &str) -> Result<()> {
 
 pub use ctxfit_retention::thousands;
 
+/// The JSON text of one document, or of a list of them when a file held several sessions.
+pub fn documents_json(mut docs: Vec<serde_json::Value>, compact: bool) -> Result<String> {
+    let value = if docs.len() == 1 {
+        docs.swap_remove(0)
+    } else {
+        serde_json::Value::Array(docs)
+    };
+    let mut text = if compact {
+        serde_json::to_string(&value)?
+    } else {
+        serde_json::to_string_pretty(&value)?
+    };
+    text.push('\n');
+    Ok(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

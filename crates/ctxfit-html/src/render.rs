@@ -22,6 +22,33 @@ const MODERATE_TOKENS: &[&str] = &[
     "breadcrumbs",
     "skip-link",
 ];
+/// Elements that stand as blocks: a blank line before and after.
+const BLOCKS: &[&str] = &[
+    "p",
+    "div",
+    "section",
+    "article",
+    "main",
+    "header",
+    "footer",
+    "figure",
+    "figcaption",
+    "address",
+    "details",
+    "summary",
+    "dl",
+    "dt",
+    "dd",
+    "center",
+    "form",
+    "fieldset",
+    "aside",
+    "nav",
+    "body",
+    "html",
+];
+const HEADINGS: &[&str] = &["h1", "h2", "h3", "h4", "h5", "h6"];
+
 /// Boilerplate class/id words, matched as whole words (`ad`, `share-bar` is not `share`).
 const AGGRESSIVE_WORDS: &[&str] = &[
     "ad",
@@ -409,16 +436,12 @@ pub(crate) fn render(root: &Handle, level: StripLevel, base: Option<&str>) -> St
                 let t = tag(&node).unwrap_or("");
                 let mut descend = true;
                 match t {
-                    "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
+                    t if HEADINGS.contains(&t) => {
                         w.block();
                         let n = t[1..].parse::<usize>().unwrap_or(1);
                         w.open(&format!("{} ", "#".repeat(n)));
                     }
-                    "p" | "div" | "section" | "article" | "main" | "header" | "footer"
-                    | "figure" | "figcaption" | "address" | "details" | "summary" | "dl" | "dt"
-                    | "dd" | "center" | "form" | "fieldset" | "aside" | "nav" | "body" | "html" => {
-                        w.block()
-                    }
+                    t if BLOCKS.contains(&t) => w.block(),
                     "br" => w.newline(),
                     "hr" => {
                         w.block();
@@ -499,10 +522,7 @@ pub(crate) fn render(root: &Handle, level: StripLevel, base: Option<&str>) -> St
                 }
             }
             Step::Exit(node) => match tag(&node).unwrap_or("") {
-                "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "p" | "div" | "section" | "article"
-                | "main" | "header" | "footer" | "figure" | "figcaption" | "address"
-                | "details" | "summary" | "dl" | "dt" | "dd" | "center" | "form" | "fieldset"
-                | "aside" | "nav" | "table" => w.block(),
+                t if BLOCKS.contains(&t) || HEADINGS.contains(&t) || t == "table" => w.block(),
                 "ul" | "ol" => {
                     w.lists.pop();
                     if w.lists.is_empty() {
