@@ -7,7 +7,7 @@ use ctxfit_compactor::{Compactor, Report};
 use ctxfit_import::SourceFormat;
 use ctxfit_model::to_value;
 
-use crate::input::{load, parse_format, select};
+use crate::input::{select, InputArgs};
 use crate::output::{documents_json, emit, thousands};
 use crate::policy::PolicyArgs;
 use crate::tokens::parse_estimator;
@@ -21,11 +21,8 @@ enum ReportFormat {
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Conversation or session file (`-` for standard input).
-    file: Option<String>,
-    /// Use the embedded sample session instead of a file.
-    #[arg(long, conflicts_with = "file")]
-    sample: bool,
+    #[command(flatten)]
+    input: InputArgs,
     #[command(flatten)]
     policy: PolicyArgs,
     /// Override the profile's budget (tokens).
@@ -37,9 +34,6 @@ pub struct Args {
     /// Token estimator: chars4, fast, o200k, cl100k.
     #[arg(long, default_value = "fast", value_parser = parse_estimator)]
     estimator: String,
-    /// Read the input as this format instead of detecting it.
-    #[arg(long, value_parser = parse_format)]
-    format: Option<SourceFormat>,
     /// For files holding several sessions: compact only session N (0-based).
     #[arg(long)]
     session: Option<usize>,
@@ -110,14 +104,14 @@ fn report_text(r: &Report) -> String {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    if args.in_place && args.file.as_deref().is_none_or(|f| f == "-") {
+    if args.in_place && args.input.file.as_deref().is_none_or(|f| f == "-") {
         return Err(BadInput("--in-place needs a FILE".into()).into());
     }
     let mut settings = args.policy.settings()?;
     if let Some(b) = args.budget {
         settings.budget = b;
     }
-    let (name, sessions) = load(args.file.as_deref(), args.sample, args.format)?;
+    let (name, sessions) = args.input.load()?;
     if args.in_place
         && !matches!(
             sessions.first().map(|s| s.source),
@@ -148,7 +142,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     let text = documents_json(docs, args.compact)?;
     let target = if args.in_place {
-        args.file.as_deref().map(PathBuf::from)
+        args.input.file.as_deref().map(PathBuf::from)
     } else {
         args.output.clone()
     };

@@ -3,10 +3,9 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use ctxfit_import::SourceFormat;
 use ctxfit_model::{convert, to_value, WireFormat};
 
-use crate::input::{load, parse_format, select};
+use crate::input::{select, InputArgs};
 use crate::output::{documents_json, emit};
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -17,17 +16,11 @@ enum Target {
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Conversation or session file (`-` for standard input).
-    file: Option<String>,
-    /// Use the embedded sample session instead of a file.
-    #[arg(long, conflicts_with = "file")]
-    sample: bool,
+    #[command(flatten)]
+    input: InputArgs,
     /// The format to write.
     #[arg(long)]
     to: Target,
-    /// Read the input as this format instead of detecting it.
-    #[arg(long, value_parser = parse_format)]
-    format: Option<SourceFormat>,
     /// For files holding several sessions (tau-bench, Letta): write only session N (0-based). Without it such
     /// files give a JSON list with one document per session.
     #[arg(long)]
@@ -41,7 +34,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let (name, sessions) = load(args.file.as_deref(), args.sample, args.format)?;
+    let (name, sessions) = args.input.load()?;
     let to = match args.to {
         Target::Anthropic => WireFormat::Anthropic,
         Target::Openai => WireFormat::OpenAi,

@@ -1,24 +1,18 @@
 //! `ctxfit changelog` and `ctxfit file-state`: what a session did to its files (seed 004 §6).
 
 use anyhow::Result;
-use ctxfit_import::{Session, SourceFormat};
+use ctxfit_import::Session;
 use ctxfit_retain_edit_file::{changelog as edits_per_file, file_state as state_at, FileState};
 use serde_json::json;
 
-use crate::input::{load, parse_format, select};
+use crate::input::{select, InputArgs};
 use crate::output::emit;
 use crate::BadInput;
 
 #[derive(clap::Args)]
 pub struct ChangelogArgs {
-    /// Session file (`-` for standard input).
-    file: Option<String>,
-    /// Use the embedded sample session instead of a file.
-    #[arg(long, conflicts_with = "file")]
-    sample: bool,
-    /// Read the input as this format instead of detecting it.
-    #[arg(long, value_parser = parse_format)]
-    format: Option<SourceFormat>,
+    #[command(flatten)]
+    input: InputArgs,
     /// For files holding several sessions: session N (0-based).
     #[arg(long, default_value_t = 0)]
     session: usize,
@@ -29,20 +23,14 @@ pub struct ChangelogArgs {
 
 #[derive(clap::Args)]
 pub struct FileStateArgs {
-    /// Session file (`-` for standard input).
-    file: Option<String>,
-    /// Use the embedded sample session instead of a file.
-    #[arg(long, conflicts_with = "file")]
-    sample: bool,
+    #[command(flatten)]
+    input: InputArgs,
     /// The file, as the session names it.
     #[arg(long, allow_hyphen_values = true)]
     path: String,
     /// After this many assistant turns (default: the whole session).
     #[arg(long)]
     turn: Option<usize>,
-    /// Read the input as this format instead of detecting it.
-    #[arg(long, value_parser = parse_format)]
-    format: Option<SourceFormat>,
     /// For files holding several sessions: session N (0-based).
     #[arg(long, default_value_t = 0)]
     session: usize,
@@ -56,7 +44,7 @@ fn pick(name: &str, sessions: Vec<Session>, n: usize) -> Result<Session> {
 }
 
 pub fn changelog(args: ChangelogArgs) -> Result<()> {
-    let (name, sessions) = load(args.file.as_deref(), args.sample, args.format)?;
+    let (name, sessions) = args.input.load()?;
     let session = pick(&name, sessions, args.session)?;
     let log = edits_per_file(&session.conversation);
     if args.json {
@@ -97,7 +85,7 @@ pub fn changelog(args: ChangelogArgs) -> Result<()> {
 }
 
 pub fn file_state(args: FileStateArgs) -> Result<()> {
-    let (name, sessions) = load(args.file.as_deref(), args.sample, args.format)?;
+    let (name, sessions) = args.input.load()?;
     let session = pick(&name, sessions, args.session)?;
     let turn = args.turn.unwrap_or(usize::MAX);
     let state = state_at(&session.conversation, &args.path, turn);

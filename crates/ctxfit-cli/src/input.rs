@@ -13,6 +13,26 @@ use crate::BadInput;
 pub const SAMPLE: &str = include_str!("../sample/claude-code-subagent.jsonl");
 pub const SAMPLE_NAME: &str = "<sample: claude-code-subagent.jsonl>";
 
+/// Where a command's session comes from: a file, standard input, or the embedded sample.
+#[derive(clap::Args)]
+pub struct InputArgs {
+    /// Session or conversation file (`-` for standard input).
+    pub file: Option<String>,
+    /// Use the embedded sample session instead of a file.
+    #[arg(long, conflicts_with = "file")]
+    pub sample: bool,
+    /// Read the input as this format instead of detecting it.
+    #[arg(long, value_parser = parse_format)]
+    pub format: Option<SourceFormat>,
+}
+
+impl InputArgs {
+    /// The display name of the input and its sessions.
+    pub fn load(&self) -> Result<(String, Vec<Session>)> {
+        load(self.file.as_deref(), self.sample, self.format)
+    }
+}
+
 /// Read a file, or standard input for `-`, as UTF-8 text.
 pub fn read_text(path: &str) -> Result<String> {
     let bytes = if path == "-" {

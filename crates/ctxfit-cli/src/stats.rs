@@ -3,25 +3,18 @@
 use std::collections::BTreeMap;
 
 use anyhow::Result;
-use ctxfit_import::SourceFormat;
 use ctxfit_model::{Block, Content, ToolCallIndex};
 use ctxfit_tokens::{conversation::count_block, count_message, TokenEstimator};
 use serde_json::json;
 
-use crate::input::{load, parse_format};
+use crate::input::InputArgs;
 use crate::output::{emit, thousands};
 use crate::tokens::parse_estimator;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Session or conversation file (`-` for standard input).
-    file: Option<String>,
-    /// Use the embedded sample session instead of a file.
-    #[arg(long, conflicts_with = "file")]
-    sample: bool,
-    /// Read the input as this format instead of detecting it.
-    #[arg(long, value_parser = parse_format)]
-    format: Option<SourceFormat>,
+    #[command(flatten)]
+    input: InputArgs,
     /// Token estimator: chars4, fast, o200k, cl100k.
     #[arg(long, default_value = "fast", value_parser = parse_estimator)]
     estimator: String,
@@ -149,7 +142,7 @@ fn percent(part: usize, whole: usize) -> f64 {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let (name, sessions) = load(args.file.as_deref(), args.sample, args.format)?;
+    let (name, sessions) = args.input.load()?;
     let est = ctxfit_tokens::estimator(&args.estimator)
         .ok_or_else(|| anyhow::anyhow!("estimator {} is not built in", args.estimator))?;
     let mut s = collect(&sessions, est.as_ref());

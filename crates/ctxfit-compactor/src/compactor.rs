@@ -364,13 +364,7 @@ impl Compactor {
         conv: &'c Conversation,
         site: &ResultSite,
     ) -> Option<&'c ctxfit_model::ToolResult> {
-        match conv
-            .messages
-            .get(site.message)?
-            .content
-            .blocks
-            .get(site.block)?
-        {
+        match conv.block(site.message, site.block)? {
             Block::ToolResult(r) => Some(r),
             _ => None,
         }
@@ -631,7 +625,7 @@ impl Compactor {
         let mut cleared_at = None;
         if clear_input {
             if let Some((cm, cb)) = site.call {
-                if let Some(Block::ToolUse(u)) = conv.messages[cm].content.blocks.get(cb) {
+                if let Some(Block::ToolUse(u)) = conv.block(cm, cb) {
                     let mut cleared = u.clone();
                     cleared.set_input(Value::Object(Default::default()));
                     let b = count_block(est, &Block::ToolUse(u.clone()));
@@ -882,7 +876,7 @@ impl<'a> Projection<'a> {
 /// The input of the call at `at`.
 fn call_input(conv: &Conversation, at: Option<(usize, usize)>) -> Option<&Value> {
     let (m, b) = at?;
-    match conv.messages.get(m)?.content.blocks.get(b)? {
+    match conv.block(m, b)? {
         Block::ToolUse(u) => Some(&u.input),
         _ => None,
     }

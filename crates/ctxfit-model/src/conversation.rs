@@ -148,6 +148,11 @@ impl Conversation {
         }
     }
 
+    /// Block `block` of message `message`, if both exist.
+    pub fn block(&self, message: usize, block: usize) -> Option<&Block> {
+        self.messages.get(message)?.content.blocks.get(block)
+    }
+
     /// The number of tool-result blocks in the conversation.
     pub fn tool_result_count(&self) -> usize {
         self.messages.iter().map(|m| m.tool_results().count()).sum()

@@ -90,13 +90,7 @@ impl ToolCallIndex {
     /// The input the tool was called with, read from the conversation (the index keeps no copy).
     pub fn input<'c>(&self, conv: &'c Conversation, tool_use_id: &str) -> Option<&'c Value> {
         let site = self.sites.get(tool_use_id)?;
-        match conv
-            .messages
-            .get(site.message)?
-            .content
-            .blocks
-            .get(site.block)?
-        {
+        match conv.block(site.message, site.block)? {
             Block::ToolUse(u) if u.id == tool_use_id => Some(&u.input),
             _ => None,
         }

@@ -242,11 +242,7 @@ pub fn file_state(conv: &Conversation, path: &str, turn: usize) -> FileState {
                     let Some(site) = index.get(&r.tool_use_id) else {
                         continue;
                     };
-                    let Some(Block::ToolUse(call)) = conv
-                        .messages
-                        .get(site.message)
-                        .and_then(|m| m.content.blocks.get(site.block))
-                    else {
+                    let Some(Block::ToolUse(call)) = conv.block(site.message, site.block) else {
                         continue;
                     };
                     let Some(target) = read_target(&call.name, &call.input, &shell) else {

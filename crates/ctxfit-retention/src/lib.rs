@@ -78,18 +78,12 @@ impl<'a> SameTool<'a> {
     pub fn iter(&self) -> impl Iterator<Item = SiblingResult<'a>> + 'a {
         let conv = self.conv;
         self.refs.iter().filter_map(move |r| {
-            let block = conv
-                .messages
-                .get(r.result.0)?
-                .content
-                .blocks
-                .get(r.result.1)?;
-            let Block::ToolResult(result) = block else {
+            let Some(Block::ToolResult(result)) = conv.block(r.result.0, r.result.1) else {
                 return None;
             };
             let call = r
                 .call
-                .and_then(|(m, b)| conv.messages.get(m)?.content.blocks.get(b))
+                .and_then(|(m, b)| conv.block(m, b))
                 .and_then(|b| match b {
                     Block::ToolUse(u) => Some(u),
                     _ => None,
