@@ -17,7 +17,9 @@
 //! * `Aggressive`: also forms, iframes, ads, cookie banners, share/newsletter/related blocks, and main-content
 //!   extraction: the subtree whose paragraphs carry the most text with the fewest links.
 
+mod charset;
 mod extract;
+mod flat;
 mod render;
 
 use std::rc::Rc;
@@ -26,6 +28,7 @@ use html5ever::tendril::TendrilSink;
 use html5ever::{parse_document, ParseOpts};
 use markup5ever_rcdom::{Handle, NodeData, RcDom};
 
+pub use charset::{charset_from_content_type, decode_html};
 pub use render::escape_markdown;
 
 /// How much of a page to strip.
@@ -89,8 +92,37 @@ impl HtmlCleaner {
         self.level
     }
 
+    /// Clean a page given as bytes in any encoding: decoded as a browser would ([`decode_html`]), with
+    /// `content_type` the HTTP `Content-Type` header if the page came over HTTP. Sizes are of the bytes.
+    pub fn clean_bytes(&self, bytes: &[u8], content_type: Option<&str>) -> (String, CleanStats) {
+        let (text, _) = decode_html(bytes, content_type);
+        let (markdown, mut stats) = self.clean(&text);
+        stats.original_size = bytes.len();
+        stats.reduction_percent = reduction_percent(bytes.len(), markdown.len());
+        (markdown, stats)
+    }
+
     /// Clean a page.
     pub fn clean(&self, html: &str) -> (String, CleanStats) {
+        let markdown = if flat::tree_is_too_costly(html) {
+            flat::render_flat(html, self.level)
+        } else {
+            self.clean_tree(html)
+        };
+        let original_size = html.len();
+        let cleaned_size = markdown.len();
+        let reduction_percent = reduction_percent(original_size, cleaned_size);
+        (
+            markdown,
+            CleanStats {
+                original_size,
+                cleaned_size,
+                reduction_percent,
+            },
+        )
+    }
+
+    fn clean_tree(&self, html: &str) -> String {
         let dom = parse_document(RcDom::default(), ParseOpts::default())
             .from_utf8()
             .one(html.as_bytes());
@@ -101,22 +133,15 @@ impl HtmlCleaner {
             }
             _ => Rc::clone(&dom.document),
         };
-        let markdown = render::render(&root, self.level, base.as_deref());
-        let original_size = html.len();
-        let cleaned_size = markdown.len();
-        let reduction_percent = if original_size == 0 {
-            0.0
-        } else {
-            100.0 * (original_size.saturating_sub(cleaned_size)) as f64 / original_size as f64
-        };
-        (
-            markdown,
-            CleanStats {
-                original_size,
-                cleaned_size,
-                reduction_percent,
-            },
-        )
+        render::render(&root, self.level, base.as_deref())
+    }
+}
+
+fn reduction_percent(original: usize, cleaned: usize) -> f64 {
+    if original == 0 {
+        0.0
+    } else {
+        100.0 * original.saturating_sub(cleaned) as f64 / original as f64
     }
 }
 

@@ -23,7 +23,7 @@ const MODERATE_TOKENS: &[&str] = &[
     "skip-link",
 ];
 /// Elements that stand as blocks: a blank line before and after.
-const BLOCKS: &[&str] = &[
+pub(crate) const BLOCKS: &[&str] = &[
     "p",
     "div",
     "section",
@@ -47,7 +47,7 @@ const BLOCKS: &[&str] = &[
     "body",
     "html",
 ];
-const HEADINGS: &[&str] = &["h1", "h2", "h3", "h4", "h5", "h6"];
+pub(crate) const HEADINGS: &[&str] = &["h1", "h2", "h3", "h4", "h5", "h6"];
 
 /// Boilerplate class/id words, matched as whole words (`ad`, `share-bar` is not `share`).
 const AGGRESSIVE_WORDS: &[&str] = &[
@@ -83,24 +83,25 @@ const AGGRESSIVE_PARTS: &[&str] = &[
     "advertis",
 ];
 
+/// An element's attribute, by name.
+pub(crate) type Attr<'a> = &'a dyn Fn(&str) -> Option<String>;
+
 /// Class and id words of an element, lower-cased.
-fn words(node: &Handle) -> Vec<String> {
+fn words(attr: Attr<'_>) -> Vec<String> {
     let mut out = Vec::new();
     for a in ["class", "id"] {
-        if let Some(v) = attr(node, a) {
+        if let Some(v) = attr(a) {
             out.extend(v.split_whitespace().map(str::to_ascii_lowercase));
         }
     }
     out
 }
 
-fn hidden(node: &Handle) -> bool {
-    if attr(node, "hidden").is_some()
-        || attr(node, "aria-hidden").is_some_and(|v| v.trim() == "true")
-    {
+fn hidden(attr: Attr<'_>) -> bool {
+    if attr("hidden").is_some() || attr("aria-hidden").is_some_and(|v| v.trim() == "true") {
         return true;
     }
-    attr(node, "style").is_some_and(|s| {
+    attr("style").is_some_and(|s| {
         let s: String = s
             .to_ascii_lowercase()
             .chars()
@@ -129,22 +130,33 @@ fn holds_prose(node: &Handle) -> bool {
 /// Is this element (and everything in it) removed at `level`?
 pub(crate) fn dropped(node: &Handle, level: StripLevel) -> bool {
     let Some(t) = tag(node) else { return false };
+    dropped_element(t, &|name| attr(node, name), level, &|| holds_prose(node))
+}
+
+/// Is an element with this tag and these attributes removed at `level`? `holds_prose` is asked only of a
+/// `<form>` at the aggressive level: a form that wraps the article is kept.
+pub(crate) fn dropped_element(
+    t: &str,
+    attr: Attr<'_>,
+    level: StripLevel,
+    holds_prose: &dyn Fn() -> bool,
+) -> bool {
     if ALWAYS_DROPPED.contains(&t) {
         return true;
     }
     if level == StripLevel::Minimal {
         return false;
     }
-    if DROPPED_FROM_MODERATE.contains(&t) || hidden(node) {
+    if DROPPED_FROM_MODERATE.contains(&t) || hidden(attr) {
         return true;
     }
-    let words = words(node);
+    let words = words(attr);
     if words.iter().any(|w| MODERATE_TOKENS.contains(&w.as_str())) {
         return true;
     }
     level == StripLevel::Aggressive
         && (DROPPED_AGGRESSIVE.contains(&t)
-            || (t == "form" && !holds_prose(node))
+            || (t == "form" && !holds_prose())
             || words.iter().any(|w| {
                 AGGRESSIVE_WORDS.contains(&w.as_str())
                     || AGGRESSIVE_PARTS.iter().any(|p| w.contains(p))

@@ -116,20 +116,117 @@ fn scripts_styles_and_hidden_text_never_leak() {
 }
 
 #[test]
-fn deep_nesting_does_not_overflow_the_stack() {
-    // html5ever checks element scopes against the stack of open elements, so parsing is quadratic in the
-    // nesting depth: 20,000 keeps the test quick in debug builds; our walk is iterative at any depth
-    let depth = 20_000;
-    let html = format!(
-        "{}deep{}",
-        "<div><span>".repeat(depth / 2),
-        "</span></div>".repeat(depth / 2)
-    );
-    for level in [StripLevel::Minimal, StripLevel::Aggressive] {
-        let (out, stats) = HtmlCleaner::new(level).clean(&html);
-        assert!(out.contains("deep"), "{level:?}");
-        assert!(stats.reduction_percent > 99.0);
+fn deep_nesting_does_not_overflow_the_stack_or_take_quadratic_time() {
+    // 100,000 nested elements, of a kind tree construction checks scopes for (div) and of a kind it does not
+    // (span): html5ever would take half a minute on the divs, so those go to the tokenizer-only writer
+    let depth = 100_000;
+    for (open, close, per) in [
+        ("<div>", "</div>", 1),
+        ("<span>", "</span>", 1),
+        ("<div><span>", "</span></div>", 2),
+    ] {
+        let html = format!(
+            "<h1>Top</h1>{}deep <b>text</b>{}<p>after</p>",
+            open.repeat(depth / per),
+            close.repeat(depth / per)
+        );
+        for level in [StripLevel::Minimal, StripLevel::Aggressive] {
+            let (out, stats) = HtmlCleaner::new(level).clean(&html);
+            assert!(
+                out.contains("deep **text**") || out.contains("deep text"),
+                "{level:?} {open}: {out}"
+            );
+            assert!(out.contains("after"), "{level:?} {open}");
+            assert!(stats.reduction_percent > 99.0);
+        }
     }
+}
+
+#[test]
+fn a_100_mb_page_cleans() {
+    // a real article, its paragraphs repeated inside one document until the page is 100 MB
+    let corpus = ctxfit_import::corpus_dir().expect("the shared corpus is missing");
+    let truth: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(corpus.join("html/ground-truth.json")).unwrap(),
+    )
+    .unwrap();
+    let (id, page) = truth.as_object().unwrap().iter().next().unwrap();
+    let paragraphs: String = page["articleBody"]
+        .as_str()
+        .unwrap()
+        .split('\n')
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| format!("<p>{p} <a href=\"/x\">link</a></p>\n"))
+        .collect();
+    let mut html = String::from(
+        "<html><head><script>var x = 1;</script></head><body><nav>menu</nav><article>",
+    );
+    let mut sections = 0;
+    while html.len() < 100 << 20 {
+        html.push_str(&format!(
+            "<h2>Section {sections}</h2><div class=\"part\">{paragraphs}</div>"
+        ));
+        sections += 1;
+    }
+    html.push_str("</article></body></html>");
+    let (out, stats) = HtmlCleaner::new(StripLevel::Aggressive)
+        .with_base_url("https://example.com/")
+        .clean(&html);
+    assert_eq!(stats.original_size, html.len());
+    assert!(
+        out.contains(&format!("## Section {}", sections - 1)),
+        "{id}: the end of the page is kept"
+    );
+    assert!(!out.contains("menu") && !out.contains("var x"));
+    assert!(
+        stats.reduction_percent > 0.0 && stats.reduction_percent < 50.0,
+        "{}",
+        stats.reduction_percent
+    );
+}
+
+fn clean_bytes(bytes: &[u8], content_type: Option<&str>) -> String {
+    HtmlCleaner::new(StripLevel::Minimal)
+        .clean_bytes(bytes, content_type)
+        .0
+}
+
+#[test]
+fn pages_in_other_encodings_are_decoded() {
+    use ctxfit_html::decode_html;
+    // windows-1252 declared by meta, ISO-8859-1 by the HTTP header, Shift_JIS by http-equiv, UTF-8 BOM
+    let latin = b"<html><head><meta charset=\"windows-1252\"></head><body><p>caf\xe9 \x93quoted\x94</p></body></html>";
+    assert_eq!(
+        clean_bytes(latin, None),
+        "caf\u{e9} \u{201c}quoted\u{201d}\n"
+    );
+    assert_eq!(decode_html(latin, None).1, "windows-1252");
+    let header = b"<p>na\xefve</p>";
+    assert_eq!(
+        clean_bytes(header, Some("text/html; charset=\"ISO-8859-1\"")),
+        "na\u{ef}ve\n"
+    );
+    let (sjis, _, _) = encoding_rs::SHIFT_JIS.encode("<p>\u{65e5}\u{672c}\u{8a9e}</p>");
+    let mut page =
+        b"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=Shift_JIS\">".to_vec();
+    page.extend_from_slice(&sjis);
+    assert_eq!(clean_bytes(&page, None), "\u{65e5}\u{672c}\u{8a9e}\n");
+    let bom = b"\xef\xbb\xbf<meta charset=\"iso-8859-1\"><p>\xc3\xa9t\xc3\xa9</p>";
+    assert_eq!(
+        clean_bytes(bom, None),
+        "\u{e9}t\u{e9}\n",
+        "the BOM wins over meta"
+    );
+    // unlabelled: UTF-8 when valid, else windows-1252; an unknown label is ignored; nothing fails
+    assert_eq!(
+        clean_bytes("<p>\u{e9}t\u{e9}</p>".as_bytes(), None),
+        "\u{e9}t\u{e9}\n"
+    );
+    assert_eq!(clean_bytes(b"<p>\xe9t\xe9</p>", None), "\u{e9}t\u{e9}\n");
+    assert_eq!(
+        clean_bytes(b"<p>ok</p>", Some("text/html; charset=no-such")),
+        "ok\n"
+    );
 }
 
 #[test]

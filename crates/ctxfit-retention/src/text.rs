@@ -36,17 +36,7 @@ pub fn ends_with_marker(content: &Content, marker: &str) -> bool {
 }
 
 /// `45231` → `45,231`, as markers and reports print counts.
-pub fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use ctxfit_tokens::thousands;
 
 /// Does the text of `content` have more than `limit` characters? Reads at most `limit + 1` characters.
 pub fn text_exceeds(content: &Content, limit: usize) -> bool {
@@ -109,19 +99,6 @@ pub fn truncate_content(content: &Content, limit: usize, marker: &str) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn thousands_separators() {
-        for (n, s) in [
-            (0, "0"),
-            (999, "999"),
-            (1000, "1,000"),
-            (45231, "45,231"),
-            (1234567, "1,234,567"),
-        ] {
-            assert_eq!(thousands(n), s);
-        }
-    }
 
     #[test]
     fn cuts_on_characters() {

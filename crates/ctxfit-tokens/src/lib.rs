@@ -52,6 +52,19 @@ impl TokenEstimator for Chars4 {
     }
 }
 
+/// `45231` → `45,231`: how counts of tokens, characters and bytes are printed in markers, messages and reports.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// The names [`estimator`] accepts; `o200k` and `cl100k` only with the `exact` feature.
 pub fn estimator_names() -> &'static [&'static str] {
     if cfg!(feature = "exact") {
@@ -77,6 +90,19 @@ pub fn estimator(name: &str) -> Option<Box<dyn TokenEstimator>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thousands_separators() {
+        for (n, s) in [
+            (0, "0"),
+            (999, "999"),
+            (1000, "1,000"),
+            (45231, "45,231"),
+            (1234567, "1,234,567"),
+        ] {
+            assert_eq!(thousands(n), s);
+        }
+    }
 
     #[test]
     fn chars4_counts_unicode_scalar_values() {

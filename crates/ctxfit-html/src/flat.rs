@@ -1,0 +1,380 @@
+//! Pages nested too deeply for tree construction, and the tokenizer-only writer that cleans them.
+//!
+//! html5ever builds the tree the HTML standard describes, and the standard's tree construction checks element
+//! scopes against the whole stack of open elements: each `<div>`, `<p>`, `<ul>`, … start tag walks the stack.
+//! A page of 100,000 nested `<div>`s (half a megabyte) therefore costs 5·10⁹ steps — half a minute — while
+//! real pages are a few dozen elements deep. [`tree_is_too_costly`] estimates that cost with one linear scan
+//! over the bytes; pages above the limit are cleaned by [`render_flat`] instead: html5ever's tokenizer alone
+//! (linear), with the strip level's rules applied to each element, and text written as paragraphs and
+//! headings. Structure (lists, tables, links) is lost on such pages; nothing else is.
+
+use std::cell::RefCell;
+
+use html5ever::tendril::StrTendril;
+use html5ever::tokenizer::states::RawKind;
+use html5ever::tokenizer::{
+    BufferQueue, Tag, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
+};
+
+use crate::render::{dropped_element, escape_markdown, BLOCKS, HEADINGS};
+use crate::StripLevel;
+
+/// Start tags that make the tree builder look for an open `<p>` through the stack of open elements.
+const SCOPE_CHECKING: &[&[u8]] = &[
+    b"address",
+    b"article",
+    b"aside",
+    b"blockquote",
+    b"center",
+    b"details",
+    b"dialog",
+    b"dir",
+    b"div",
+    b"dl",
+    b"fieldset",
+    b"figcaption",
+    b"figure",
+    b"footer",
+    b"header",
+    b"hgroup",
+    b"main",
+    b"menu",
+    b"nav",
+    b"ol",
+    b"p",
+    b"search",
+    b"section",
+    b"summary",
+    b"ul",
+    b"h1",
+    b"h2",
+    b"h3",
+    b"h4",
+    b"h5",
+    b"h6",
+    b"pre",
+    b"listing",
+    b"form",
+    b"table",
+    b"hr",
+    b"xmp",
+];
+/// Elements that never stay open: void elements, and those a sibling closes implicitly.
+const NOT_NESTING: &[&[u8]] = &[
+    b"area",
+    b"base",
+    b"br",
+    b"col",
+    b"embed",
+    b"hr",
+    b"img",
+    b"input",
+    b"link",
+    b"meta",
+    b"source",
+    b"track",
+    b"wbr",
+    b"param",
+    b"p",
+    b"li",
+    b"dt",
+    b"dd",
+    b"option",
+    b"optgroup",
+    b"tr",
+    b"td",
+    b"th",
+    b"thead",
+    b"tbody",
+    b"tfoot",
+    b"rb",
+    b"rt",
+    b"rp",
+    b"colgroup",
+    b"caption",
+];
+/// Elements whose content is not markup.
+const RAW_TEXT: &[&[u8]] = &[
+    b"script",
+    b"style",
+    b"textarea",
+    b"title",
+    b"xmp",
+    b"iframe",
+    b"noembed",
+    b"noframes",
+    b"plaintext",
+];
+
+/// Scope-check steps above which the tokenizer-only writer is used: a fixed allowance (about 0.1 s of tree
+/// construction) plus 64 per byte, far above any real page (a 1 MB page 30 elements deep takes about 10⁶).
+fn step_limit(len: usize) -> u64 {
+    30_000_000 + 64 * len as u64
+}
+
+/// Would building the tree of this page cost more than [`step_limit`]? One pass over the bytes: tags are
+/// counted by name (content of `<script>`, `<style>` and the like is skipped), the open-element depth is
+/// tracked, and each scope-checking start tag adds the current depth.
+pub(crate) fn tree_is_too_costly(html: &str) -> bool {
+    let bytes = html.as_bytes();
+    let limit = step_limit(bytes.len());
+    let (mut depth, mut steps) = (0u64, 0u64);
+    let mut i = 0;
+    while let Some(at) = bytes[i..].iter().position(|&b| b == b'<') {
+        i += at + 1;
+        let closing = bytes.get(i) == Some(&b'/');
+        let start = if closing { i + 1 } else { i };
+        let len = bytes[start..]
+            .iter()
+            .position(|b| !b.is_ascii_alphanumeric())
+            .unwrap_or(bytes.len() - start);
+        if len == 0 || !bytes[start].is_ascii_alphabetic() {
+            continue;
+        }
+        let name = bytes[start..start + len].to_ascii_lowercase();
+        i = start + len;
+        if closing {
+            if !NOT_NESTING.contains(&name.as_slice()) {
+                depth = depth.saturating_sub(1);
+            }
+            continue;
+        }
+        if SCOPE_CHECKING.contains(&name.as_slice()) {
+            steps += depth;
+            if steps > limit {
+                return true;
+            }
+        }
+        let self_closing = bytes[i..]
+            .iter()
+            .position(|&b| b == b'>')
+            .is_some_and(|end| end > 0 && bytes[i + end - 1] == b'/');
+        if RAW_TEXT.contains(&name.as_slice()) {
+            // skip to the matching end tag
+            let mut end_tag = b"</".to_vec();
+            end_tag.extend_from_slice(&name);
+            let lower_rest = |from: usize| {
+                bytes[from..]
+                    .windows(end_tag.len())
+                    .position(|w| w.eq_ignore_ascii_case(&end_tag))
+            };
+            match lower_rest(i) {
+                Some(end) => i += end,
+                None => return false,
+            }
+            continue;
+        }
+        if !self_closing && !NOT_NESTING.contains(&name.as_slice()) {
+            depth += 1;
+        }
+    }
+    false
+}
+
+/// How many open elements the writer remembers: an end tag is matched against the innermost ones only, so a
+/// page of unclosed tags costs linear time.
+const MATCH_WINDOW: usize = 64;
+
+struct Flat {
+    level: StripLevel,
+    out: String,
+    /// Open elements, innermost last: (name, whether it started a dropped region).
+    open: Vec<(String, bool)>,
+    /// How many open elements are dropped regions; text is written only when this is 0.
+    dropping: usize,
+    pending_space: bool,
+    /// Inside a raw-text element whose text is not content (`<script>`, `<style>`, …).
+    in_raw: bool,
+}
+
+impl Flat {
+    fn block(&mut self) {
+        while self.out.ends_with(' ') {
+            self.out.pop();
+        }
+        if !self.out.is_empty() && !self.out.ends_with("\n\n") {
+            self.out.push_str(if self.out.ends_with('\n') {
+                "\n"
+            } else {
+                "\n\n"
+            });
+        }
+        self.pending_space = false;
+    }
+
+    fn text(&mut self, s: &str) {
+        if self.dropping > 0 || self.in_raw {
+            return;
+        }
+        for word in s.split(char::is_whitespace) {
+            if word.is_empty() {
+                self.pending_space = true;
+                continue;
+            }
+            if self.pending_space && !self.out.is_empty() && !self.out.ends_with([' ', '\n']) {
+                self.out.push(' ');
+            }
+            self.pending_space = true;
+            self.out.push_str(&escape_markdown(word));
+        }
+        if !s.ends_with(char::is_whitespace) {
+            self.pending_space = false;
+        }
+    }
+
+    fn start(&mut self, tag: &Tag) -> TokenSinkResult<()> {
+        let name: &str = &tag.name;
+        let attr = |wanted: &str| {
+            tag.attrs
+                .iter()
+                .find(|a| &*a.name.local == wanted)
+                .map(|a| a.value.to_string())
+        };
+        // `<head>` is often left open (the parser closes it at `<body>`); what is in it is dropped tag by tag
+        let drop = name != "head" && dropped_element(name, &attr, self.level, &|| true);
+        let raw = RAW_TEXT.contains(&name.as_bytes());
+        if raw {
+            // the content of a raw-text element is text, not tags: it is content only if kept (a textarea)
+            self.in_raw = drop || matches!(name, "script" | "style" | "title" | "iframe");
+        }
+        let nests = !tag.self_closing && !NOT_NESTING.contains(&name.as_bytes());
+        if drop && nests {
+            self.dropping += 1;
+        }
+        if nests {
+            self.open.push((name.to_owned(), drop && nests));
+        }
+        if self.dropping == 0 {
+            if let Some(level) = HEADINGS.iter().position(|h| *h == name) {
+                self.block();
+                self.out.push_str(&"#".repeat(level + 1));
+                self.out.push(' ');
+            } else if BLOCKS.contains(&name)
+                || matches!(
+                    name,
+                    "li" | "tr" | "br" | "ul" | "ol" | "table" | "pre" | "blockquote"
+                )
+            {
+                self.block();
+            }
+        }
+        match name {
+            "script" => TokenSinkResult::RawData(RawKind::ScriptData),
+            "style" | "xmp" | "iframe" | "noembed" | "noframes" => {
+                TokenSinkResult::RawData(RawKind::Rawtext)
+            }
+            "title" | "textarea" => TokenSinkResult::RawData(RawKind::Rcdata),
+            "plaintext" => TokenSinkResult::Plaintext,
+            _ => TokenSinkResult::Continue,
+        }
+    }
+
+    fn end(&mut self, name: &str) {
+        if RAW_TEXT.contains(&name.as_bytes()) {
+            self.in_raw = false;
+        }
+        let window = self.open.len().saturating_sub(MATCH_WINDOW);
+        if let Some(at) = self.open[window..].iter().rposition(|(n, _)| n == name) {
+            for (_, dropped) in self.open.drain(window + at..) {
+                if dropped {
+                    self.dropping -= 1;
+                }
+            }
+        }
+        if self.dropping == 0 && (BLOCKS.contains(&name) || HEADINGS.contains(&name)) {
+            self.block();
+        }
+    }
+}
+
+struct FlatSink(RefCell<Flat>);
+
+impl TokenSink for FlatSink {
+    type Handle = ();
+
+    fn process_token(&self, token: Token, _line: u64) -> TokenSinkResult<()> {
+        let mut flat = self.0.borrow_mut();
+        match token {
+            Token::TagToken(tag) => match tag.kind {
+                TagKind::StartTag => return flat.start(&tag),
+                TagKind::EndTag => flat.end(&tag.name),
+            },
+            Token::CharacterTokens(text) => flat.text(&text),
+            _ => {}
+        }
+        TokenSinkResult::Continue
+    }
+}
+
+/// Clean a page with the tokenizer only: text in document order as paragraphs and headings, with the level's
+/// elements dropped.
+pub(crate) fn render_flat(html: &str, level: StripLevel) -> String {
+    let sink = FlatSink(RefCell::new(Flat {
+        level,
+        out: String::new(),
+        open: Vec::new(),
+        dropping: 0,
+        pending_space: false,
+        in_raw: false,
+    }));
+    let tokenizer = Tokenizer::new(sink, TokenizerOpts::default());
+    let input = BufferQueue::default();
+    input.push_back(StrTendril::from_slice(html));
+    let _ = tokenizer.feed(&input);
+    tokenizer.end();
+    let mut out = tokenizer.sink.0.into_inner().out;
+    let trimmed = out.trim_end().len();
+    out.truncate(trimmed);
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use super::*;
+
+    #[test]
+    fn deep_nesting_is_flagged_and_real_pages_are_not() {
+        let deep = format!("{}x{}", "<div>".repeat(100_000), "</div>".repeat(100_000));
+        assert!(tree_is_too_costly(&deep));
+        // the same number of elements side by side, or spans (no scope checks), are cheap
+        assert!(!tree_is_too_costly(&"<div>x</div>".repeat(100_000)));
+        assert!(!tree_is_too_costly(
+            &"<p>unclosed paragraph ".repeat(100_000)
+        ));
+        // a script full of tags does not count
+        let script = format!("<script>{}</script>", "<div>".repeat(100_000));
+        assert!(!tree_is_too_costly(&script));
+
+        let corpus = ctxfit_import::corpus_dir().expect("the shared corpus is missing");
+        let mut pages = 0;
+        for entry in std::fs::read_dir(corpus.join("html/pages")).unwrap() {
+            let mut html = String::new();
+            flate2::read::GzDecoder::new(std::fs::File::open(entry.unwrap().path()).unwrap())
+                .read_to_string(&mut html)
+                .unwrap();
+            assert!(!tree_is_too_costly(&html));
+            pages += 1;
+        }
+        assert_eq!(pages, 50);
+    }
+
+    #[test]
+    fn the_flat_writer_applies_the_level() {
+        let html = r#"<head><title>T</title><style>.x{}</style></head><body><nav>MENU</nav>
+            <h2>Heading</h2><p>First *para*</p><div hidden>HIDDEN <b>deeper</b></div>
+            <script>if (a < b) { LEAK }</script><p>Second</p><textarea>typed</textarea>"#;
+        assert_eq!(
+            render_flat(html, StripLevel::Moderate),
+            "## Heading\n\nFirst \\*para\\*\n\nSecond\n\ntyped\n"
+        );
+        assert_eq!(
+            render_flat(html, StripLevel::Minimal),
+            "MENU\n\n## Heading\n\nFirst \\*para\\*\n\nHIDDEN deeper\n\nSecond\n\ntyped\n"
+        );
+    }
+}

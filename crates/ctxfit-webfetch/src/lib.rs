@@ -1,0 +1,402 @@
+//! The page tool of seed 003: fetch a web page, clean it to Markdown, and tell the agent what it cost.
+//!
+//! [`fetch_webpage_markdown`] is the tool an agent calls: it returns a [`FetchResult`] — `success`, `data`,
+//! `tokens_used`, `was_truncated`, `original_size`, `is_chunked`, `chunk_number`, `total_chunks`, `message` —
+//! that serialises to the JSON the tool hands back to the model. Never an error or a panic: a page that cannot
+//! be fetched is a result with `success: false` and a message saying why.
+//!
+//! The fetch is done by a [`Fetcher`], whose [`FetchOptions`] bound it: an overall timeout and a connect
+//! timeout, a redirect limit, a response size cap, HTML content types only, the charset from the headers (or
+//! the page), no proxy from the environment, and the SSRF guard of [`guard`]: loopback, private, link-local,
+//! metadata and other non-public addresses are refused unless the caller allows them.
+//!
+//! A page longer than `max_chars` is cut on a heading or paragraph boundary; the result says how many chunks of
+//! `max_chars` the whole page takes, and `chunk = Some(k)` returns the k-th (1-based).
+
+pub mod guard;
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use ctxfit_html::{chunk_markdown, decode_html, CleanStats, HtmlCleaner, StripLevel};
+use ctxfit_tokens::{thousands, FastEstimator, TokenEstimator};
+use serde::Serialize;
+use ureq::unversioned::transport::DefaultConnector;
+use ureq::{Agent, ResponseExt};
+
+pub use guard::{AddressPolicy, Refused};
+
+/// Seed 003's default for `max_chars`.
+pub const DEFAULT_MAX_CHARS: usize = 5000;
+
+/// What the page tool returns (seed 003's contract).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FetchResult {
+    pub success: bool,
+    /// The page's Markdown: all of it, its first `max_chars` (`was_truncated`), or one chunk (`is_chunked`).
+    pub data: String,
+    /// Tokens of `data`, by the fast estimator of `ctxfit-tokens`.
+    pub tokens_used: usize,
+    pub was_truncated: bool,
+    /// Bytes of the page as fetched.
+    pub original_size: usize,
+    pub is_chunked: bool,
+    /// The chunk returned (1-based), when `is_chunked`.
+    pub chunk_number: Option<usize>,
+    /// How many chunks of `max_chars` the whole page takes (1 if it fits).
+    pub total_chunks: usize,
+    /// What happened, in a sentence for the agent: sizes, cut, how to read on, or why it failed.
+    pub message: String,
+}
+
+impl FetchResult {
+    /// A failed fetch: nothing in `data`, the reason in `message`.
+    pub fn failure(message: impl Into<String>) -> FetchResult {
+        FetchResult {
+            success: false,
+            data: String::new(),
+            tokens_used: 0,
+            was_truncated: false,
+            original_size: 0,
+            is_chunked: false,
+            chunk_number: None,
+            total_chunks: 0,
+            message: message.into(),
+        }
+    }
+}
+
+/// How a page is fetched, cleaned and cut.
+#[derive(Debug, Clone)]
+pub struct FetchOptions {
+    pub strip_level: StripLevel,
+    /// Characters of Markdown returned at most (and the size of a chunk).
+    pub max_chars: usize,
+    /// Return this chunk (1-based) of the page instead of its beginning.
+    pub chunk: Option<usize>,
+    /// The whole request, from resolving the name to the last byte of the body.
+    pub timeout: Duration,
+    pub connect_timeout: Duration,
+    pub max_redirects: u32,
+    /// Bytes of body read at most; a larger page is refused.
+    pub max_bytes: u64,
+    pub addresses: AddressPolicy,
+    pub user_agent: String,
+}
+
+impl Default for FetchOptions {
+    fn default() -> Self {
+        FetchOptions {
+            strip_level: StripLevel::Moderate,
+            max_chars: DEFAULT_MAX_CHARS,
+            chunk: None,
+            timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(10),
+            max_redirects: 5,
+            max_bytes: 10 << 20,
+            addresses: AddressPolicy::default(),
+            user_agent: concat!("ctxfit-webfetch/", env!("CARGO_PKG_VERSION")).to_owned(),
+        }
+    }
+}
+
+impl FetchOptions {
+    /// Allow one non-public address (a local test server, say).
+    pub fn allow_address(mut self, ip: IpAddr) -> Self {
+        self.addresses.allowed.push(ip);
+        self
+    }
+}
+
+/// Why a page could not be fetched.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    #[error("invalid URL {url:?}: {reason}")]
+    InvalidUrl { url: String, reason: String },
+    #[error(transparent)]
+    Refused(#[from] Refused),
+    #[error("HTTP {status}{}", reason.map(|r| format!(" {r}")).unwrap_or_default())]
+    Status {
+        status: u16,
+        reason: Option<&'static str>,
+    },
+    #[error("not a web page: content type {0:?} (HTML, XHTML and plain text are fetched)")]
+    ContentType(String),
+    #[error("the page is larger than the limit of {limit} bytes")]
+    TooLarge { limit: u64 },
+    #[error("more than {0} redirects")]
+    TooManyRedirects(u32),
+    #[error("timed out ({0})")]
+    Timeout(String),
+    #[error("host not found")]
+    HostNotFound,
+    #[error("{0}")]
+    Network(String),
+}
+
+/// A fetched and cleaned page.
+#[derive(Debug, Clone)]
+pub struct Page {
+    /// Where the page was fetched from, after redirects.
+    pub final_url: String,
+    pub content_type: Option<String>,
+    /// The encoding the page was decoded from.
+    pub encoding: &'static str,
+    pub markdown: String,
+    pub stats: CleanStats,
+}
+
+/// Fetches pages under one set of [`FetchOptions`], reusing connections.
+#[derive(Debug)]
+pub struct Fetcher {
+    options: FetchOptions,
+    agent: Agent,
+}
+
+impl Fetcher {
+    pub fn new(options: FetchOptions) -> Fetcher {
+        let config = Agent::config_builder()
+            .timeout_global(Some(options.timeout))
+            .timeout_connect(Some(options.connect_timeout))
+            .max_redirects(options.max_redirects)
+            .http_status_as_error(false)
+            // a proxy would be the only address the guard sees
+            .proxy(None)
+            .user_agent(options.user_agent.as_str())
+            .build();
+        let resolver = guard::GuardedResolver {
+            policy: options.addresses.clone(),
+        };
+        let agent = Agent::with_parts(config, DefaultConnector::default(), resolver);
+        Fetcher { options, agent }
+    }
+
+    pub fn options(&self) -> &FetchOptions {
+        &self.options
+    }
+
+    /// Fetch a page and clean it.
+    pub fn fetch(&self, url: &str) -> Result<Page, FetchError> {
+        let invalid = |reason: &str| FetchError::InvalidUrl {
+            url: url.to_owned(),
+            reason: reason.to_owned(),
+        };
+        match url
+            .split_once(':')
+            .map(|(scheme, _)| scheme.to_ascii_lowercase())
+        {
+            Some(scheme) if scheme == "http" || scheme == "https" => {}
+            Some(scheme)
+                if !scheme.is_empty()
+                    && scheme
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) =>
+            {
+                return Err(invalid(&format!("scheme {scheme:?} is not http or https")))
+            }
+            _ => return Err(invalid("no scheme (http:// or https://)")),
+        }
+        let uri: ureq::http::Uri = url.parse().map_err(|_| invalid("not a URL"))?;
+        if uri.host().is_none_or(str::is_empty) {
+            return Err(invalid("no host"));
+        }
+        let mut response = self
+            .agent
+            .get(url)
+            .header("Accept", "text/html,application/xhtml+xml,text/plain;q=0.8")
+            .call()
+            .map_err(|e| self.error(e))?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(FetchError::Status {
+                status: status.as_u16(),
+                reason: status.canonical_reason(),
+            });
+        }
+        let final_url = response.get_uri().to_string();
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let mime = content_type.as_deref().map(|c| {
+            c.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        });
+        let plain = match mime.as_deref() {
+            None | Some("text/html" | "application/xhtml+xml") => false,
+            Some("text/plain") => true,
+            Some(other) => return Err(FetchError::ContentType(other.to_owned())),
+        };
+        let bytes = response
+            .body_mut()
+            .with_config()
+            .limit(self.options.max_bytes)
+            .read_to_vec()
+            .map_err(|e| self.error(e))?;
+        let (text, encoding) = decode_html(&bytes, content_type.as_deref());
+        let (markdown, stats) = if plain {
+            let text = text.into_owned();
+            let stats = CleanStats {
+                original_size: bytes.len(),
+                cleaned_size: text.len(),
+                reduction_percent: 0.0,
+            };
+            (text, stats)
+        } else {
+            HtmlCleaner::new(self.options.strip_level)
+                .with_base_url(final_url.clone())
+                .clean_bytes(&bytes, content_type.as_deref())
+        };
+        Ok(Page {
+            final_url,
+            content_type,
+            encoding,
+            markdown,
+            stats,
+        })
+    }
+
+    /// The page tool: fetch, clean, cut to `max_chars` or return the chosen chunk. Never fails; a failure is a
+    /// result with `success: false`.
+    pub fn fetch_markdown(&self, url: &str) -> FetchResult {
+        match self.fetch(url) {
+            Ok(page) => shape(
+                &page.markdown,
+                page.stats.original_size,
+                self.options.max_chars,
+                self.options.chunk,
+                &format!("{} ({})", page.final_url, self.options.strip_level.name()),
+            ),
+            Err(e) => FetchResult::failure(format!("could not fetch {url}: {e}")),
+        }
+    }
+
+    fn error(&self, e: ureq::Error) -> FetchError {
+        match e {
+            ureq::Error::Other(inner) => match inner.downcast::<Refused>() {
+                Ok(refused) => FetchError::Refused(*refused),
+                Err(other) => FetchError::Network(other.to_string()),
+            },
+            ureq::Error::Timeout(t) => FetchError::Timeout(t.to_string()),
+            ureq::Error::BodyExceedsLimit(_) => FetchError::TooLarge {
+                limit: self.options.max_bytes,
+            },
+            ureq::Error::TooManyRedirects => {
+                FetchError::TooManyRedirects(self.options.max_redirects)
+            }
+            ureq::Error::HostNotFound => FetchError::HostNotFound,
+            ureq::Error::BadUri(reason) => FetchError::InvalidUrl {
+                url: String::new(),
+                reason,
+            },
+            other => FetchError::Network(other.to_string()),
+        }
+    }
+}
+
+/// Fetch `url` and return its Markdown the way seed 003's tool does, with the default [`FetchOptions`] (only
+/// public addresses, 30 s, 5 redirects, 10 MiB).
+pub fn fetch_webpage_markdown(
+    url: &str,
+    strip_level: StripLevel,
+    max_chars: usize,
+    chunk: Option<usize>,
+) -> FetchResult {
+    Fetcher::new(FetchOptions {
+        strip_level,
+        max_chars,
+        chunk,
+        ..FetchOptions::default()
+    })
+    .fetch_markdown(url)
+}
+
+/// Cut cleaned Markdown into the tool's result: all of it if it fits in `max_chars`, else its first chunk
+/// (`was_truncated`), or chunk `chunk` (1-based) of the chunks of at most `max_chars` characters, cut on
+/// heading and paragraph boundaries. `source` names the page in the message.
+pub fn shape(
+    markdown: &str,
+    original_size: usize,
+    max_chars: usize,
+    chunk: Option<usize>,
+    source: &str,
+) -> FetchResult {
+    let max_chars = max_chars.max(1);
+    let chars = |s: &str| s.chars().count();
+    let total = chars(markdown);
+    let chunks = if total <= max_chars {
+        vec![markdown.to_owned()]
+    } else {
+        let mut chunks = chunk_markdown(markdown, max_chars, &chars);
+        // a single word longer than a chunk is cut inside
+        for c in &mut chunks {
+            if chars(c) > max_chars {
+                let end = c.char_indices().nth(max_chars).map_or(c.len(), |(i, _)| i);
+                c.truncate(end);
+            }
+        }
+        chunks
+    };
+    let total_chunks = chunks.len();
+    let sizes = format!(
+        "{source}: {} bytes of page, {} characters of Markdown",
+        thousands(original_size),
+        thousands(total)
+    );
+    let estimator = FastEstimator;
+    let (data, was_truncated, is_chunked, chunk_number, message) = match chunk {
+        Some(k) if k == 0 || k > total_chunks => {
+            let mut failed = FetchResult::failure(format!(
+                "{sizes}, in {total_chunks} chunk{} of at most {} characters: there is no chunk {k} (chunks are numbered from 1)",
+                plural(total_chunks),
+                thousands(max_chars)
+            ));
+            failed.original_size = original_size;
+            failed.total_chunks = total_chunks;
+            return failed;
+        }
+        Some(k) => {
+            let next = if k < total_chunks {
+                format!("; chunk={} reads on", k + 1)
+            } else {
+                "; this is the last".to_owned()
+            };
+            let message = format!(
+                "{sizes}: chunk {k} of {total_chunks} (at most {} characters each){next}",
+                thousands(max_chars)
+            );
+            (chunks[k - 1].clone(), false, true, Some(k), message)
+        }
+        None if total_chunks > 1 => {
+            let message = format!(
+                "{sizes}: truncated to the first {} characters (chunk 1 of {total_chunks}); pass chunk=2 to read on",
+                thousands(chars(&chunks[0]))
+            );
+            (chunks[0].clone(), true, false, None, message)
+        }
+        None => (markdown.to_owned(), false, false, None, sizes),
+    };
+    FetchResult {
+        success: true,
+        tokens_used: estimator.count_text(&data),
+        data,
+        was_truncated,
+        original_size,
+        is_chunked,
+        chunk_number,
+        total_chunks,
+        message,
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}

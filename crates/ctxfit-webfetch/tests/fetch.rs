@@ -1,0 +1,362 @@
+//! The page tool against a real HTTP server on 127.0.0.1: cleaning, charsets, truncation and chunks, and every
+//! limit (SSRF guard, redirects, size, content type, timeout, status).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{IpAddr, Ipv4Addr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ctxfit_html::{HtmlCleaner, StripLevel};
+use ctxfit_webfetch::{
+    fetch_webpage_markdown, shape, FetchError, FetchOptions, FetchResult, Fetcher,
+};
+
+/// A page in windows-1252 (the charset is in the HTTP header only).
+const ARTICLE: &[u8] = b"<html><head><script>LEAK()</script></head><body><nav>Menu</nav>\
+    <h1>Caf\xe9 news</h1><p>A <a href=\"/other\">relative link</a>.</p></body></html>";
+
+const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+
+/// A real page of the corpus, served as `/corpus`.
+fn corpus_page() -> (String, String) {
+    let corpus = ctxfit_import::corpus_dir().expect("the shared corpus is missing");
+    let truth: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(corpus.join("html/ground-truth.json")).unwrap(),
+    )
+    .unwrap();
+    let (id, _) = truth.as_object().unwrap().iter().nth(3).unwrap();
+    let mut html = String::new();
+    flate2::read::GzDecoder::new(
+        std::fs::File::open(corpus.join(format!("html/pages/{id}.html.gz"))).unwrap(),
+    )
+    .read_to_string(&mut html)
+    .unwrap();
+    (id.clone(), html)
+}
+
+struct Server {
+    port: u16,
+    requests: Arc<AtomicUsize>,
+}
+
+impl Server {
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+}
+
+fn respond(stream: &mut TcpStream, status: &str, headers: &[(&str, &str)], body: &[u8]) {
+    let mut head = format!(
+        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(body);
+}
+
+fn long_page() -> String {
+    let mut html = String::from("<html><body><article><h1>Long</h1>");
+    for i in 1..=40 {
+        html.push_str(&format!(
+            "<h2>Part {i}</h2><p>{}</p>",
+            format!("Sentence {i} of a long page, with words enough to fill it. ").repeat(8)
+        ));
+    }
+    html.push_str("</article></body></html>");
+    html
+}
+
+fn serve() -> Server {
+    let listener = TcpListener::bind((LOOPBACK, 0)).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let requests = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&requests);
+    let (_, corpus_html) = corpus_page();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            count.fetch_add(1, Ordering::SeqCst);
+            let corpus_html = corpus_html.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut request_line = String::new();
+                let _ = reader.read_line(&mut request_line);
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                    line.clear();
+                }
+                let path = request_line
+                    .split_whitespace()
+                    .nth(1)
+                    .unwrap_or("/")
+                    .to_owned();
+                let html = ("Content-Type", "text/html; charset=utf-8");
+                match path.as_str() {
+                    "/article" => respond(
+                        &mut stream,
+                        "200 OK",
+                        &[("Content-Type", "text/html; charset=windows-1252")],
+                        ARTICLE,
+                    ),
+                    "/corpus" => respond(&mut stream, "200 OK", &[html], corpus_html.as_bytes()),
+                    "/long" => respond(&mut stream, "200 OK", &[html], long_page().as_bytes()),
+                    "/plain" => respond(
+                        &mut stream,
+                        "200 OK",
+                        &[("Content-Type", "text/plain")],
+                        b"just <text>",
+                    ),
+                    "/redirect" => {
+                        respond(&mut stream, "302 Found", &[("Location", "/article")], b"")
+                    }
+                    "/loop" => respond(&mut stream, "302 Found", &[("Location", "/loop")], b""),
+                    "/to-other-loopback" => {
+                        let to = format!("http://127.0.0.2:{port}/article");
+                        respond(&mut stream, "302 Found", &[("Location", to.as_str())], b"")
+                    }
+                    "/pdf" => respond(
+                        &mut stream,
+                        "200 OK",
+                        &[("Content-Type", "application/pdf")],
+                        b"%PDF-1.4",
+                    ),
+                    "/big" => respond(&mut stream, "200 OK", &[html], &vec![b'a'; 2 << 20]),
+                    "/slow" => {
+                        std::thread::sleep(Duration::from_secs(3));
+                        respond(&mut stream, "200 OK", &[html], b"<p>late</p>")
+                    }
+                    _ => respond(&mut stream, "404 Not Found", &[html], b"<p>no</p>"),
+                }
+            });
+        }
+    });
+    Server { port, requests }
+}
+
+fn fetcher(options: FetchOptions) -> Fetcher {
+    Fetcher::new(options.allow_address(LOOPBACK))
+}
+
+#[test]
+fn a_page_is_fetched_decoded_and_cleaned() {
+    let server = serve();
+    let result = fetcher(FetchOptions::default()).fetch_markdown(&server.url("/article"));
+    let link = format!("[relative link]({})", server.url("/other"));
+    assert!(result.success, "{}", result.message);
+    assert_eq!(result.data, format!("# Caf\u{e9} news\n\nA {link}.\n"));
+    assert_eq!(result.original_size, ARTICLE.len());
+    assert!(
+        result.tokens_used > 5 && result.tokens_used < 30,
+        "{}",
+        result.tokens_used
+    );
+    assert!(!result.was_truncated && !result.is_chunked);
+    assert_eq!((result.chunk_number, result.total_chunks), (None, 1));
+    assert!(
+        result
+            .message
+            .contains(&format!("{} bytes of page", ARTICLE.len())),
+        "{}",
+        result.message
+    );
+
+    // redirects are followed, and links resolve against where the page ended up
+    let redirected = fetcher(FetchOptions::default()).fetch_markdown(&server.url("/redirect"));
+    assert_eq!(redirected.data, result.data);
+    assert!(
+        redirected.message.contains("/article (moderate)"),
+        "{}",
+        redirected.message
+    );
+
+    let plain = fetcher(FetchOptions::default()).fetch_markdown(&server.url("/plain"));
+    assert_eq!(plain.data, "just <text>");
+}
+
+#[test]
+fn a_real_page_comes_back_as_the_cleaner_makes_it() {
+    let server = serve();
+    let (id, html) = corpus_page();
+    let options = FetchOptions {
+        strip_level: StripLevel::Aggressive,
+        max_chars: 1_000_000,
+        ..FetchOptions::default()
+    };
+    let page = fetcher(options).fetch(&server.url("/corpus")).unwrap();
+    let (expected, stats) = HtmlCleaner::new(StripLevel::Aggressive)
+        .with_base_url(server.url("/corpus"))
+        .clean(&html);
+    assert_eq!(page.markdown, expected, "{id}");
+    assert_eq!(page.stats, stats);
+    assert_eq!(page.encoding, "UTF-8");
+    assert!(
+        page.stats.reduction_percent > 80.0,
+        "{id}: {:?}",
+        page.stats
+    );
+}
+
+#[test]
+fn long_pages_are_truncated_or_read_in_chunks() {
+    let server = serve();
+    let url = server.url("/long");
+    let get = |chunk| {
+        fetcher(FetchOptions {
+            max_chars: 2000,
+            chunk,
+            ..FetchOptions::default()
+        })
+        .fetch_markdown(&url)
+    };
+    let first = get(None);
+    assert!(first.success && first.was_truncated && !first.is_chunked);
+    assert!(first.data.chars().count() <= 2000);
+    assert!(first.data.starts_with("# Long\n\n## Part 1\n"));
+    let total = first.total_chunks;
+    assert!(total > 5, "{total}");
+    assert!(first.message.contains("pass chunk=2"), "{}", first.message);
+
+    let mut all = Vec::new();
+    for k in 1..=total {
+        let part = get(Some(k));
+        assert!(part.success && part.is_chunked && !part.was_truncated);
+        assert_eq!((part.chunk_number, part.total_chunks), (Some(k), total));
+        assert!(part.data.chars().count() <= 2000);
+        assert!(
+            part.data.starts_with("#"),
+            "chunks start at headings: {}",
+            part.data
+        );
+        all.push(part.data);
+    }
+    assert_eq!(all[0], first.data);
+    let whole = HtmlCleaner::new(StripLevel::Moderate).clean(&long_page()).0;
+    assert_eq!(
+        all.join("\n\n").trim_end(),
+        whole.trim_end(),
+        "the chunks are the whole page"
+    );
+
+    let past = get(Some(total + 1));
+    assert!(!past.success);
+    assert!(past
+        .message
+        .contains(&format!("there is no chunk {}", total + 1)));
+    assert_eq!(past.total_chunks, total);
+}
+
+#[test]
+fn non_public_addresses_are_refused_before_connecting() {
+    let server = serve();
+    for url in [
+        server.url("/article"),
+        format!("http://localhost:{}/article", server.port),
+        "http://169.254.169.254/latest/meta-data/".to_owned(),
+        "http://[::1]:9/".to_owned(),
+        "http://10.0.0.1/".to_owned(),
+    ] {
+        let result = fetch_webpage_markdown(&url, StripLevel::Moderate, 5000, None);
+        assert!(!result.success, "{url}");
+        assert!(result.data.is_empty());
+        assert!(
+            result.message.contains("refused to connect")
+                && result.message.contains("public addresses"),
+            "{url}: {}",
+            result.message
+        );
+    }
+    assert!(
+        fetch_webpage_markdown("http://169.254.169.254/", StripLevel::Moderate, 5000, None)
+            .message
+            .contains("a cloud metadata address")
+    );
+    assert_eq!(
+        server.requests.load(Ordering::SeqCst),
+        0,
+        "nothing reached the server"
+    );
+
+    // an allowed address that redirects to one that is not: the redirect is refused
+    let err = fetcher(FetchOptions::default())
+        .fetch(&server.url("/to-other-loopback"))
+        .unwrap_err();
+    assert!(
+        matches!(&err, FetchError::Refused(r) if r.ip.to_string() == "127.0.0.2"),
+        "{err}"
+    );
+}
+
+#[test]
+fn limits_give_clear_errors() {
+    let server = serve();
+    let fetch = |path: &str, options: FetchOptions| {
+        fetcher(options)
+            .fetch(&server.url(path))
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        fetch("/missing", FetchOptions::default()),
+        "HTTP 404 Not Found"
+    );
+    assert_eq!(
+        fetch("/loop", FetchOptions::default()),
+        "more than 5 redirects"
+    );
+    assert_eq!(
+        fetch("/pdf", FetchOptions::default()),
+        "not a web page: content type \"application/pdf\" (HTML, XHTML and plain text are fetched)"
+    );
+    let small = FetchOptions {
+        max_bytes: 1 << 20,
+        ..FetchOptions::default()
+    };
+    assert_eq!(
+        fetch("/big", small),
+        "the page is larger than the limit of 1048576 bytes"
+    );
+    let quick = FetchOptions {
+        timeout: Duration::from_millis(500),
+        ..FetchOptions::default()
+    };
+    assert!(fetch("/slow", quick).starts_with("timed out"));
+    for (url, reason) in [
+        ("ftp://example.com/x", "scheme \"ftp\" is not http or https"),
+        ("file:///etc/passwd", "scheme \"file\" is not http or https"),
+        ("example.com/page", "no scheme (http:// or https://)"),
+        ("http://", "not a URL"),
+    ] {
+        let result = fetch_webpage_markdown(url, StripLevel::Moderate, 5000, None);
+        assert!(!result.success);
+        assert!(result.message.contains(reason), "{url}: {}", result.message);
+    }
+}
+
+#[test]
+fn the_result_serialises_to_the_tools_json() {
+    let result = shape("# Title\n\nBody text.\n", 120, 5000, None, "page");
+    let json = serde_json::to_value(&result).unwrap();
+    assert_eq!(
+        json,
+        serde_json::json!({
+            "success": true,
+            "data": "# Title\n\nBody text.\n",
+            "tokens_used": result.tokens_used,
+            "was_truncated": false,
+            "original_size": 120,
+            "is_chunked": false,
+            "chunk_number": null,
+            "total_chunks": 1,
+            "message": "page: 120 bytes of page, 20 characters of Markdown",
+        })
+    );
+    let failed =
+        serde_json::to_value(FetchResult::failure("could not fetch x: host not found")).unwrap();
+    assert_eq!(failed["success"], false);
+    assert_eq!(failed["data"], "");
+}
