@@ -1,7 +1,8 @@
-//! Shared inputs of the ctxfit benchmarks: texts and sessions of the shared corpus, and long histories
-//! generated from them.
+//! Shared inputs of the ctxfit benchmarks: texts and sessions of the shared corpus, its web pages with their
+//! ground truth, and long histories generated from them.
 
 pub mod history;
+pub mod pages;
 
 use ctxfit_import::{corpus_dir, corpus_trajectory_files, import_file, Session};
 use ctxfit_model::Block;

@@ -4,12 +4,15 @@
 //! * `fit-tokens` — refit the fast token estimator against exact o200k counts on the corpus and rewrite
 //!   `crates/ctxfit-tokens/src/weights.rs`; prints the accuracy report.
 //! * `eval-tokens` — print the accuracy report of chars/4 and the fast estimator without refitting.
+//! * `eval-html` — precision, recall and F1 (4-word shingles against the ground truth), output size and speed of
+//!   each strip level on the 50 corpus pages, with htmd beside them; `--pages` adds each page's scores.
 //! * `compare-profiles` — tokens of the final request of every corpus session under each built-in profile.
 //! * `gen-history --tokens N --seed S [-o FILE]` — a long realistic session (Anthropic JSON) made of real turns
 //!   sampled from the corpus, reproducible from its seed.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod html;
 mod profiles;
 mod samples;
 mod tidy;
@@ -89,10 +92,11 @@ fn main() -> Result<()> {
         }
         Some("fit-tokens") => tokens::fit_and_write(&workspace_root()),
         Some("eval-tokens") => tokens::eval(),
+        Some("eval-html") => html::eval(&args[1..]),
         Some("compare-profiles") => profiles::compare(),
         Some("gen-history") => gen_history(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <tidy | fit-tokens | eval-tokens | compare-profiles | gen-history --tokens N --seed S [-o FILE]>");
+            eprintln!("usage: cargo xtask <tidy | fit-tokens | eval-tokens | eval-html | compare-profiles | gen-history --tokens N --seed S [-o FILE]>");
             bail!("unknown or missing command")
         }
     }

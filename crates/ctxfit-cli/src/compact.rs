@@ -6,6 +6,7 @@ use anyhow::Result;
 use ctxfit_compactor::{Compactor, Report};
 use ctxfit_import::SourceFormat;
 use ctxfit_model::to_value;
+use ctxfit_tokens::BudgetStatus;
 
 use crate::input::{select, InputArgs};
 use crate::output::{documents_json, emit, thousands};
@@ -25,9 +26,16 @@ pub struct Args {
     input: InputArgs,
     #[command(flatten)]
     policy: PolicyArgs,
-    /// Override the profile's budget (tokens).
+    /// Override the profile's budget (tokens): compact when the input is above it.
     #[arg(long)]
     budget: Option<usize>,
+    /// Override the profile's token guard: refuse (exit 2, nothing written) when the compacted request is
+    /// estimated above this many tokens.
+    #[arg(long)]
+    request_budget: Option<usize>,
+    /// Override the profile's warning threshold: warn when the compacted request is above it.
+    #[arg(long)]
+    warning_threshold: Option<usize>,
     /// The input tokens the provider reported for the last call (the seeds' trigger); else estimated.
     #[arg(long)]
     input_tokens: Option<usize>,
@@ -111,6 +119,12 @@ pub fn run(args: Args) -> Result<()> {
     if let Some(b) = args.budget {
         settings.budget = b;
     }
+    if let Some(b) = args.request_budget {
+        settings.request_budget = b;
+    }
+    if let Some(t) = args.warning_threshold {
+        settings.warning_threshold = t;
+    }
     let (name, sessions) = args.input.load()?;
     if args.in_place
         && !matches!(
@@ -136,6 +150,21 @@ pub fn run(args: Args) -> Result<()> {
         let report = compactor.compact(&s.conversation, args.input_tokens);
         if let Some(note) = report.note() {
             eprintln!("{note}");
+        }
+        // the token guard, before anything is written
+        let session = if s.name.is_empty() {
+            name.clone()
+        } else {
+            format!("{name} ({})", s.name)
+        };
+        match compactor.check_request(&report) {
+            Err(e) => return Err(BadInput(format!("{session}: {e}")).into()),
+            Ok(BudgetStatus::Warning { tokens, threshold }) => eprintln!(
+                "warning: {session}: the request is {} tokens, above the warning threshold of {}",
+                thousands(tokens),
+                thousands(threshold)
+            ),
+            Ok(BudgetStatus::Ok) => {}
         }
         docs.push(to_value(&compactor.project(&s.conversation)));
         reports.push((s.name.clone(), report));

@@ -33,8 +33,8 @@ impl InputArgs {
     }
 }
 
-/// Read a file, or standard input for `-`, as UTF-8 text.
-pub fn read_text(path: &str) -> Result<String> {
+/// Read a file, or standard input for `-`.
+pub fn read_bytes(path: &str) -> Result<Vec<u8>> {
     let bytes = if path == "-" {
         let mut buf = Vec::new();
         std::io::stdin()
@@ -44,6 +44,12 @@ pub fn read_text(path: &str) -> Result<String> {
     } else {
         std::fs::read(Path::new(path)).map_err(|e| BadInput(format!("{path}: cannot read: {e}")))?
     };
+    Ok(bytes)
+}
+
+/// Read a file, or standard input for `-`, as UTF-8 text.
+pub fn read_text(path: &str) -> Result<String> {
+    let bytes = read_bytes(path)?;
     String::from_utf8(bytes).map_err(|e| {
         let name = display_name(path);
         BadInput(format!(

@@ -9,6 +9,7 @@
 mod compact;
 mod convert;
 mod files;
+mod html;
 mod input;
 mod output;
 mod policy;
@@ -44,6 +45,8 @@ enum Command {
     Changelog(files::ChangelogArgs),
     /// The content of a file at a turn, rebuilt from the reads and edits of a session.
     FileState(files::FileStateArgs),
+    /// A web page (file, `-` or URL) as cleaned Markdown at a strip level, or as the page tool's JSON.
+    Html(html::Args),
     /// Policies: `policy show` prints the effective profile and the registered rules.
     #[command(subcommand)]
     Policy(policy::Command),
@@ -74,6 +77,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => replay::run(args),
         Command::Changelog(args) => files::changelog(args),
         Command::FileState(args) => files::file_state(args),
+        Command::Html(args) => html::run(args),
         Command::Policy(cmd) => policy::run(cmd),
     };
     match result {

@@ -526,3 +526,161 @@ fn replay_many_files_in_parallel_gives_the_serial_result() {
         stderr(&o)
     );
 }
+
+/// A real page of the corpus, decompressed into a temporary file.
+fn corpus_html_page(dir: &std::path::Path) -> (PathBuf, Vec<u8>) {
+    use std::io::Read;
+    let pages = corpus().join("html/pages");
+    let mut names: Vec<_> = std::fs::read_dir(&pages)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    let mut html = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(&names[0]).unwrap())
+        .read_to_end(&mut html)
+        .unwrap();
+    let path = dir.join("page.html");
+    std::fs::write(&path, &html).unwrap();
+    (path, html)
+}
+
+#[test]
+fn html_cleans_a_file_or_stdin_and_reports_like_the_page_tool() {
+    let dir = temp_dir("html");
+    let (path, html) = corpus_html_page(&dir);
+    let path = path.to_str().unwrap();
+    let minimal = ctxfit(&["html", path, "--level", "minimal"], None);
+    assert!(minimal.status.success(), "{}", stderr(&minimal));
+    let aggressive = ctxfit(&["html", path, "--level", "aggressive"], None);
+    assert!(stdout(&aggressive).len() < stdout(&minimal).len());
+    assert!(
+        stderr(&aggressive).contains("bytes of page"),
+        "{}",
+        stderr(&aggressive)
+    );
+    let from_stdin = ctxfit(&["html", "-", "--level", "minimal"], Some(&html));
+    assert_eq!(stdout(&from_stdin), stdout(&minimal));
+
+    let json = ctxfit(&["html", path, "--max-chars", "500", "--json"], None);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(v["success"], true);
+    assert_eq!(v["was_truncated"], true);
+    assert_eq!(v["original_size"], html.len());
+    assert!(v["data"].as_str().unwrap().chars().count() <= 500);
+    let total = v["total_chunks"].as_u64().unwrap();
+    assert!(total > 1);
+    let last = ctxfit(
+        &[
+            "html",
+            path,
+            "--max-chars",
+            "500",
+            "--chunk",
+            &total.to_string(),
+            "--json",
+        ],
+        None,
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&last)).unwrap();
+    assert_eq!(
+        (v["is_chunked"].clone(), v["chunk_number"].clone()),
+        (true.into(), total.into())
+    );
+
+    let past = ctxfit(&["html", path, "--chunk", "999"], None);
+    assert_eq!(past.status.code(), Some(2));
+    assert!(
+        stderr(&past).contains("there is no chunk 999"),
+        "{}",
+        stderr(&past)
+    );
+    let out = dir.join("page.md");
+    let written = ctxfit(&["html", path, "-o", out.to_str().unwrap()], None);
+    assert!(written.status.success());
+    assert!(!std::fs::read_to_string(&out).unwrap().is_empty());
+}
+
+#[test]
+fn html_fetches_urls_only_from_allowed_addresses() {
+    use std::io::{BufRead, BufReader};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}/page",
+        listener.local_addr().unwrap().port()
+    );
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let mut stream = stream.unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            let body = "<html><body><nav>menu</nav><h1>Served</h1><p>Hello from a server.</p></body></html>";
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let refused = ctxfit(&["html", &url], None);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains("a loopback address"),
+        "{}",
+        stderr(&refused)
+    );
+    let refused_json = ctxfit(&["html", &url, "--json"], None);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&refused_json)).unwrap();
+    assert_eq!(v["success"], false);
+
+    let fetched = ctxfit(&["html", &url, "--allow-address", "127.0.0.1"], None);
+    assert!(fetched.status.success(), "{}", stderr(&fetched));
+    assert_eq!(stdout(&fetched), "# Served\n\nHello from a server.\n");
+}
+
+#[test]
+fn compact_refuses_a_request_over_the_token_guard_and_writes_nothing() {
+    let dir = temp_dir("guard");
+    let policy = dir.join("policy.toml");
+    std::fs::write(
+        &policy,
+        "[agents.small]\nrequest_budget = 5000\n\n[agents.large]\nrequest_budget = 1000000\nwarning_threshold = 10000\n",
+    )
+    .unwrap();
+    let out = dir.join("request.json");
+    let run = |agent: &str| {
+        ctxfit(
+            &[
+                "compact",
+                "--sample",
+                "--policy",
+                policy.to_str().unwrap(),
+                "--agent",
+                agent,
+                "-o",
+                out.to_str().unwrap(),
+            ],
+            None,
+        )
+    };
+    let refused = run("small");
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains("Prompt too large:")
+            && stderr(&refused).contains("exceeds budget of 5000"),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(!out.exists(), "nothing is written");
+    let warned = run("large");
+    assert!(warned.status.success(), "{}", stderr(&warned));
+    assert!(
+        stderr(&warned).contains("above the warning threshold of 10,000"),
+        "{}",
+        stderr(&warned)
+    );
+    assert!(out.exists());
+}

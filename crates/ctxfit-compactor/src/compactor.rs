@@ -11,7 +11,9 @@ use ctxfit_retention::{
 };
 use ctxfit_tokens::conversation::count_block;
 use ctxfit_tokens::conversation::MESSAGE_OVERHEAD;
-use ctxfit_tokens::{count_message, count_preamble, count_tool_result, TokenEstimator};
+use ctxfit_tokens::{
+    count_message, count_preamble, count_tool_result, BudgetError, BudgetStatus, TokenEstimator,
+};
 
 use crate::aliases::ToolKinds;
 use crate::policy::{Settings, Trigger};
@@ -209,6 +211,12 @@ impl Compactor {
 
     pub fn settings(&self) -> &Settings {
         &self.settings
+    }
+
+    /// The token guard on the request a [`Report`] describes, as compacted (`tokens_after`): an error over the
+    /// profile's `request_budget` — do not send it — and a warning (also logged) over `warning_threshold`.
+    pub fn check_request(&self, report: &Report) -> Result<BudgetStatus, BudgetError> {
+        self.settings.token_guard().check(report.tokens_after)
     }
 
     fn excluded(&self, site: &ResultSite) -> bool {

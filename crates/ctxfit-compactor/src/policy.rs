@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use ctxfit_tokens::TokenBudget;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -58,6 +59,10 @@ pub struct ProfileSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_conversation_messages: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_budget: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning_threshold: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub rules: Option<Vec<RuleSpec>>,
 }
 
@@ -107,6 +112,11 @@ pub struct Settings {
     pub max_tool_result_chars: usize,
     /// Keep at most this many messages, dropping from the front (0 = off).
     pub max_conversation_messages: usize,
+    /// The token guard of seed 003 (its `budget`): a request whose compacted estimate is above it is refused
+    /// before it is sent (0 = off). Unlike `budget`, which says when to compact, this is a hard limit.
+    pub request_budget: usize,
+    /// The token guard's `warning_threshold`: a request above it is sent with a warning (0 = off).
+    pub warning_threshold: usize,
     pub rules: Vec<RuleSpec>,
     pub aliases: BTreeMap<String, String>,
 }
@@ -352,6 +362,8 @@ fn merge(base: ProfileSpec, over: ProfileSpec) -> ProfileSpec {
         max_conversation_messages: over
             .max_conversation_messages
             .or(base.max_conversation_messages),
+        request_budget: over.request_budget.or(base.request_budget),
+        warning_threshold: over.warning_threshold.or(base.warning_threshold),
         rules: over.rules.or(base.rules),
     }
 }
@@ -408,6 +420,8 @@ fn finish(
             "max_conversation_messages",
             spec.max_conversation_messages,
         )?,
+        request_budget: non_negative(name, "request_budget", spec.request_budget)?,
+        warning_threshold: non_negative(name, "warning_threshold", spec.warning_threshold)?,
         rules,
         aliases: aliases.clone(),
     };
@@ -434,6 +448,8 @@ pub const ENV_OVERRIDES: &[(&str, &str)] = &[
         "CTXFIT_MAX_CONVERSATION_MESSAGES",
         "max_conversation_messages",
     ),
+    ("CTXFIT_REQUEST_BUDGET", "request_budget"),
+    ("CTXFIT_WARNING_THRESHOLD", "warning_threshold"),
 ];
 
 fn apply_env(s: &mut Settings, env: &dyn Fn(&str) -> Option<String>) -> Result<(), PolicyError> {
@@ -451,10 +467,22 @@ fn apply_env(s: &mut Settings, env: &dyn Fn(&str) -> Option<String>) -> Result<(
             "keep_last_tool_uses" => s.keep_last_tool_uses = n,
             "min_reclaim_tokens" => s.min_reclaim_tokens = n,
             "max_tool_result_chars" => s.max_tool_result_chars = n,
+            "request_budget" => s.request_budget = n,
+            "warning_threshold" => s.warning_threshold = n,
             _ => s.max_conversation_messages = n,
         }
     }
     Ok(())
+}
+
+impl Settings {
+    /// The token guard these settings ask for.
+    pub fn token_guard(&self) -> TokenBudget {
+        TokenBudget {
+            budget: self.request_budget,
+            warning_threshold: self.warning_threshold,
+        }
+    }
 }
 
 impl fmt::Display for Settings {

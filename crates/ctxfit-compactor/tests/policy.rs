@@ -129,7 +129,7 @@ my_reader = "read_file"
 
 #[test]
 fn bad_policies_say_what_and_where() {
-    check_error("[profiles.a]\nbudgett = 3\n", Some("a"), None, "policy.toml:2:1: unknown field `budgett`, expected one of `extends`, `trigger`, `budget`, `target`, `keep_latest_result_message`, `keep_last_tool_uses`, `exclude_tools`, `clear_tool_inputs`, `min_reclaim_tokens`, `min_reclaim_ratio`, `max_tool_result_chars`, `max_conversation_messages`, `rules`");
+    check_error("[profiles.a]\nbudgett = 3\n", Some("a"), None, "policy.toml:2:1: unknown field `budgett`, expected one of `extends`, `trigger`, `budget`, `target`, `keep_latest_result_message`, `keep_last_tool_uses`, `exclude_tools`, `clear_tool_inputs`, `min_reclaim_tokens`, `min_reclaim_ratio`, `max_tool_result_chars`, `max_conversation_messages`, `request_budget`, `warning_threshold`, `rules`");
     check_error(
         "[profiles.a]\nextends = \"seed-000\"\nbudget = -5\n",
         Some("a"),
@@ -229,5 +229,82 @@ fn a_negative_reclaim_ratio_is_refused() {
         Some("a"),
         None,
         "profiles.a.min_reclaim_ratio: must be a number of 0 or more, got -0.5",
+    );
+}
+
+#[test]
+fn the_token_guard_comes_from_the_profile_the_agent_and_the_environment() {
+    use ctxfit_tokens::{BudgetStatus, FastEstimator};
+    let text = r#"
+default_profile = "guarded"
+
+[profiles.guarded]
+extends = "seed-002"
+request_budget = 150000
+warning_threshold = 100000
+
+[agents.small-model]
+request_budget = 30000
+warning_threshold = 20000
+
+[agents.unguarded]
+request_budget = 0
+"#;
+    let guard =
+        |agent, env: &[(&str, &str)]| resolve(text, None, agent, env).unwrap().token_guard();
+    assert_eq!(
+        (guard(None, &[]).budget, guard(None, &[]).warning_threshold),
+        (150_000, 100_000)
+    );
+    let small = guard(Some("small-model"), &[]);
+    assert_eq!((small.budget, small.warning_threshold), (30_000, 20_000));
+    assert_eq!(guard(Some("unguarded"), &[]).budget, 0);
+    assert_eq!(
+        guard(Some("unguarded"), &[]).warning_threshold,
+        100_000,
+        "inherited"
+    );
+    let env = guard(Some("small-model"), &[("CTXFIT_REQUEST_BUDGET", "9")]);
+    assert_eq!(env.budget, 9);
+    check_error(
+        "[profiles.x]\nextends = \"seed-000\"\nrequest_budget = -1\n",
+        Some("x"),
+        None,
+        "profiles.x.request_budget: must be 0 or more, got -1",
+    );
+
+    // the compactor checks the request as compacted: a conversation of about 3,000 tokens
+    use ctxfit_model::{Content, Conversation, Message, Role, WireFormat};
+    let mut conv = Conversation::new(WireFormat::Anthropic);
+    conv.messages.push(Message::new(
+        Role::User,
+        Content::text("The quick brown fox jumps over the lazy dog. ".repeat(300)),
+    ));
+    let registry = ctxfit_plugins::registry().unwrap();
+    let check = |budget: usize, warning: usize| {
+        let mut settings = resolve(text, None, None, &[]).unwrap();
+        settings.request_budget = budget;
+        settings.warning_threshold = warning;
+        let mut compactor = Compactor::new(settings, &registry, Box::new(FastEstimator)).unwrap();
+        let report = compactor.compact(&conv, None);
+        (report.tokens_after, compactor.check_request(&report))
+    };
+    let (tokens, ok) = check(0, 0);
+    assert!(tokens > 1000 && tokens < 5000, "{tokens}");
+    assert_eq!(ok, Ok(BudgetStatus::Ok));
+    assert_eq!(
+        check(tokens + 1, tokens - 1).1,
+        Ok(BudgetStatus::Warning {
+            tokens,
+            threshold: tokens - 1
+        })
+    );
+    let err = check(tokens - 1, 0).1.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "Prompt too large: {tokens} tokens exceeds budget of {}",
+            tokens - 1
+        )
     );
 }

@@ -18,6 +18,7 @@
 //!   extraction: the subtree whose paragraphs carry the most text with the fewest links.
 
 mod charset;
+pub mod eval;
 mod extract;
 mod flat;
 mod render;

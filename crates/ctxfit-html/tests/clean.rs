@@ -4,6 +4,7 @@
 
 use std::io::Read;
 
+use ctxfit_html::eval::shingle_score;
 use ctxfit_html::{chunk_markdown, resolve_url, HtmlCleaner, StripLevel};
 
 fn clean(level: StripLevel, html: &str) -> String {
@@ -246,52 +247,6 @@ fn chunks_stay_under_the_limit_on_paragraph_boundaries() {
     assert_eq!(chunks.join("\n\n"), md);
 }
 
-/// The benchmark's metric: 4-word shingles, precision/recall/F1 against the ground truth.
-fn f1(extracted: &str, truth: &str) -> f64 {
-    let strip_urls = |s: &str| {
-        let mut out = String::new();
-        let mut rest = s;
-        while let Some(i) = rest.find("](") {
-            out.push_str(&rest[..i]);
-            match rest[i..].find(')') {
-                Some(j) => rest = &rest[i + j + 1..],
-                None => rest = "",
-            }
-        }
-        out.push_str(rest);
-        out
-    };
-    let shingles = |s: &str| {
-        let words: Vec<String> = s
-            .split_whitespace()
-            .map(|w| {
-                w.trim_matches(|c: char| !c.is_alphanumeric())
-                    .to_lowercase()
-            })
-            .filter(|w| !w.is_empty())
-            .collect();
-        words
-            .windows(4)
-            .map(|w| w.join(" "))
-            .collect::<std::collections::HashSet<_>>()
-    };
-    let (e, t) = (shingles(&strip_urls(extracted)), shingles(truth));
-    if e.is_empty() || t.is_empty() {
-        return if e.is_empty() && t.is_empty() {
-            1.0
-        } else {
-            0.0
-        };
-    }
-    let common = e.intersection(&t).count() as f64;
-    let (p, r) = (common / e.len() as f64, common / t.len() as f64);
-    if p + r == 0.0 {
-        0.0
-    } else {
-        2.0 * p * r / (p + r)
-    }
-}
-
 #[test]
 fn real_pages_clean_without_leaks_and_aggressive_finds_the_article() {
     let corpus = ctxfit_import::corpus_dir()
@@ -327,7 +282,7 @@ fn real_pages_clean_without_leaks_and_aggressive_finds_the_article() {
             );
             assert_eq!(stats.cleaned_size, md.len());
             sizes.push(md.len());
-            scores[k] += f1(&md, body);
+            scores[k] += shingle_score(&md, body).f1;
         }
         assert!(
             sizes[2] <= sizes[0],

@@ -1,0 +1,146 @@
+//! `ctxfit html`: a web page (file, standard input or URL) as cleaned Markdown, or as the page tool's JSON.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+use ctxfit_html::{HtmlCleaner, StripLevel};
+use ctxfit_webfetch::{shape, FetchError, FetchOptions, FetchResult, Fetcher, DEFAULT_MAX_CHARS};
+
+use crate::input::{display_name, read_bytes};
+use crate::output::{emit, thousands};
+use crate::BadInput;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// An HTML file, `-` for standard input, or an http(s):// URL to fetch.
+    source: String,
+    /// What to strip: minimal (scripts, styles, media), moderate (+ navigation, footers, sidebars, hidden
+    /// text), aggressive (+ forms, ads, banners, and everything outside the main content).
+    #[arg(long, default_value = "moderate", value_parser = parse_level)]
+    level: StripLevel,
+    /// Characters of Markdown at most: a longer page is cut on a heading or paragraph boundary. Default: the
+    /// whole page (5,000 with --chunk).
+    #[arg(long)]
+    max_chars: Option<usize>,
+    /// Print chunk K (from 1) of the page cut into chunks of --max-chars characters.
+    #[arg(long, value_name = "K")]
+    chunk: Option<usize>,
+    /// Resolve relative links against this URL (a file's `<base href>` wins; a fetched page uses its own URL).
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// Print the page tool's JSON result (success, data, tokens_used, was_truncated, original_size,
+    /// is_chunked, chunk_number, total_chunks, message) instead of the Markdown.
+    #[arg(long)]
+    json: bool,
+    /// Write the output to this file (replaced atomically) instead of standard output.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// For a URL: allow loopback, private and link-local addresses (refused by default).
+    #[arg(long)]
+    allow_private: bool,
+    /// For a URL: allow this one non-public address (repeatable).
+    #[arg(long, value_name = "IP")]
+    allow_address: Vec<IpAddr>,
+    /// For a URL: seconds the whole fetch may take.
+    #[arg(long, default_value_t = 30)]
+    timeout: u64,
+    /// For a URL: bytes of page read at most.
+    #[arg(long, default_value_t = 10 << 20)]
+    max_bytes: u64,
+}
+
+fn parse_level(name: &str) -> Result<StripLevel, String> {
+    StripLevel::parse(name).ok_or_else(|| {
+        format!("unknown strip level `{name}` (expected one of: minimal, moderate, aggressive)")
+    })
+}
+
+fn is_url(source: &str) -> bool {
+    let lower = source.to_ascii_lowercase();
+    lower.starts_with("http://") || lower.starts_with("https://")
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let max_chars = args.max_chars.unwrap_or(if args.chunk.is_some() {
+        DEFAULT_MAX_CHARS
+    } else {
+        usize::MAX
+    });
+    let result = if is_url(&args.source) {
+        let mut options = FetchOptions {
+            strip_level: args.level,
+            max_chars,
+            chunk: args.chunk,
+            timeout: Duration::from_secs(args.timeout.max(1)),
+            max_bytes: args.max_bytes,
+            ..FetchOptions::default()
+        };
+        options.addresses.allow_private = args.allow_private;
+        options.addresses.allowed = args.allow_address.clone();
+        let fetcher = Fetcher::new(options);
+        match fetcher.fetch(&args.source) {
+            Ok(page) => shape(
+                &page.markdown,
+                page.stats.original_size,
+                max_chars,
+                args.chunk,
+                &format!("{} ({})", page.final_url, args.level.name()),
+            ),
+            Err(e) => {
+                let message = format!("could not fetch {}: {e}", args.source);
+                if args.json {
+                    emit(
+                        args.output.as_deref(),
+                        &json_text(&FetchResult::failure(message.clone()))?,
+                    )?;
+                }
+                return Err(match e {
+                    FetchError::Network(_) | FetchError::Timeout(_) | FetchError::HostNotFound => {
+                        anyhow::anyhow!(message)
+                    }
+                    _ => BadInput(message).into(),
+                });
+            }
+        }
+    } else {
+        let bytes = read_bytes(&args.source)?;
+        let mut cleaner = HtmlCleaner::new(args.level);
+        if let Some(base) = &args.base_url {
+            cleaner = cleaner.with_base_url(base.clone());
+        }
+        let (markdown, stats) = cleaner.clean_bytes(&bytes, None);
+        shape(
+            &markdown,
+            stats.original_size,
+            max_chars,
+            args.chunk,
+            &format!("{} ({})", display_name(&args.source), args.level.name()),
+        )
+    };
+    if args.json {
+        emit(args.output.as_deref(), &json_text(&result)?)?;
+        return if result.success {
+            Ok(())
+        } else {
+            Err(BadInput(result.message).into())
+        };
+    }
+    if !result.success {
+        return Err(BadInput(result.message).into());
+    }
+    emit(args.output.as_deref(), &result.data)?;
+    eprintln!(
+        "{}; ~{} tokens",
+        result.message,
+        thousands(result.tokens_used)
+    );
+    Ok(())
+}
+
+fn json_text(result: &FetchResult) -> Result<String> {
+    let mut text = serde_json::to_string_pretty(result)?;
+    text.push('\n');
+    Ok(text)
+}
