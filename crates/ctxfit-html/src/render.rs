@@ -68,7 +68,6 @@ const AGGRESSIVE_WORDS: &[&str] = &[
     "newsletter",
     "recommended",
     "recirculation",
-    "paywall",
 ];
 /// Boilerplate markers matched inside words too (`cookie-consent`, `adsbygoogle`, `outbrain-widget`).
 const AGGRESSIVE_PARTS: &[&str] = &[
@@ -111,20 +110,37 @@ fn hidden(attr: Attr<'_>) -> bool {
     })
 }
 
-/// Does a subtree hold paragraphs of prose? (Some sites wrap the whole page in one `<form>`.)
+/// Does a subtree hold an article's worth of prose — three paragraphs or more, of 1,000 characters or more?
+/// Some sites wrap the whole page in one `<form>`, or put a word like `paywall` or `share` on the article's
+/// container: such an element is kept whatever its class says.
 fn holds_prose(node: &Handle) -> bool {
     let mut stack: Vec<Handle> = node.children.borrow().iter().cloned().collect();
-    let mut paragraphs = 0;
+    let (mut paragraphs, mut chars) = (0, 0);
     while let Some(n) = stack.pop() {
         if tag(&n) == Some("p") {
             paragraphs += 1;
-            if paragraphs >= 3 {
+            chars += text_len(&n);
+            if paragraphs >= 3 && chars >= 1000 {
                 return true;
             }
+            continue;
         }
         stack.extend(n.children.borrow().iter().cloned());
     }
     false
+}
+
+/// Characters of text in a subtree.
+fn text_len(node: &Handle) -> usize {
+    let mut n = 0;
+    let mut stack = vec![Rc::clone(node)];
+    while let Some(x) = stack.pop() {
+        if let NodeData::Text { contents } = &x.data {
+            n += contents.borrow().len();
+        }
+        stack.extend(x.children.borrow().iter().cloned());
+    }
+    n
 }
 
 /// Is this element (and everything in it) removed at `level`?
@@ -150,17 +166,22 @@ pub(crate) fn dropped_element(
     if DROPPED_FROM_MODERATE.contains(&t) || hidden(attr) {
         return true;
     }
+    // class words on the page's structure describe its state (`cookies-not-set`, `has-sidebar`), not boilerplate
+    if matches!(t, "html" | "body" | "main" | "article") {
+        return false;
+    }
     let words = words(attr);
     if words.iter().any(|w| MODERATE_TOKENS.contains(&w.as_str())) {
         return true;
     }
     level == StripLevel::Aggressive
         && (DROPPED_AGGRESSIVE.contains(&t)
-            || (t == "form" && !holds_prose())
-            || words.iter().any(|w| {
-                AGGRESSIVE_WORDS.contains(&w.as_str())
-                    || AGGRESSIVE_PARTS.iter().any(|p| w.contains(p))
-            }))
+            || ((t == "form"
+                || words.iter().any(|w| {
+                    AGGRESSIVE_WORDS.contains(&w.as_str())
+                        || AGGRESSIVE_PARTS.iter().any(|p| w.contains(p))
+                }))
+                && !holds_prose()))
 }
 
 /// Escape what Markdown would read as markup in plain text.
