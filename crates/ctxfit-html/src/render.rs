@@ -247,8 +247,18 @@ impl Writer {
         self.pending_space = false;
     }
 
+    /// Inside a link that is written: blocks (a card of heading and teaser wrapped in `<a>`) become spaces, since
+    /// a Markdown link cannot span blank lines.
+    fn in_link(&self) -> bool {
+        self.links.iter().any(Option::is_some)
+    }
+
     /// End the current line, if any.
     fn line_break(&mut self) {
+        if self.in_link() {
+            self.pending_space = true;
+            return;
+        }
         if !self.out.is_empty() && !self.at_line_start {
             self.newline();
         }
@@ -258,6 +268,10 @@ impl Writer {
     /// A blank line before the next block.
     fn block(&mut self) {
         if self.out.is_empty() {
+            return;
+        }
+        if self.in_link() {
+            self.pending_space = true;
             return;
         }
         self.line_break();
@@ -469,7 +483,7 @@ pub(crate) fn render(root: &Handle, level: StripLevel, base: Option<&str>) -> St
                 let t = tag(&node).unwrap_or("");
                 let mut descend = true;
                 match t {
-                    t if HEADINGS.contains(&t) => {
+                    t if HEADINGS.contains(&t) && !w.in_link() => {
                         w.block();
                         let n = t[1..].parse::<usize>().unwrap_or(1);
                         w.open(&format!("{} ", "#".repeat(n)));

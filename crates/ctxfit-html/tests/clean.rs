@@ -58,6 +58,15 @@ Stars \\* and \\[brackets\\]
 }
 
 #[test]
+fn a_link_around_blocks_stays_one_link() {
+    let html = r#"<p>Before</p><a href="/story"><div><h3>Card title</h3><p>Teaser text</p></div></a><p>After</p>"#;
+    assert_eq!(
+        clean(StripLevel::Minimal, html),
+        "Before\n\n[Card title Teaser text](https://example.com/story)\n\nAfter\n"
+    );
+}
+
+#[test]
 fn base_href_wins_and_urls_resolve() {
     let html = r#"<head><base href="https://docs.rs/crate/"></head><body><p><a href="api.html">api</a></p></body>"#;
     assert_eq!(
