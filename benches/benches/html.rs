@@ -42,5 +42,25 @@ fn benches(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(html, benches);
+/// 100,000 nested elements: divs (the tree builder would take half a minute, so the tokenizer-only writer runs)
+/// and spans (no scope checks: the tree path).
+fn deep(c: &mut Criterion) {
+    let mut group = c.benchmark_group("html_clean_100k_nested");
+    group.sample_size(10);
+    for tag in ["div", "span"] {
+        let html = format!(
+            "{}deep{}",
+            format!("<{tag}>").repeat(100_000),
+            format!("</{tag}>").repeat(100_000)
+        );
+        group.throughput(Throughput::Bytes(html.len() as u64));
+        let cleaner = HtmlCleaner::new(StripLevel::Aggressive);
+        group.bench_with_input(BenchmarkId::from_parameter(tag), &html, |b, html| {
+            b.iter(|| cleaner.clean(html).0.len())
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(html, benches, deep);
 criterion_main!(html);

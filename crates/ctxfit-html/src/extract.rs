@@ -25,6 +25,7 @@ struct Info {
     score: f64,
     /// The votes of every paragraph below (how much prose the subtree holds, wherever it sits).
     prose: f64,
+    children: Vec<usize>,
 }
 
 /// The main-content element, or `None` when no element holds enough paragraph text to be sure.
@@ -53,7 +54,11 @@ pub(crate) fn main_content(document: &Handle) -> Option<Handle> {
             direct_text: 0,
             score: 0.0,
             prose: 0.0,
+            children: Vec::new(),
         });
+        if let Some(p) = parent {
+            nodes[p].children.push(i);
+        }
         for c in node.children.borrow().iter().rev() {
             stack.push((Rc::clone(c), Some(i)));
         }
@@ -146,10 +151,10 @@ pub(crate) fn main_content(document: &Handle) -> Option<Handle> {
         }
         let density = ancestor.link_text as f64 / ancestor.text.max(1) as f64;
         if ancestor.prose >= nodes[chosen].prose * 2.0 && density < 0.25 {
-            let substantial = (a + 1..nodes.len())
-                .filter(|&i| {
-                    nodes[i].parent == Some(a) && nodes[i].prose >= nodes[chosen].prose * 0.25
-                })
+            let substantial = ancestor
+                .children
+                .iter()
+                .filter(|&&c| nodes[c].prose >= nodes[chosen].prose * 0.25)
                 .take(2)
                 .count();
             if substantial >= 2 {

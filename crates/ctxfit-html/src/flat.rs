@@ -19,92 +19,120 @@ use html5ever::tokenizer::{
 use crate::render::{dropped_element, escape_markdown, BLOCKS, HEADINGS};
 use crate::StripLevel;
 
-/// Start tags that make the tree builder look for an open `<p>` through the stack of open elements.
-const SCOPE_CHECKING: &[&[u8]] = &[
-    b"address",
-    b"article",
-    b"aside",
-    b"blockquote",
-    b"center",
-    b"details",
-    b"dialog",
-    b"dir",
-    b"div",
-    b"dl",
-    b"fieldset",
-    b"figcaption",
-    b"figure",
-    b"footer",
-    b"header",
-    b"hgroup",
-    b"main",
-    b"menu",
-    b"nav",
-    b"ol",
-    b"p",
-    b"search",
-    b"section",
-    b"summary",
-    b"ul",
-    b"h1",
-    b"h2",
-    b"h3",
-    b"h4",
-    b"h5",
-    b"h6",
-    b"pre",
-    b"listing",
-    b"form",
-    b"table",
-    b"hr",
-    b"xmp",
-];
-/// Elements that never stay open: void elements, and those a sibling closes implicitly.
-const NOT_NESTING: &[&[u8]] = &[
-    b"area",
-    b"base",
-    b"br",
-    b"col",
-    b"embed",
-    b"hr",
-    b"img",
-    b"input",
-    b"link",
-    b"meta",
-    b"source",
-    b"track",
-    b"wbr",
-    b"param",
-    b"p",
-    b"li",
-    b"dt",
-    b"dd",
-    b"option",
-    b"optgroup",
-    b"tr",
-    b"td",
-    b"th",
-    b"thead",
-    b"tbody",
-    b"tfoot",
-    b"rb",
-    b"rt",
-    b"rp",
-    b"colgroup",
-    b"caption",
-];
-/// Elements whose content is not markup.
-const RAW_TEXT: &[&[u8]] = &[
-    b"script",
-    b"style",
-    b"textarea",
-    b"title",
-    b"xmp",
-    b"iframe",
-    b"noembed",
-    b"noframes",
-    b"plaintext",
-];
+/// What the pre-scan and the flat writer need to know of a tag name (lower case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Kind {
+    /// The start tag makes the tree builder look for an open `<p>` through the stack of open elements.
+    scope_check: bool,
+    /// The element stays open until its end tag (not void, not closed implicitly by a sibling).
+    nests: bool,
+    /// Its content is text, not markup.
+    raw: bool,
+}
+
+fn kind(name: &[u8]) -> Kind {
+    Kind {
+        scope_check: matches!(
+            name,
+            b"address"
+                | b"article"
+                | b"aside"
+                | b"blockquote"
+                | b"center"
+                | b"details"
+                | b"dialog"
+                | b"dir"
+                | b"div"
+                | b"dl"
+                | b"fieldset"
+                | b"figcaption"
+                | b"figure"
+                | b"footer"
+                | b"header"
+                | b"hgroup"
+                | b"main"
+                | b"menu"
+                | b"nav"
+                | b"ol"
+                | b"p"
+                | b"search"
+                | b"section"
+                | b"summary"
+                | b"ul"
+                | b"h1"
+                | b"h2"
+                | b"h3"
+                | b"h4"
+                | b"h5"
+                | b"h6"
+                | b"pre"
+                | b"listing"
+                | b"form"
+                | b"table"
+                | b"hr"
+                | b"xmp"
+        ),
+        nests: !matches!(
+            name,
+            b"area"
+                | b"base"
+                | b"br"
+                | b"col"
+                | b"embed"
+                | b"hr"
+                | b"img"
+                | b"input"
+                | b"link"
+                | b"meta"
+                | b"source"
+                | b"track"
+                | b"wbr"
+                | b"param"
+                | b"p"
+                | b"li"
+                | b"dt"
+                | b"dd"
+                | b"option"
+                | b"optgroup"
+                | b"tr"
+                | b"td"
+                | b"th"
+                | b"thead"
+                | b"tbody"
+                | b"tfoot"
+                | b"rb"
+                | b"rt"
+                | b"rp"
+                | b"colgroup"
+                | b"caption"
+        ),
+        raw: matches!(
+            name,
+            b"script"
+                | b"style"
+                | b"textarea"
+                | b"title"
+                | b"xmp"
+                | b"iframe"
+                | b"noembed"
+                | b"noframes"
+                | b"plaintext"
+        ),
+    }
+}
+
+/// The kind of a tag name in any case: lower-cased on the stack (names longer than any listed are ordinary).
+fn kind_of(name: &[u8]) -> Kind {
+    let mut buf = [0u8; 12];
+    match buf.get_mut(..name.len()) {
+        Some(lower) => {
+            lower.copy_from_slice(name);
+            lower.make_ascii_lowercase();
+            kind(lower)
+        }
+        None => kind(b""),
+    }
+}
 
 /// Scope-check steps above which the tokenizer-only writer is used: a fixed allowance (about 0.1 s of tree
 /// construction) plus 64 per byte, far above any real page (a 1 MB page 30 elements deep takes about 10⁶).
@@ -120,7 +148,7 @@ pub(crate) fn tree_is_too_costly(html: &str) -> bool {
     let limit = step_limit(bytes.len());
     let (mut depth, mut steps) = (0u64, 0u64);
     let mut i = 0;
-    while let Some(at) = bytes[i..].iter().position(|&b| b == b'<') {
+    while let Some(at) = memchr::memchr(b'<', &bytes[i..]) {
         i += at + 1;
         let closing = bytes.get(i) == Some(&b'/');
         let start = if closing { i + 1 } else { i };
@@ -131,44 +159,53 @@ pub(crate) fn tree_is_too_costly(html: &str) -> bool {
         if len == 0 || !bytes[start].is_ascii_alphabetic() {
             continue;
         }
-        let name = bytes[start..start + len].to_ascii_lowercase();
+        let name = &bytes[start..start + len];
+        let kind = kind_of(name);
         i = start + len;
         if closing {
-            if !NOT_NESTING.contains(&name.as_slice()) {
+            if kind.nests {
                 depth = depth.saturating_sub(1);
             }
             continue;
         }
-        if SCOPE_CHECKING.contains(&name.as_slice()) {
+        if kind.scope_check {
             steps += depth;
             if steps > limit {
                 return true;
             }
         }
-        let self_closing = bytes[i..]
-            .iter()
-            .position(|&b| b == b'>')
-            .is_some_and(|end| end > 0 && bytes[i + end - 1] == b'/');
-        if RAW_TEXT.contains(&name.as_slice()) {
+        if kind.raw {
             // skip to the matching end tag
-            let mut end_tag = b"</".to_vec();
-            end_tag.extend_from_slice(&name);
-            let lower_rest = |from: usize| {
-                bytes[from..]
-                    .windows(end_tag.len())
-                    .position(|w| w.eq_ignore_ascii_case(&end_tag))
-            };
-            match lower_rest(i) {
-                Some(end) => i += end,
+            match find_end_tag(bytes, i, name) {
+                Some(end) => i = end,
                 None => return false,
             }
             continue;
         }
-        if !self_closing && !NOT_NESTING.contains(&name.as_slice()) {
+        let self_closing = memchr::memchr(b'>', &bytes[i..])
+            .is_some_and(|end| end > 0 && bytes[i + end - 1] == b'/');
+        if kind.nests && !self_closing {
             depth += 1;
         }
     }
     false
+}
+
+/// Where `</name` (any case) starts at or after `from`.
+fn find_end_tag(bytes: &[u8], from: usize, name: &[u8]) -> Option<usize> {
+    let mut i = from;
+    while let Some(at) = memchr::memchr(b'<', &bytes[i..]) {
+        let lt = i + at;
+        let rest = &bytes[lt + 1..];
+        if rest.first() == Some(&b'/')
+            && rest.len() > name.len()
+            && rest[1..=name.len()].eq_ignore_ascii_case(name)
+        {
+            return Some(lt);
+        }
+        i = lt + 1;
+    }
+    None
 }
 
 /// How many open elements the writer remembers: an end tag is matched against the innermost ones only, so a
@@ -232,12 +269,12 @@ impl Flat {
         };
         // `<head>` is often left open (the parser closes it at `<body>`); what is in it is dropped tag by tag
         let drop = name != "head" && dropped_element(name, &attr, self.level, &|| true);
-        let raw = RAW_TEXT.contains(&name.as_bytes());
-        if raw {
+        let kind = kind(name.as_bytes());
+        if kind.raw {
             // the content of a raw-text element is text, not tags: it is content only if kept (a textarea)
             self.in_raw = drop || matches!(name, "script" | "style" | "title" | "iframe");
         }
-        let nests = !tag.self_closing && !NOT_NESTING.contains(&name.as_bytes());
+        let nests = !tag.self_closing && kind.nests;
         if drop && nests {
             self.dropping += 1;
         }
@@ -270,7 +307,7 @@ impl Flat {
     }
 
     fn end(&mut self, name: &str) {
-        if RAW_TEXT.contains(&name.as_bytes()) {
+        if kind(name.as_bytes()).raw {
             self.in_raw = false;
         }
         let window = self.open.len().saturating_sub(MATCH_WINDOW);

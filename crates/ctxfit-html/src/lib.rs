@@ -124,9 +124,8 @@ impl HtmlCleaner {
     }
 
     fn clean_tree(&self, html: &str) -> String {
-        let dom = parse_document(RcDom::default(), ParseOpts::default())
-            .from_utf8()
-            .one(html.as_bytes());
+        // already text: handed to the parser as is, without a second UTF-8 validation
+        let dom = parse_document(RcDom::default(), ParseOpts::default()).one(html);
         let base = find_base_href(&dom.document).or_else(|| self.base_url.clone());
         let root = match self.level {
             StripLevel::Aggressive => {

@@ -149,8 +149,9 @@ pub(crate) fn dropped(node: &Handle, level: StripLevel) -> bool {
     dropped_element(t, &|name| attr(node, name), level, &|| holds_prose(node))
 }
 
-/// Is an element with this tag and these attributes removed at `level`? `holds_prose` is asked only of a
-/// `<form>` at the aggressive level: a form that wraps the article is kept.
+/// Is an element with this tag and these attributes removed at `level`? `holds_prose` is asked only at the
+/// aggressive level, of a `<form>` or an element with a boilerplate class word: one that wraps an article's worth
+/// of prose is kept.
 pub(crate) fn dropped_element(
     t: &str,
     attr: Attr<'_>,
