@@ -68,6 +68,22 @@ pub struct CleanStats {
     pub reduction_percent: f64,
 }
 
+impl CleanStats {
+    /// The stats of `cleaned_size` bytes made from `original_size` bytes.
+    pub fn new(original_size: usize, cleaned_size: usize) -> CleanStats {
+        let reduction_percent = if original_size == 0 {
+            0.0
+        } else {
+            100.0 * original_size.saturating_sub(cleaned_size) as f64 / original_size as f64
+        };
+        CleanStats {
+            original_size,
+            cleaned_size,
+            reduction_percent,
+        }
+    }
+}
+
 /// Turns HTML into cleaned Markdown.
 #[derive(Debug, Clone, Default)]
 pub struct HtmlCleaner {
@@ -97,9 +113,8 @@ impl HtmlCleaner {
     /// `content_type` the HTTP `Content-Type` header if the page came over HTTP. Sizes are of the bytes.
     pub fn clean_bytes(&self, bytes: &[u8], content_type: Option<&str>) -> (String, CleanStats) {
         let (text, _) = decode_html(bytes, content_type);
-        let (markdown, mut stats) = self.clean(&text);
-        stats.original_size = bytes.len();
-        stats.reduction_percent = reduction_percent(bytes.len(), markdown.len());
+        let (markdown, _) = self.clean(&text);
+        let stats = CleanStats::new(bytes.len(), markdown.len());
         (markdown, stats)
     }
 
@@ -110,17 +125,8 @@ impl HtmlCleaner {
         } else {
             self.clean_tree(html)
         };
-        let original_size = html.len();
-        let cleaned_size = markdown.len();
-        let reduction_percent = reduction_percent(original_size, cleaned_size);
-        (
-            markdown,
-            CleanStats {
-                original_size,
-                cleaned_size,
-                reduction_percent,
-            },
-        )
+        let stats = CleanStats::new(html.len(), markdown.len());
+        (markdown, stats)
     }
 
     fn clean_tree(&self, html: &str) -> String {
@@ -134,14 +140,6 @@ impl HtmlCleaner {
             _ => Rc::clone(&dom.document),
         };
         render::render(&root, self.level, base.as_deref())
-    }
-}
-
-fn reduction_percent(original: usize, cleaned: usize) -> f64 {
-    if original == 0 {
-        0.0
-    } else {
-        100.0 * original.saturating_sub(cleaned) as f64 / original as f64
     }
 }
 

@@ -205,7 +205,7 @@ impl Fetcher {
             .get(url)
             .header("Accept", "text/html,application/xhtml+xml,text/plain;q=0.8")
             .call()
-            .map_err(|e| self.error(e))?;
+            .map_err(|e| self.error(e, url))?;
         let status = response.status();
         if !status.is_success() {
             return Err(FetchError::Status {
@@ -236,27 +236,22 @@ impl Fetcher {
             .with_config()
             .limit(self.options.max_bytes)
             .read_to_vec()
-            .map_err(|e| self.error(e))?;
+            .map_err(|e| self.error(e, url))?;
         let (text, encoding) = decode_html(&bytes, content_type.as_deref());
-        let (markdown, stats) = if plain {
-            let text = text.into_owned();
-            let stats = CleanStats {
-                original_size: bytes.len(),
-                cleaned_size: text.len(),
-                reduction_percent: 0.0,
-            };
-            (text, stats)
+        let markdown = if plain {
+            text.into_owned()
         } else {
             HtmlCleaner::new(self.options.strip_level)
                 .with_base_url(final_url.clone())
-                .clean_bytes(&bytes, content_type.as_deref())
+                .clean(&text)
+                .0
         };
         Ok(Page {
+            stats: CleanStats::new(bytes.len(), markdown.len()),
             final_url,
             content_type,
             encoding,
             markdown,
-            stats,
         })
     }
 
@@ -275,7 +270,7 @@ impl Fetcher {
         }
     }
 
-    fn error(&self, e: ureq::Error) -> FetchError {
+    fn error(&self, e: ureq::Error, url: &str) -> FetchError {
         match e {
             ureq::Error::Other(inner) => match inner.downcast::<Refused>() {
                 Ok(refused) => FetchError::Refused(*refused),
@@ -290,7 +285,7 @@ impl Fetcher {
             }
             ureq::Error::HostNotFound => FetchError::HostNotFound,
             ureq::Error::BadUri(reason) => FetchError::InvalidUrl {
-                url: String::new(),
+                url: url.to_owned(),
                 reason,
             },
             other => FetchError::Network(other.to_string()),
