@@ -238,7 +238,7 @@ pub fn resolve_url(base: Option<&str>, href: &str) -> String {
 }
 
 /// Split Markdown into chunks of at most `max_tokens` (by `count`), on heading and paragraph boundaries; a
-/// paragraph longer than the limit is split on line, then word boundaries.
+/// paragraph longer than the limit is cut between words (a single word longer than the limit stays whole).
 pub fn chunk_markdown(
     markdown: &str,
     max_tokens: usize,
@@ -251,15 +251,44 @@ pub fn chunk_markdown(
             pieces.push(para.to_owned());
             continue;
         }
-        let mut current = String::new();
-        for word in para.split_inclusive([' ', '\n']) {
-            if !current.is_empty() && count(&(current.clone() + word)) > max_tokens {
-                pieces.push(std::mem::take(&mut current));
+        // the longest run of words that fits, found by galloping then binary search over word boundaries
+        // (counts grow as text is appended): counting costs O(n log n) for a long paragraph, not O(n²)
+        let mut bounds = vec![0];
+        bounds.extend(para.split_inclusive([' ', '\n']).scan(0, |end, w| {
+            *end += w.len();
+            Some(*end)
+        }));
+        let mut start = 0;
+        while start + 1 < bounds.len() {
+            let fits = |end: usize| count(&para[bounds[start]..bounds[end]]) <= max_tokens;
+            let last = bounds.len() - 1;
+            // lo: known to fit (or the single first word, which must be taken); hi: the search's upper end
+            let (mut lo, mut step) = (start + 1, 1);
+            let mut hi = loop {
+                let probe = (lo + step).min(last);
+                if probe == lo {
+                    break lo;
+                }
+                if !fits(probe) {
+                    break probe - 1;
+                }
+                lo = probe;
+                step *= 2;
+            };
+            hi = hi.max(lo);
+            while lo < hi {
+                let mid = (lo + hi).div_ceil(2);
+                if fits(mid) {
+                    lo = mid;
+                } else {
+                    hi = mid - 1;
+                }
             }
-            current.push_str(word);
-        }
-        if !current.trim().is_empty() {
-            pieces.push(current);
+            let piece = &para[bounds[start]..bounds[lo]];
+            if !piece.trim().is_empty() {
+                pieces.push(piece.to_owned());
+            }
+            start = lo;
         }
     }
     let mut chunks: Vec<String> = Vec::new();

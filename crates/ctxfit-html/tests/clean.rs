@@ -254,6 +254,16 @@ fn chunks_stay_under_the_limit_on_paragraph_boundaries() {
         "chunks start at headings"
     );
     assert_eq!(chunks.join("\n\n"), md);
+
+    // one paragraph of 300,000 words (no blank line to cut at): cut between words, nothing lost, and quickly
+    // (each chunk is found by galloping over word boundaries, not by re-counting the text word by word)
+    let long: String = (0..300_000).map(|i| format!("w{} ", i % 1000)).collect();
+    let chars = |s: &str| s.chars().count();
+    let chunks = chunk_markdown(&long, 5000, &chars);
+    assert!(chunks.iter().all(|c| chars(c) <= 5000));
+    assert!(chunks.len() > 250, "{}", chunks.len());
+    let words = |s: &str| s.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
+    assert_eq!(words(&chunks.concat()), words(&long));
 }
 
 #[test]

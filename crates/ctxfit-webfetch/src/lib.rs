@@ -326,15 +326,11 @@ pub fn shape(
     let chunks = if total <= max_chars {
         vec![markdown.to_owned()]
     } else {
-        let mut chunks = chunk_markdown(markdown, max_chars, &chars);
-        // a single word longer than a chunk is cut inside
-        for c in &mut chunks {
-            if chars(c) > max_chars {
-                let end = c.char_indices().nth(max_chars).map_or(c.len(), |(i, _)| i);
-                c.truncate(end);
-            }
-        }
-        chunks
+        // a single word longer than a chunk (a data URL, a minified blob) is split inside, never dropped
+        chunk_markdown(markdown, max_chars, &chars)
+            .into_iter()
+            .flat_map(|c| split_chars(c, max_chars))
+            .collect()
     };
     let total_chunks = chunks.len();
     let sizes = format!(
@@ -386,6 +382,15 @@ pub fn shape(
         total_chunks,
         message,
     }
+}
+
+/// `text` in pieces of at most `max` characters (itself if it fits).
+fn split_chars(text: String, max: usize) -> Vec<String> {
+    if text.chars().count() <= max {
+        return vec![text];
+    }
+    let chars: Vec<char> = text.chars().collect();
+    chars.chunks(max).map(|c| c.iter().collect()).collect()
 }
 
 fn plural(n: usize) -> &'static str {

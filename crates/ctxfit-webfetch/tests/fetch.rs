@@ -338,6 +338,18 @@ fn limits_give_clear_errors() {
 }
 
 #[test]
+fn a_word_longer_than_a_chunk_is_split_not_dropped() {
+    let blob = format!("before\n\n{}\n\nafter", "x".repeat(2500));
+    let first = shape(&blob, 0, 1000, None, "blob");
+    assert_eq!(first.total_chunks, 5);
+    let all: Vec<String> = (1..=5)
+        .map(|k| shape(&blob, 0, 1000, Some(k), "blob").data)
+        .collect();
+    assert!(all.iter().all(|c| c.chars().count() <= 1000));
+    assert_eq!(all.concat().replace('\n', ""), blob.replace('\n', ""));
+}
+
+#[test]
 fn the_result_serialises_to_the_tools_json() {
     let result = shape("# Title\n\nBody text.\n", 120, 5000, None, "page");
     let json = serde_json::to_value(&result).unwrap();
