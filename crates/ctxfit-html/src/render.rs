@@ -223,6 +223,10 @@ struct Writer {
     lists: Vec<List>,
     /// For each open `<a>`: its resolved URL and where its text starts, or `None` for a link not written.
     links: Vec<Option<(String, usize)>>,
+    /// Open inline markup (`**`, `*`, `` ` ``), innermost last, and whether it is written yet: markup is written
+    /// with the first word inside it, so that a space before that word goes before the markup, and markup
+    /// around no text at all is never written.
+    inline: Vec<(&'static str, bool)>,
 }
 
 impl Writer {
@@ -288,12 +292,45 @@ impl Writer {
         }
         self.pending_space = false;
         self.prefix();
+        self.flush_inline();
         self.out.push_str(markup);
     }
 
     fn close(&mut self, markup: &str) {
         self.prefix();
         self.out.push_str(markup);
+    }
+
+    /// A `<br>`: a new line, or a space inside a link.
+    fn hard_break(&mut self) {
+        if self.in_link() {
+            self.pending_space = true;
+        } else {
+            self.newline();
+        }
+    }
+
+    fn open_inline(&mut self, markup: &'static str) {
+        self.inline.push((markup, false));
+    }
+
+    /// Write the inline markup opened since the last word.
+    fn flush_inline(&mut self) {
+        let from = self
+            .inline
+            .iter()
+            .rposition(|(_, written)| *written)
+            .map_or(0, |i| i + 1);
+        for (markup, written) in &mut self.inline[from..] {
+            self.out.push_str(markup);
+            *written = true;
+        }
+    }
+
+    fn close_inline(&mut self) {
+        if let Some((markup, true)) = self.inline.pop() {
+            self.close(markup);
+        }
     }
 
     fn text(&mut self, s: &str) {
@@ -320,6 +357,7 @@ impl Writer {
             }
             self.pending_space = true;
             self.prefix();
+            self.flush_inline();
             self.out.push_str(&escape_markdown(word));
         }
         if !s.ends_with(|c: char| c.is_whitespace()) {
@@ -454,6 +492,7 @@ pub(crate) fn render(root: &Handle, level: StripLevel, base: Option<&str>) -> St
         pre: 0,
         lists: Vec::new(),
         links: Vec::new(),
+        inline: Vec::new(),
     };
     let mut stack = vec![Step::Enter(Rc::clone(root))];
     while let Some(step) = stack.pop() {
@@ -490,7 +529,7 @@ pub(crate) fn render(root: &Handle, level: StripLevel, base: Option<&str>) -> St
                         w.open(&format!("{} ", "#".repeat(n)));
                     }
                     t if BLOCKS.contains(&t) => w.block(),
-                    "br" => w.newline(),
+                    "br" => w.hard_break(),
                     "hr" => {
                         w.block();
                         w.open("---");
@@ -533,9 +572,9 @@ pub(crate) fn render(root: &Handle, level: StripLevel, base: Option<&str>) -> St
                         w.newline();
                         w.pre += 1;
                     }
-                    "code" | "kbd" | "samp" if w.pre == 0 => w.open("`"),
-                    "strong" | "b" => w.open("**"),
-                    "em" | "i" => w.open("*"),
+                    "code" | "kbd" | "samp" if w.pre == 0 => w.open_inline("`"),
+                    "strong" | "b" if w.pre == 0 => w.open_inline("**"),
+                    "em" | "i" if w.pre == 0 => w.open_inline("*"),
                     "a" => {
                         let href = attr(&node, "href").unwrap_or_default();
                         if href.trim().is_empty() || href.trim_start().starts_with("javascript:") {
@@ -593,9 +632,9 @@ pub(crate) fn render(root: &Handle, level: StripLevel, base: Option<&str>) -> St
                     w.open("```");
                     w.block();
                 }
-                "code" | "kbd" | "samp" if w.pre == 0 => w.close("`"),
-                "strong" | "b" => w.close("**"),
-                "em" | "i" => w.close("*"),
+                "code" | "kbd" | "samp" | "strong" | "b" | "em" | "i" if w.pre == 0 => {
+                    w.close_inline()
+                }
                 "a" => {
                     if let Some(Some((url, start))) = w.links.pop() {
                         if w.out.len() == start {

@@ -58,6 +58,18 @@ Stars \\* and \\[brackets\\]
 }
 
 #[test]
+fn emphasis_is_written_where_markdown_reads_it() {
+    // a space inside the element goes before the markup; markup around nothing is not written; a line break
+    // inside a link is a space; no emphasis inside code blocks
+    let html = r#"<p>word<b> bold</b> and <i></i>empty <b> </b>x <strong><em>both</em></strong>,
+        <a href="/u"><b>http://x<br></b></a> end <code>c</code>.</p><pre><b>keep</b> code</pre>"#;
+    assert_eq!(
+        clean(StripLevel::Minimal, html),
+        "word **bold** and empty x ***both***, [**http://x**](https://example.com/u) end `c`.\n\n```\nkeep code\n```\n"
+    );
+}
+
+#[test]
 fn a_link_around_blocks_stays_one_link() {
     let html = r#"<p>Before</p><a href="/story"><div><h3>Card title</h3><p>Teaser text</p></div></a><p>After</p>"#;
     assert_eq!(
