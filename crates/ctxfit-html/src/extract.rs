@@ -4,8 +4,9 @@
 //! Paragraphs (`<p>`, `<pre>`, cells, quotes, list items, and blocks of bare text such as a `<div>` of lines
 //! between `<br>`s) vote for their parent and grandparent; the best-scoring element, discounted by its link
 //! density, is the candidate. It is then widened to its parent while the parent adds little text and few links,
-//! and to the nearest ancestor that holds twice its prose spread over two or more substantial children — an
-//! article cut into sibling sections. The constants were tuned on the 50 pages of the corpus (there is no
+//! to the nearest ancestor that holds twice its prose spread over two or more substantial children — an
+//! article cut into sibling sections — and to the parent of a sibling of the same tag and class that has prose
+//! of its own (an article body continued after an inset). The constants were tuned on the 50 pages of the corpus (there is no
 //! held-out set): see `cargo xtask eval-html`.
 
 use std::rc::Rc;
@@ -163,6 +164,36 @@ pub(crate) fn main_content(document: &Handle) -> Option<Handle> {
             }
         }
         up = ancestor.parent;
+    }
+    // the article continued in a sibling of the same kind (same tag and class, as readability merges
+    // siblings): looking from the chosen element and through one plain wrapper above it, the parent holds both
+    {
+        let signature = |i: usize| {
+            (
+                tag(&nodes[i].node).map(str::to_owned),
+                crate::attr(&nodes[i].node, "class"),
+            )
+        };
+        let mut at = chosen;
+        for _ in 0..2 {
+            let Some(p) = nodes[at].parent else { break };
+            if matches!(tag(&nodes[p].node), Some("body" | "html")) {
+                break;
+            }
+            let mine = signature(at);
+            if mine.1.as_deref().is_some_and(|c| !c.trim().is_empty())
+                && nodes[p].children.iter().any(|&c| {
+                    c != at && nodes[c].prose >= nodes[chosen].prose * 0.1 && signature(c) == mine
+                })
+            {
+                chosen = p;
+                break;
+            }
+            if nodes[p].prose > nodes[at].prose * 1.05 + 0.5 {
+                break;
+            }
+            at = p;
+        }
     }
     Some(Rc::clone(&nodes[chosen].node))
 }
