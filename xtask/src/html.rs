@@ -19,11 +19,16 @@ struct Row {
     failures: usize,
 }
 
-/// Score a converter on every page, and time it over all pages (one core, best of `runs`).
-fn evaluate(
+/// A converter under test: its name and how it turns a page into text (`None` when it fails).
+type Converter<'a> = (
+    &'static str,
+    Box<dyn Fn(&CorpusPage) -> Option<String> + 'a>,
+);
+
+/// Score a converter on every page.
+fn score(
     name: &'static str,
     pages: &[CorpusPage],
-    runs: usize,
     convert: &dyn Fn(&CorpusPage) -> Option<String>,
 ) -> Row {
     let mut total = Score::default();
@@ -41,15 +46,6 @@ fn evaluate(
         chars += out.chars().count();
     }
     let n = pages.len() as f64;
-    let bytes: usize = pages.iter().map(|p| p.html.len()).sum();
-    let mut best = Duration::MAX;
-    for _ in 0..runs {
-        let start = Instant::now();
-        for page in pages {
-            std::hint::black_box(convert(page));
-        }
-        best = best.min(start.elapsed());
-    }
     Row {
         name,
         score: Score {
@@ -58,9 +54,28 @@ fn evaluate(
             f1: total.f1 / n,
         },
         chars: chars as f64 / n,
-        mb_per_s: bytes as f64 / 1e6 / best.as_secs_f64(),
+        mb_per_s: 0.0,
         failures,
     }
+}
+
+/// MB/s of each converter over all pages on one core: the best of `rounds`, the converters taking turns within
+/// a round so that a slow spell of a noisy machine hits them alike.
+fn time(converters: &[Converter<'_>], pages: &[CorpusPage], rounds: usize) -> Vec<f64> {
+    let bytes: usize = pages.iter().map(|p| p.html.len()).sum();
+    let mut best = vec![Duration::MAX; converters.len()];
+    for _ in 0..rounds {
+        for (b, (_, convert)) in best.iter_mut().zip(converters) {
+            let start = Instant::now();
+            for page in pages {
+                std::hint::black_box(convert(page));
+            }
+            *b = (*b).min(start.elapsed());
+        }
+    }
+    best.iter()
+        .map(|d| bytes as f64 / 1e6 / d.as_secs_f64())
+        .collect()
 }
 
 /// `--pages`: also print each page's scores at each level, worst aggressive F1 first.
@@ -70,44 +85,49 @@ pub fn eval(args: &[String]) -> Result<()> {
         per_page(&pages);
     }
     let bytes: usize = pages.iter().map(|p| p.html.len()).sum();
-    let runs = 5;
+    let rounds = 7;
     println!(
-        "{} pages, {:.1} MB of HTML; speed is the best of {runs} runs over all pages on one core",
+        "{} pages, {:.1} MB of HTML; speed is the best of {rounds} rounds over all pages on one core, the \
+         converters taking turns in each round",
         pages.len(),
         bytes as f64 / 1e6
     );
-    let mut rows = Vec::new();
-    for level in [
-        StripLevel::Minimal,
-        StripLevel::Moderate,
-        StripLevel::Aggressive,
-    ] {
-        let name = match level {
-            StripLevel::Minimal => "ctxfit minimal",
-            StripLevel::Moderate => "ctxfit moderate",
-            StripLevel::Aggressive => "ctxfit aggressive",
-        };
-        rows.push(evaluate(name, &pages, runs, &|p| {
-            Some(
-                HtmlCleaner::new(level)
-                    .with_base_url(p.url.clone())
-                    .clean(&p.html)
-                    .0,
-            )
-        }));
-    }
-    rows.push(evaluate("htmd (defaults)", &pages, runs, &|p| {
-        htmd::convert(&p.html).ok()
-    }));
     let skipping = htmd::HtmlToMarkdown::builder()
         .skip_tags(vec!["script", "style"])
         .build();
-    rows.push(evaluate(
-        "htmd (script, style skipped)",
-        &pages,
-        runs,
-        &|p| skipping.convert(&p.html).ok(),
+    let mut converters: Vec<Converter<'_>> = Vec::new();
+    for (name, level) in [
+        ("ctxfit minimal", StripLevel::Minimal),
+        ("ctxfit moderate", StripLevel::Moderate),
+        ("ctxfit aggressive", StripLevel::Aggressive),
+    ] {
+        converters.push((
+            name,
+            Box::new(move |p: &CorpusPage| {
+                Some(
+                    HtmlCleaner::new(level)
+                        .with_base_url(p.url.clone())
+                        .clean(&p.html)
+                        .0,
+                )
+            }),
+        ));
+    }
+    converters.push((
+        "htmd (defaults)",
+        Box::new(|p: &CorpusPage| htmd::convert(&p.html).ok()),
     ));
+    converters.push((
+        "htmd (script, style skipped)",
+        Box::new(|p: &CorpusPage| skipping.convert(&p.html).ok()),
+    ));
+    let mut rows: Vec<Row> = converters
+        .iter()
+        .map(|(name, convert)| score(name, &pages, convert))
+        .collect();
+    for (row, mb_per_s) in rows.iter_mut().zip(time(&converters, &pages, rounds)) {
+        row.mb_per_s = mb_per_s;
+    }
     println!();
     println!("| converter | precision | recall | F1 | output chars/page | MB/s |");
     println!("|---|---|---|---|---|---|");
