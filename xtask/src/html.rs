@@ -13,7 +13,7 @@ struct Row {
     score: Score,
     /// Mean characters of output per page.
     chars: f64,
-    /// HTML bytes per second over all pages, best of the runs.
+    /// Megabytes (10⁶ bytes) of HTML per second over all pages, best of the rounds.
     mb_per_s: f64,
     /// Pages the converter failed on (scored as empty output).
     failures: usize,
