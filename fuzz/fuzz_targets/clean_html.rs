@@ -1,5 +1,5 @@
 //! Fuzz target: any bytes, as a page in any encoding, at every strip level, with and without a base URL, must
-//! clean without a panic, and the result must be consistent — sizes that add up, no text of a `<script>`.
+//! clean without a panic, and the result must be consistent: stats that add up, chunks that lose no word.
 
 #![no_main]
 
