@@ -81,13 +81,7 @@ pub fn run(args: Args) -> Result<()> {
         options.addresses.allowed = args.allow_address.clone();
         let fetcher = Fetcher::new(options);
         match fetcher.fetch(&args.source) {
-            Ok(page) => shape(
-                &page.markdown,
-                page.stats.original_size,
-                max_chars,
-                args.chunk,
-                &format!("{} ({})", page.final_url, args.level.name()),
-            ),
+            Ok(page) => fetcher.result(&page),
             Err(e) => {
                 let message = format!("could not fetch {}: {e}", args.source);
                 if args.json {

@@ -14,7 +14,7 @@ use std::rc::Rc;
 use markup5ever_rcdom::{Handle, NodeData};
 
 use crate::render::dropped;
-use crate::{tag, StripLevel};
+use crate::{sum_text, tag, StripLevel};
 
 struct Info {
     node: Handle,
@@ -88,7 +88,7 @@ pub(crate) fn main_content(document: &Handle) -> Option<Handle> {
         if !paragraph {
             continue;
         }
-        let commas = count_commas(&nodes[i].node);
+        let commas = sum_text(&nodes[i].node, |t| t.matches([',', '，', '、']).count());
         let vote = 1.0 + commas as f64 + (nodes[i].text as f64 / 100.0).min(3.0);
         // a paragraph's own link density discounts its vote for the prose of its ancestors
         let own_links = nodes[i].link_text as f64 / nodes[i].text.max(1) as f64;
@@ -196,16 +196,4 @@ pub(crate) fn main_content(document: &Handle) -> Option<Handle> {
         }
     }
     Some(Rc::clone(&nodes[chosen].node))
-}
-
-fn count_commas(node: &Handle) -> usize {
-    let mut n = 0;
-    let mut stack = vec![Rc::clone(node)];
-    while let Some(x) = stack.pop() {
-        if let NodeData::Text { contents } = &x.data {
-            n += contents.borrow().matches([',', '，', '、']).count();
-        }
-        stack.extend(x.children.borrow().iter().cloned());
-    }
-    n
 }

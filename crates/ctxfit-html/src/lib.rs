@@ -151,6 +151,26 @@ pub(crate) fn tag(node: &Handle) -> Option<&str> {
     }
 }
 
+/// Every node below `node` (not `node` itself), in no particular order, with an explicit stack.
+pub(crate) fn descendants(node: &Handle) -> impl Iterator<Item = Handle> {
+    let mut stack: Vec<Handle> = node.children.borrow().iter().cloned().collect();
+    std::iter::from_fn(move || {
+        let next = stack.pop()?;
+        stack.extend(next.children.borrow().iter().cloned());
+        Some(next)
+    })
+}
+
+/// `measure` summed over the text nodes below `node`.
+pub(crate) fn sum_text(node: &Handle, measure: impl Fn(&str) -> usize) -> usize {
+    descendants(node)
+        .map(|n| match &n.data {
+            NodeData::Text { contents } => measure(&contents.borrow()),
+            _ => 0,
+        })
+        .sum()
+}
+
 /// An attribute's value.
 pub(crate) fn attr(node: &Handle, wanted: &str) -> Option<String> {
     match &node.data {

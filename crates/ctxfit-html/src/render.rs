@@ -4,7 +4,7 @@ use std::rc::Rc;
 
 use markup5ever_rcdom::{Handle, NodeData};
 
-use crate::{attr, resolve_url, tag, StripLevel};
+use crate::{attr, descendants, resolve_url, sum_text, tag, StripLevel};
 
 const ALWAYS_DROPPED: &[&str] = &[
     "script", "style", "noscript", "template", "svg", "img", "picture", "video", "audio", "canvas",
@@ -119,7 +119,7 @@ fn holds_prose(node: &Handle) -> bool {
     while let Some(n) = stack.pop() {
         if tag(&n) == Some("p") {
             paragraphs += 1;
-            chars += text_len(&n);
+            chars += sum_text(&n, str::len);
             if paragraphs >= 3 && chars >= 1000 {
                 return true;
             }
@@ -128,19 +128,6 @@ fn holds_prose(node: &Handle) -> bool {
         stack.extend(n.children.borrow().iter().cloned());
     }
     false
-}
-
-/// Characters of text in a subtree.
-fn text_len(node: &Handle) -> usize {
-    let mut n = 0;
-    let mut stack = vec![Rc::clone(node)];
-    while let Some(x) = stack.pop() {
-        if let NodeData::Text { contents } = &x.data {
-            n += contents.borrow().len();
-        }
-        stack.extend(x.children.borrow().iter().cloned());
-    }
-    n
 }
 
 /// Is this element (and everything in it) removed at `level`?
@@ -389,17 +376,12 @@ fn cell_text(cell: &Handle, level: StripLevel) -> String {
 
 /// A table that is laid out with blocks inside cells is not data: render its content as blocks.
 fn is_layout_table(table: &Handle) -> bool {
-    let mut stack: Vec<Handle> = table.children.borrow().iter().cloned().collect();
-    while let Some(node) = stack.pop() {
-        if matches!(
+    descendants(table).any(|node| {
+        matches!(
             tag(&node),
             Some("table" | "p" | "div" | "ul" | "ol" | "h1" | "h2" | "h3" | "blockquote" | "pre")
-        ) {
-            return true;
-        }
-        stack.extend(node.children.borrow().iter().cloned());
-    }
-    false
+        )
+    })
 }
 
 fn table_rows(table: &Handle, level: StripLevel) -> Vec<Vec<String>> {
@@ -482,6 +464,17 @@ enum Step {
     Exit(Handle),
 }
 
+/// Visit `node`'s children next, first child first.
+fn enter_children(stack: &mut Vec<Step>, node: &Handle) {
+    stack.extend(
+        node.children
+            .borrow()
+            .iter()
+            .rev()
+            .map(|c| Step::Enter(Rc::clone(c))),
+    );
+}
+
 /// Render `root` as Markdown.
 pub(crate) fn render(root: &Handle, level: StripLevel, base: Option<&str>) -> String {
     let mut w = Writer {
@@ -505,13 +498,7 @@ pub(crate) fn render(root: &Handle, level: StripLevel, base: Option<&str>) -> St
                     }
                     NodeData::Element { .. } => {}
                     NodeData::Document => {
-                        stack.extend(
-                            node.children
-                                .borrow()
-                                .iter()
-                                .rev()
-                                .map(|c| Step::Enter(Rc::clone(c))),
-                        );
+                        enter_children(&mut stack, &node);
                         continue;
                     }
                     _ => continue,
@@ -599,13 +586,7 @@ pub(crate) fn render(root: &Handle, level: StripLevel, base: Option<&str>) -> St
                 }
                 if descend {
                     stack.push(Step::Exit(Rc::clone(&node)));
-                    stack.extend(
-                        node.children
-                            .borrow()
-                            .iter()
-                            .rev()
-                            .map(|c| Step::Enter(Rc::clone(c))),
-                    );
+                    enter_children(&mut stack, &node);
                 }
             }
             Step::Exit(node) => match tag(&node).unwrap_or("") {

@@ -259,15 +259,20 @@ impl Fetcher {
     /// result with `success: false`.
     pub fn fetch_markdown(&self, url: &str) -> FetchResult {
         match self.fetch(url) {
-            Ok(page) => shape(
-                &page.markdown,
-                page.stats.original_size,
-                self.options.max_chars,
-                self.options.chunk,
-                &format!("{} ({})", page.final_url, self.options.strip_level.name()),
-            ),
+            Ok(page) => self.result(&page),
             Err(e) => FetchResult::failure(format!("could not fetch {url}: {e}")),
         }
+    }
+
+    /// The page tool's result for a fetched page: cut to `max_chars`, or the chosen chunk.
+    pub fn result(&self, page: &Page) -> FetchResult {
+        shape(
+            &page.markdown,
+            page.stats.original_size,
+            self.options.max_chars,
+            self.options.chunk,
+            &format!("{} ({})", page.final_url, self.options.strip_level.name()),
+        )
     }
 
     fn error(&self, e: ureq::Error, url: &str) -> FetchError {
