@@ -2,6 +2,8 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ctxfit_html::{HtmlCleaner, StripLevel};
+use html5ever::tendril::TendrilSink;
+use markup5ever_rcdom::RcDom;
 
 fn benches(c: &mut Criterion) {
     let pages: Vec<String> = ctxfit_benches::pages::corpus_pages()
@@ -31,6 +33,20 @@ fn benches(c: &mut Criterion) {
             },
         );
     }
+    // html5ever's parse alone (tree built and dropped): the floor under every level
+    group.bench_with_input(
+        BenchmarkId::from_parameter("html5ever-parse-only"),
+        &pages,
+        |b, pages| {
+            b.iter(|| {
+                for p in pages {
+                    let dom = html5ever::parse_document(RcDom::default(), Default::default())
+                        .one(p.as_str());
+                    std::hint::black_box(dom);
+                }
+            })
+        },
+    );
     group.bench_with_input(BenchmarkId::from_parameter("htmd"), &pages, |b, pages| {
         b.iter(|| {
             pages

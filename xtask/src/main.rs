@@ -5,7 +5,8 @@
 //!   `crates/ctxfit-tokens/src/weights.rs`; prints the accuracy report.
 //! * `eval-tokens` — print the accuracy report of chars/4 and the fast estimator without refitting.
 //! * `eval-html` — precision, recall and F1 (4-word shingles against the ground truth), output size and speed of
-//!   each strip level on the 50 corpus pages, with htmd beside them; `--pages` adds each page's scores.
+//!   each strip level on the 50 corpus pages, with htmd beside them; `--pages` adds each page's scores, `--deep` the cost of
+//!   100,000 nested elements.
 //! * `compare-profiles` — tokens of the final request of every corpus session under each built-in profile.
 //! * `gen-history --tokens N --seed S [-o FILE]` — a long realistic session (Anthropic JSON) made of real turns
 //!   sampled from the corpus, reproducible from its seed.
