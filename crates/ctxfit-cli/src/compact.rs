@@ -147,7 +147,8 @@ pub fn run(args: Args) -> Result<()> {
             .ok_or_else(|| anyhow::anyhow!("estimator {} is not built in", args.estimator))?;
         let mut compactor = Compactor::new(settings.clone(), &registry, estimator)
             .map_err(|e| BadInput(e.to_string()))?;
-        let report = compactor.compact(&s.conversation, args.input_tokens);
+        // as a live agent would have compacted it, request by request
+        let report = compactor.compact_history(&s.conversation, args.input_tokens);
         if let Some(note) = report.note() {
             eprintln!("{note}");
         }

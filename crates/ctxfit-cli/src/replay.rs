@@ -1,11 +1,12 @@
 //! `ctxfit replay`: every built-in policy (or the ones named) on recorded sessions, side by side.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use ctxfit_compactor::{PolicyFile, BUILT_IN_PROFILES};
 use ctxfit_import::{Session, SourceFormat};
-use ctxfit_replay::{replay, totals, Policy, PolicyTotals, Prices, SessionReplay};
+use ctxfit_replay::{replay, totals, Policy, PolicyTotals, PriceModel, SessionReplay};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
@@ -21,8 +22,9 @@ pub struct Args {
     /// Replay the embedded sample session.
     #[arg(long, conflicts_with = "files")]
     sample: bool,
-    /// A policy to compare: `none`, a built-in profile, or a policy file (its default profile). Repeat for
-    /// several; default: `none` and every built-in profile.
+    /// A policy to compare: `none`, `oracle` (evaluation only: it reads the session's future), a built-in
+    /// profile, or a policy file (its default profile). Repeat for several; default: `none`, `oracle` and every
+    /// built-in profile.
     #[arg(long = "policy")]
     policies: Vec<String>,
     /// Read the inputs as this format instead of detecting it.
@@ -31,12 +33,11 @@ pub struct Args {
     /// Token estimator: chars4, fast, o200k, cl100k.
     #[arg(long, default_value = "fast", value_parser = parse_estimator)]
     estimator: String,
-    /// Price per cache-read token.
-    #[arg(long, default_value_t = 0.1)]
-    cache_read_price: f64,
-    /// Price per cache-write token.
-    #[arg(long, default_value_t = 1.25)]
-    cache_write_price: f64,
+    /// Price models for the cost columns, comma-separated or repeated: `anthropic` (cache read 0.1, write
+    /// 1.25), `openai` (cached input 0.1, no write premium), `uncached` (every token 1.0), or `all`. The first
+    /// is the JSON rows' `cost`.
+    #[arg(long, value_delimiter = ',', default_value = "anthropic", value_parser = parse_prices)]
+    prices: Vec<Vec<PriceModel>>,
     /// Print JSON (totals per policy and every turn) instead of the table.
     #[arg(long)]
     json: bool,
@@ -45,10 +46,21 @@ pub struct Args {
     plot: Option<PathBuf>,
 }
 
+fn parse_prices(name: &str) -> Result<Vec<PriceModel>, String> {
+    if name == "all" {
+        return Ok(PriceModel::ALL.to_vec());
+    }
+    PriceModel::parse(name)
+        .map(|m| vec![m])
+        .ok_or_else(|| format!("unknown price model `{name}` (anthropic, openai, uncached, all)"))
+}
+
 fn policies(names: &[String]) -> Result<Vec<Policy>> {
     let names: Vec<String> = if names.is_empty() {
-        std::iter::once("none".to_owned())
-            .chain(BUILT_IN_PROFILES.iter().map(|p| (*p).to_owned()))
+        ["none", "oracle"]
+            .into_iter()
+            .chain(BUILT_IN_PROFILES.iter().copied())
+            .map(str::to_owned)
             .collect()
     } else {
         names.to_vec()
@@ -57,8 +69,8 @@ fn policies(names: &[String]) -> Result<Vec<Policy>> {
     names
         .iter()
         .map(|name| {
-            if name == "none" {
-                return Ok(Policy::None);
+            if name == "none" || name == "oracle" {
+                return Policy::named(name).map_err(|e| BadInput(e.to_string()).into());
             }
             let settings = if Path::new(name).is_file() {
                 PolicyFile::parse(&read_text(name)?, name)
@@ -74,8 +86,89 @@ fn policies(names: &[String]) -> Result<Vec<Policy>> {
         .collect()
 }
 
-fn table(rows: &[PolicyTotals]) -> String {
-    let none_cost = rows.iter().find(|r| r.policy == "none").map(|r| r.cost);
+/// One policy's figures as the table and the JSON show them.
+#[derive(serde::Serialize)]
+struct Row {
+    policy: String,
+    sessions: usize,
+    turns: usize,
+    input_tokens: usize,
+    /// Input tokens saved against `none`, as a fraction of `none`'s.
+    tokens_saved: Option<f64>,
+    /// This policy's token saving as a share of the oracle's.
+    share_of_oracle: Option<f64>,
+    peak_tokens: usize,
+    /// Cost under the first price model.
+    cost: f64,
+    /// Cost under each price model asked for.
+    costs: BTreeMap<&'static str, f64>,
+    /// Cost against `none`'s under each price model (−0.25: a quarter cheaper).
+    cost_vs_none: BTreeMap<&'static str, f64>,
+    recall: f64,
+    references: usize,
+    references_visible: usize,
+    cache_read_tokens: usize,
+    cache_write_tokens: usize,
+}
+
+fn rows(totals: &[PolicyTotals], models: &[PriceModel]) -> Vec<Row> {
+    let find = |name: &str| totals.iter().find(|r| r.policy == name);
+    let none = find("none");
+    let oracle = find("oracle");
+    totals
+        .iter()
+        .map(|t| {
+            let costs: BTreeMap<&'static str, f64> = models
+                .iter()
+                .map(|m| (m.name(), t.cost_under(m.prices())))
+                .collect();
+            let cost_vs_none = match none {
+                Some(n) => models
+                    .iter()
+                    .filter_map(|m| {
+                        let base = n.cost_under(m.prices());
+                        (base > 0.0).then(|| (m.name(), costs[m.name()] / base - 1.0))
+                    })
+                    .collect(),
+                None => BTreeMap::new(),
+            };
+            let saved = none.map(|n| n.input_tokens as f64 - t.input_tokens as f64);
+            let tokens_saved = match (saved, none) {
+                (Some(s), Some(n)) if n.input_tokens > 0 => Some(s / n.input_tokens as f64),
+                _ => None,
+            };
+            let share_of_oracle = match (saved, none, oracle) {
+                (Some(s), Some(n), Some(o)) if n.input_tokens > o.input_tokens => {
+                    Some(s / (n.input_tokens - o.input_tokens) as f64)
+                }
+                _ => None,
+            };
+            Row {
+                policy: t.policy.clone(),
+                sessions: t.sessions,
+                turns: t.turns,
+                input_tokens: t.input_tokens,
+                tokens_saved,
+                share_of_oracle,
+                peak_tokens: t.peak_tokens,
+                cost: models.first().map_or(t.cost, |m| costs[m.name()]),
+                costs,
+                cost_vs_none,
+                recall: t.recall(),
+                references: t.references,
+                references_visible: t.references_visible,
+                cache_read_tokens: t.cache_read_tokens,
+                cache_write_tokens: t.cache_write_tokens,
+            }
+        })
+        .collect()
+}
+
+fn percent(v: Option<f64>) -> String {
+    v.map_or_else(|| "—".into(), |v| format!("{:+.1}%", 100.0 * v))
+}
+
+fn table(rows: &[Row], models: &[PriceModel]) -> String {
     let width = rows
         .iter()
         .map(|r| r.policy.len())
@@ -83,24 +176,44 @@ fn table(rows: &[PolicyTotals]) -> String {
         .unwrap_or(6)
         .max(6);
     let mut out = format!(
-        "{:<width$}  {:>8}  {:>6}  {:>14}  {:>12}  {:>8}  {:>7}\n",
-        "policy", "sessions", "turns", "input tokens", "cost", "vs none", "recall"
+        "{:<width$}  {:>8}  {:>6}  {:>14}  {:>8}  {:>9}  {:>11}",
+        "policy", "sessions", "turns", "input tokens", "vs none", "of oracle", "peak"
     );
-    for r in rows {
-        let vs = match none_cost {
-            Some(n) if n > 0.0 => format!("{:+.1}%", 100.0 * (r.cost - n) / n),
-            _ => "—".into(),
-        };
+    for m in models {
         out.push_str(&format!(
-            "{:<width$}  {:>8}  {:>6}  {:>14}  {:>12}  {:>8}  {:>6.1}%\n",
+            "  {:>14}  {:>8}",
+            format!("cost {}", m.name()),
+            "vs none"
+        ));
+    }
+    out.push_str(&format!("  {:>7}\n", "recall"));
+    for r in rows {
+        let share = r
+            .share_of_oracle
+            .map_or_else(|| "—".into(), |s| format!("{:.0}%", 100.0 * s));
+        out.push_str(&format!(
+            "{:<width$}  {:>8}  {:>6}  {:>14}  {:>8}  {:>9}  {:>11}",
             r.policy,
             r.sessions,
             r.turns,
             thousands(r.input_tokens),
-            thousands(r.cost.round() as usize),
-            vs,
-            100.0 * r.recall()
+            percent(r.tokens_saved.map(|s| -s)),
+            share,
+            thousands(r.peak_tokens),
         ));
+        for m in models {
+            out.push_str(&format!(
+                "  {:>14}  {:>8}",
+                thousands(r.costs[m.name()].round() as usize),
+                percent(r.cost_vs_none.get(m.name()).copied())
+            ));
+        }
+        out.push_str(&format!("  {:>6.1}%\n", 100.0 * r.recall));
+    }
+    if rows.iter().any(|r| r.policy == "oracle") {
+        out.push_str(
+            "oracle: evaluation only — it reads the session's future (keeps only the lines a later turn uses)\n",
+        );
     }
     out
 }
@@ -194,11 +307,13 @@ pub fn run(args: Args) -> Result<()> {
         }));
     }
     let registry = ctxfit_plugins::registry()?;
-    let prices = Prices {
-        cache_read: args.cache_read_price,
-        cache_write: args.cache_write_price,
-        ..Prices::default()
-    };
+    let mut models: Vec<PriceModel> = Vec::new();
+    for m in args.prices.iter().flatten() {
+        if !models.contains(m) {
+            models.push(*m);
+        }
+    }
+    let prices = models[0].prices();
     let estimator_name = args.estimator.clone();
     let estimator = move || {
         ctxfit_tokens::estimator(&estimator_name)
@@ -239,13 +354,14 @@ pub fn run(args: Args) -> Result<()> {
         .into_iter()
         .collect::<Result<_, _>>()
         .map_err(BadInput)?;
-    let rows = totals(&replays);
+    let rows = rows(&totals(&replays), &models);
     if let Some(path) = &args.plot {
         plot(path, &replays, &policies)?;
     }
     if args.json {
+        let prices: BTreeMap<&str, _> = models.iter().map(|m| (m.name(), m.prices())).collect();
         let doc = serde_json::json!({"prices": prices, "policies": rows, "sessions": replays});
         return emit(None, &format!("{}\n", serde_json::to_string_pretty(&doc)?));
     }
-    emit(None, &table(&rows))
+    emit(None, &table(&rows, &models))
 }

@@ -6,8 +6,8 @@ use std::ops::Range;
 
 use ctxfit_model::{Block, Content, Conversation, Message, Role, ToolCallIndex, Value};
 use ctxfit_retention::{
-    content_chars, ends_with_marker, truncate_content, Decision, Registry, ResultIndex, ResultRef,
-    RetentionRule, RuleContext, SameTool,
+    content_chars, ends_with_marker, line_key, truncate_content, Decision, Registry, ResultIndex,
+    ResultRef, RetentionRule, RuleContext, SameTool, ShownLines,
 };
 use ctxfit_tokens::conversation::count_block;
 use ctxfit_tokens::conversation::MESSAGE_OVERHEAD;
@@ -57,6 +57,49 @@ impl ResultIndex for ByKind<'_> {
     }
 }
 
+/// Every line that is final in the request (message text, tool-call inputs, decided results), counted by key:
+/// what rules see as [`ShownLines`]. Append-only: nothing final ever leaves the request — except when the
+/// profile drops messages from the front, and then the index stays empty.
+#[derive(Default)]
+struct ShownIndex {
+    enabled: bool,
+    lines: HashMap<u64, u32>,
+}
+
+impl ShownIndex {
+    fn add_text(&mut self, text: &str) {
+        if !self.enabled {
+            return;
+        }
+        for line in text.lines() {
+            if let Some(k) = line_key(line) {
+                *self.lines.entry(k).or_default() += 1;
+            }
+        }
+    }
+
+    fn add_content(&mut self, content: &Content) {
+        for text in content.blocks.iter().filter_map(Block::as_text) {
+            self.add_text(text);
+        }
+    }
+
+    fn add_value(&mut self, value: &Value) {
+        match value {
+            Value::String(s) => self.add_text(s),
+            Value::Array(a) => a.iter().for_each(|v| self.add_value(v)),
+            Value::Object(m) => m.values().for_each(|v| self.add_value(v)),
+            _ => {}
+        }
+    }
+}
+
+impl ShownLines for ShownIndex {
+    fn is_shown(&self, line: &str) -> bool {
+        line_key(line).is_some_and(|k| self.lines.get(&k).is_some_and(|n| *n > 0))
+    }
+}
+
 /// What a sticky decision is attached to: the tool_use_id and which result with that id it is (0 for the first).
 /// Real agents reuse ids (SWE-agent, tau-bench), so the id alone does not name one result.
 type ResultKey = (String, u32);
@@ -80,6 +123,8 @@ struct Change {
     rule: &'static str,
     action: Action,
     clear_input: bool,
+    /// The rule decides once (not history-dependent): if the change is not made, the result is kept for good.
+    decides_once: bool,
 }
 
 /// What replaces a block in the request.
@@ -148,6 +193,10 @@ struct State {
     seen_ids: HashMap<String, u32>,
     /// message index → (block index, what replaces it): kept current so a projection costs nothing to set up.
     replaced: HashMap<usize, Vec<(usize, Replacement)>>,
+    /// Lines final in the request, for rules that leave out what is shown elsewhere.
+    shown: ShownIndex,
+    /// Messages of the request the previous call compacted: the provider has cached them.
+    cached_messages: usize,
 }
 
 /// Compacts a growing conversation under one profile, request after request.
@@ -194,19 +243,33 @@ impl Compactor {
             } else {
                 spec.tools.clone()
             };
-            rules.push(BoundRule { rule, tools });
+            rules.push((rule, tools));
         }
-        Ok(Compactor {
+        Ok(Compactor::with_rules(settings, rules, estimator))
+    }
+
+    /// A compactor over rules the caller built rather than found in the registry (`settings.rules` is then not
+    /// read): for rules that cannot be registered, such as the replay's oracle, which is built from the session's
+    /// future. Each rule comes with the tools it handles (kinds or names, `"*"` for any), first match decides.
+    pub fn with_rules(
+        settings: Settings,
+        rules: Vec<(Box<dyn RetentionRule>, Vec<String>)>,
+        estimator: Box<dyn TokenEstimator>,
+    ) -> Compactor {
+        Compactor {
             kinds: ToolKinds::with(&settings.aliases),
             settings,
-            rules,
+            rules: rules
+                .into_iter()
+                .map(|(rule, tools)| BoundRule { rule, tools })
+                .collect(),
             estimator,
             state: State::default(),
             decided: HashMap::default(),
             compacted_results: 0,
             kept: HashSet::default(),
             drop: None,
-        })
+        }
     }
 
     pub fn settings(&self) -> &Settings {
@@ -231,6 +294,10 @@ impl Compactor {
             self.state = State {
                 base_tokens: count_preamble(self.estimator.as_ref(), conv),
                 assistants_before: vec![0],
+                shown: ShownIndex {
+                    enabled: self.settings.max_conversation_messages == 0,
+                    ..ShownIndex::default()
+                },
                 ..State::default()
             };
         }
@@ -247,6 +314,14 @@ impl Compactor {
                 let tokens = count_block(est, block);
                 st.message_tokens += tokens;
                 st.sent_tokens[mi] += tokens;
+                match block {
+                    Block::Text(t) => st.shown.add_text(&t.text),
+                    // a cleared input is not final
+                    Block::ToolUse(u) if !self.settings.clear_tool_inputs => {
+                        st.shown.add_value(&u.input)
+                    }
+                    _ => {}
+                }
                 let Block::ToolResult(r) = block else {
                     continue;
                 };
@@ -279,6 +354,9 @@ impl Compactor {
                 }
                 st.last_result_message = Some(mi);
                 if let Some(sticky) = self.decided.get(&key) {
+                    if let Some(c) = &sticky.content {
+                        st.shown.add_content(c);
+                    }
                     st.saved +=
                         sticky.tokens_before - sticky.tokens_after + sticky.input_tokens_saved;
                     st.sent_tokens[mi] -= sticky.tokens_before - sticky.tokens_after;
@@ -295,7 +373,9 @@ impl Compactor {
                             .or_default()
                             .push((cb, Replacement::ClearInput));
                     }
-                } else if !self.kept.contains(&key) {
+                } else if self.kept.contains(&key) {
+                    st.shown.add_content(&r.content);
+                } else {
                     st.pending.push(ri);
                 }
                 st.results.push(ResultSite {
@@ -321,7 +401,14 @@ impl Compactor {
     /// Decide about this request. `reported_input_tokens` are the input tokens the provider reported for the
     /// previous call (the seeds' trigger); without them the estimate of this request is used.
     pub fn compact(&mut self, conv: &Conversation, reported_input_tokens: Option<usize>) -> Report {
+        // what the previous call sent is what the provider has cached (none of it, when the history is new)
+        let cached = if conv.messages.len() >= self.state.messages {
+            self.state.messages
+        } else {
+            0
+        };
         self.ingest(conv);
+        self.state.cached_messages = cached;
         let mut new_blocks = Vec::new();
         if self.settings.max_tool_result_chars > 0 {
             self.cap_new_results(conv, &mut new_blocks);
@@ -368,6 +455,58 @@ impl Compactor {
         report
     }
 
+    /// Compact a whole recorded history as a live agent would have, request by request: the history up to each
+    /// assistant message is compacted in turn (each request's budget trigger sees the previous request's
+    /// compacted estimate), and then the whole history as the next request, with `reported_input_tokens` if the
+    /// caller has them. The decisions are exactly those a live agent running this profile would have made, so
+    /// the projection of `conv` afterwards is, byte for byte, what it would send next. The report lists every
+    /// block changed along the way.
+    pub fn compact_history(
+        &mut self,
+        conv: &Conversation,
+        reported_input_tokens: Option<usize>,
+    ) -> Report {
+        let mut request = Conversation {
+            messages: Vec::with_capacity(conv.messages.len()),
+            ..Conversation::new(conv.format)
+        };
+        request.envelope = conv.envelope;
+        request.system.clone_from(&conv.system);
+        request.tools.clone_from(&conv.tools);
+        request.extra.clone_from(&conv.extra);
+        let mut previous = None;
+        let mut changed = Vec::new();
+        // the input tokens of the last request that triggered compaction, for the note
+        let mut last_trigger = None;
+        for (mi, msg) in conv.messages.iter().enumerate() {
+            if msg.role == Role::Assistant && mi > 0 {
+                let report = self.compact(&request, previous);
+                previous = Some(report.tokens_after);
+                if report.triggered {
+                    last_trigger = Some((report.input_tokens, report.input_tokens_reported));
+                }
+                changed.extend(report.new_blocks);
+            }
+            request.messages.push(msg.clone());
+        }
+        drop(request);
+        let mut report = self.compact(conv, reported_input_tokens.or(previous));
+        report.input_tokens_reported = reported_input_tokens.is_some();
+        if let (false, Some((tokens, reported))) = (report.triggered, last_trigger) {
+            report.triggered = true;
+            report.input_tokens = tokens;
+            report.input_tokens_reported = reported;
+        }
+        changed.append(&mut report.new_blocks);
+        report.first_changed_message = changed
+            .iter()
+            .map(|b| b.message)
+            .min()
+            .or(self.drop.as_ref().map(|r| r.start));
+        report.new_blocks = changed;
+        report
+    }
+
     fn result_block<'c>(
         conv: &'c Conversation,
         site: &ResultSite,
@@ -391,6 +530,7 @@ impl Compactor {
             if already_capped {
                 // capped by an earlier pass over this history: as final as if capped here
                 self.kept.insert(site.key.clone());
+                self.state.shown.add_content(&result.content);
                 continue;
             }
             let est = self.estimator.as_ref();
@@ -408,6 +548,7 @@ impl Compactor {
                         rule: "max_tool_result_chars",
                         action: Action::Replaced,
                         clear_input: false,
+                        decides_once: true,
                     };
                     new_blocks.extend(self.commit(conv, &site, change));
                 }
@@ -456,6 +597,7 @@ impl Compactor {
             }
             if self.excluded(site) {
                 self.kept.insert(site.key.clone());
+                self.state.shown.add_content(&result.content);
                 continue;
             }
             let content = &result.content;
@@ -482,6 +624,7 @@ impl Compactor {
                 group: SameTool::new(&[], conv),
                 conversation: conv,
                 results: &by_kind,
+                shown: &self.state.shown,
             };
             // the first rule that handles the tool and does not defer decides
             let mut decided_by = None;
@@ -510,6 +653,7 @@ impl Compactor {
             }
             let Some((bound, decision)) = decided_by else {
                 self.kept.insert(site.key.clone());
+                self.state.shown.add_content(&result.content);
                 continue;
             };
             let replacement = match decision {
@@ -540,12 +684,14 @@ impl Compactor {
                     still.push(ri);
                 } else {
                     self.kept.insert(site.key.clone());
+                    self.state.shown.add_content(&result.content);
                 }
                 continue;
             };
             estimate = estimate.saturating_sub(site.tokens - tokens_after);
             let clear_input = self.settings.clear_tool_inputs;
             let rule = bound.rule.name();
+            let decides_once = !bound.rule.depends_on_history();
             tentative.push((
                 ri,
                 Change {
@@ -555,6 +701,7 @@ impl Compactor {
                     rule,
                     action,
                     clear_input,
+                    decides_once,
                 },
             ));
             if target > 0 && estimate <= target {
@@ -563,17 +710,36 @@ impl Compactor {
         }
         still.extend(rest);
         let reclaim = self.current_tokens().saturating_sub(estimate);
-        let too_little_for_the_tail = self.settings.min_reclaim_ratio > 0.0
-            && tentative.first().is_some_and(|(ri, _)| {
+        let requests = total_assistants.max(1) as f64;
+        let (too_little_for_the_tail, does_not_pay_back) =
+            tentative.first().map_or((false, false), |(ri, _)| {
+                // the cached part of the request from the first changed message on must be written again
                 let from = self.state.results[*ri].message;
-                let tail: usize = self.state.sent_tokens[from..].iter().sum();
-                (reclaim as f64) < self.settings.min_reclaim_ratio * tail as f64
+                let end = self.state.cached_messages.max(from);
+                let tail = self.state.sent_tokens[from..end].iter().sum::<usize>() as f64;
+                let reclaim = reclaim as f64;
+                (
+                    reclaim < self.settings.min_reclaim_ratio * tail,
+                    reclaim * requests < self.settings.cache_write_premium * tail,
+                )
             });
         if tentative.is_empty()
             || reclaim < self.settings.min_reclaim_tokens
             || too_little_for_the_tail
+            || does_not_pay_back
         {
-            still.extend(tentative.iter().map(|(ri, _)| *ri));
+            for (ri, change) in tentative {
+                if does_not_pay_back && change.decides_once {
+                    // later the same cut would break a longer tail for fewer requests: it never pays more
+                    let site = &self.state.results[ri];
+                    self.kept.insert(site.key.clone());
+                    if let Some(r) = Self::result_block(conv, site) {
+                        self.state.shown.add_content(&r.content);
+                    }
+                } else {
+                    still.push(ri);
+                }
+            }
             still.sort_unstable();
             self.state.pending = still;
             return;
@@ -625,6 +791,7 @@ impl Compactor {
             rule,
             action,
             clear_input,
+            decides_once: _,
         } = change;
         let est = self.estimator.as_ref();
         let tokens_before = site.tokens;
@@ -643,6 +810,7 @@ impl Compactor {
                 }
             }
         }
+        self.state.shown.add_content(&content);
         let sticky = Sticky {
             chars_before,
             chars_after: content_chars(&content),

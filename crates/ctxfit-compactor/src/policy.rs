@@ -55,6 +55,8 @@ pub struct ProfileSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_reclaim_ratio: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_write_premium: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tool_result_chars: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_conversation_messages: Option<i64>,
@@ -103,10 +105,17 @@ pub struct Settings {
     pub clear_tool_inputs: bool,
     /// Change nothing unless a batch reclaims at least this many tokens.
     pub min_reclaim_tokens: usize,
-    /// Change nothing unless a batch reclaims at least this fraction of the tokens from its first changed
-    /// message to the end of the request — what the provider must write to its cache again (0 = off). Breaking
-    /// the cache to save little behind a long tail costs more than it saves.
+    /// Change nothing unless a batch reclaims at least this fraction of the tokens the provider must write to
+    /// its cache again: the part of the previous request (cached) from the first changed message on (0 = off).
+    /// Breaking the cache to save little behind a long cached tail costs more than it saves; cutting a result
+    /// right after the model answered it rewrites only that result and the answer.
     pub min_reclaim_ratio: f64,
+    /// The payback rule: what writing a token to the prompt cache costs beyond reading it, in cache reads
+    /// ((1.25 − 0.1) / 0.1 = 11.5 on Anthropic, 9 on OpenAI; 0 = off). A batch breaks the cache only when the
+    /// tokens it reclaims, saved on as many further requests as the conversation has had so far, repay
+    /// rewriting the cached tail: `reclaim × requests ≥ premium × tail`. Early in a conversation, when it may
+    /// soon end, only large cuts pass; later ones pay back over the requests to come.
+    pub cache_write_premium: f64,
     /// Cut every tool result, even the newest, to this many characters when it enters the history (0 = off).
     /// A result cut this way is final: no rule compacts it again, so the cached prefix stays valid.
     pub max_tool_result_chars: usize,
@@ -163,14 +172,13 @@ pub fn built_in(name: &str) -> Option<ProfileSpec> {
         "smart" => Some(ProfileSpec {
             trigger: Some(Trigger::Always),
             keep_latest_result_message: Some(false),
-            // break the prompt cache only when the batch reclaims half of what must be written again
-            min_reclaim_ratio: Some(0.5),
+            // each stale result is cut once, as soon as the model has answered it: the cache breaks only over
+            // that result and the answer, and the excerpt rule cuts only where it saves a tenth or more
             rules: Some(vec![
                 rule_for("edit-file", &["edit_file"], Value::Null),
-                rule_for("read-file", &["read_file", "bash"], Value::Null),
+                rule_for("excerpt", &["*"], Value::Null),
                 rule_for("bash", &["bash"], Value::Null),
                 rule_for("recent", &["listing"], Value::Null),
-                rule_for("tiered", &["*"], Value::Null),
             ]),
             ..ProfileSpec::default()
         }),
@@ -358,6 +366,7 @@ fn merge(base: ProfileSpec, over: ProfileSpec) -> ProfileSpec {
         clear_tool_inputs: over.clear_tool_inputs.or(base.clear_tool_inputs),
         min_reclaim_tokens: over.min_reclaim_tokens.or(base.min_reclaim_tokens),
         min_reclaim_ratio: over.min_reclaim_ratio.or(base.min_reclaim_ratio),
+        cache_write_premium: over.cache_write_premium.or(base.cache_write_premium),
         max_tool_result_chars: over.max_tool_result_chars.or(base.max_tool_result_chars),
         max_conversation_messages: over
             .max_conversation_messages
@@ -405,6 +414,15 @@ fn finish(
             Some(r) if !(r >= 0.0 && r.is_finite()) => {
                 return Err(invalid(
                     format!("profiles.{name}.min_reclaim_ratio"),
+                    format!("must be a number of 0 or more, got {r}"),
+                ))
+            }
+            r => r.unwrap_or(0.0),
+        },
+        cache_write_premium: match spec.cache_write_premium {
+            Some(r) if !(r >= 0.0 && r.is_finite()) => {
+                return Err(invalid(
+                    format!("profiles.{name}.cache_write_premium"),
                     format!("must be a number of 0 or more, got {r}"),
                 ))
             }

@@ -6,6 +6,7 @@
 
 extern crate ctxfit_retain_bash as _;
 extern crate ctxfit_retain_edit_file as _;
+extern crate ctxfit_retain_excerpt as _;
 extern crate ctxfit_retain_read_file as _;
 extern crate ctxfit_retain_recent as _;
 extern crate ctxfit_retain_tiered as _;
@@ -15,6 +16,7 @@ extern crate ctxfit_retain_truncate as _;
 pub const BUILT_IN_RULES: &[&str] = &[
     "bash",
     "edit-file",
+    "excerpt",
     "read-file",
     "recent",
     "tiered",

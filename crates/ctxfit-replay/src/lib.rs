@@ -7,10 +7,15 @@
 //!
 //! * **input tokens** (same estimator for every policy) and tokens saved against no compaction;
 //! * **cache-aware cost** under a prompt-cache model: the longest prefix of messages unchanged since the previous
-//!   request is a cache read, the rest a cache write ([`Prices`], defaults 0.1 and 1.25 per token, base 1.0);
+//!   request is a cache read, the rest a cache write, priced by a [`PriceModel`] (`anthropic`: read 0.1, write
+//!   1.25; `openai`: cached input 0.1, no write premium; `uncached`: every token 1.0);
 //! * **reference recall**: the identifiers the assistant's turn uses (runs of `[A-Za-z0-9_./:-]` of 6+
 //!   characters in its text and tool-call inputs) that had appeared earlier *only* in tool results — not in
 //!   user, system or earlier assistant content — and the share of them still present in the compacted request.
+//!
+//! [`Policy::Oracle`] is the corner of the frontier: it reads the session's future and keeps of each stale result
+//! only the lines that hold a later reference (see [`oracle`](crate::Policy::Oracle)); every real policy's token
+//! saving is reported as a share of the oracle's.
 //!
 //! Recall is a proxy: with a compacted history the model would have acted differently, perhaps re-reading what
 //! it lost. It measures what a policy hides of what the agent went on to use, not task success.
@@ -20,10 +25,11 @@
 //! all updated from the compactor's per-request report, never recomputed over the history.
 
 mod idents;
+mod oracle;
 
 use std::collections::BTreeMap;
 
-use ctxfit_compactor::{Compactor, CompactorError, Settings};
+use ctxfit_compactor::{Compactor, CompactorError, Settings, Trigger};
 use ctxfit_model::{Block, Conversation, Role};
 use ctxfit_retention::Registry;
 use ctxfit_tokens::{count_message, count_preamble, TokenEstimator};
@@ -43,10 +49,60 @@ pub struct Prices {
 
 impl Default for Prices {
     fn default() -> Self {
+        PriceModel::Anthropic.prices()
+    }
+}
+
+impl Prices {
+    /// The cost of a request (or of many) from its cache reads and writes.
+    pub fn cost(&self, cache_read_tokens: usize, cache_write_tokens: usize) -> f64 {
+        cache_read_tokens as f64 * self.cache_read + cache_write_tokens as f64 * self.cache_write
+    }
+}
+
+/// The named price models, relative to one uncached input token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PriceModel {
+    /// Anthropic's prompt cache: a cache read costs 0.1, a cache write 1.25 (5-minute cache).
+    Anthropic,
+    /// OpenAI's automatic cache: cached input costs 0.1, with no premium for writing.
+    #[serde(rename = "openai")]
+    OpenAi,
+    /// No prompt cache: every input token costs 1.0, so cost is input tokens.
+    Uncached,
+}
+
+impl PriceModel {
+    pub const ALL: [PriceModel; 3] = [
+        PriceModel::Anthropic,
+        PriceModel::OpenAi,
+        PriceModel::Uncached,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PriceModel::Anthropic => "anthropic",
+            PriceModel::OpenAi => "openai",
+            PriceModel::Uncached => "uncached",
+        }
+    }
+
+    /// The model named `name` (`anthropic`, `openai`, `uncached`).
+    pub fn parse(name: &str) -> Option<PriceModel> {
+        PriceModel::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    pub fn prices(self) -> Prices {
+        let (cache_read, cache_write) = match self {
+            PriceModel::Anthropic => (0.1, 1.25),
+            PriceModel::OpenAi => (0.1, 1.0),
+            PriceModel::Uncached => (1.0, 1.0),
+        };
         Prices {
             base: 1.0,
-            cache_read: 0.1,
-            cache_write: 1.25,
+            cache_read,
+            cache_write,
         }
     }
 }
@@ -80,6 +136,18 @@ impl SessionReplay {
         self.turns.iter().map(|t| t.input_tokens).sum()
     }
 
+    /// The largest request.
+    pub fn peak_tokens(&self) -> usize {
+        self.turns.iter().map(|t| t.input_tokens).max().unwrap_or(0)
+    }
+
+    /// Cache reads and writes over the whole session.
+    pub fn cache_tokens(&self) -> (usize, usize) {
+        self.turns.iter().fold((0, 0), |(r, w), t| {
+            (r + t.cache_read_tokens, w + t.cache_write_tokens)
+        })
+    }
+
     pub fn cost(&self) -> f64 {
         self.turns.iter().map(|t| t.cost).sum()
     }
@@ -91,11 +159,15 @@ impl SessionReplay {
     }
 }
 
-/// A policy to replay under: no compaction, or a profile.
+/// A policy to replay under: no compaction, a profile, or the oracle.
 #[derive(Debug, Clone)]
 pub enum Policy {
     None,
     Profile(Settings),
+    /// **Evaluation only — reads the future.** Of each stale result, as soon as the model has answered it, keep
+    /// only the lines holding an identifier that a later turn uses for the first time; drop the rest. Full
+    /// recall at the least tokens any line-keeping policy can send: the corner of the frontier.
+    Oracle,
 }
 
 impl Policy {
@@ -103,7 +175,42 @@ impl Policy {
         match self {
             Policy::None => "none",
             Policy::Profile(s) => &s.profile,
+            Policy::Oracle => "oracle",
         }
+    }
+
+    /// The policy named `name`: `none`, `oracle`, or a built-in profile.
+    pub fn named(name: &str) -> Result<Policy, ctxfit_compactor::PolicyError> {
+        match name {
+            "none" => Ok(Policy::None),
+            "oracle" => Ok(Policy::Oracle),
+            _ => ctxfit_compactor::PolicyFile::default()
+                .resolve(Some(name), None, &|_| None)
+                .map(Policy::Profile),
+        }
+    }
+}
+
+/// The oracle's settings: compact on every request, as soon as a result is stale, whatever it reclaims.
+fn oracle_settings() -> Settings {
+    Settings {
+        profile: "oracle".into(),
+        trigger: Trigger::Always,
+        budget: 0,
+        target: 0,
+        keep_latest_result_message: false,
+        keep_last_tool_uses: 0,
+        exclude_tools: Vec::new(),
+        clear_tool_inputs: false,
+        min_reclaim_tokens: 0,
+        min_reclaim_ratio: 0.0,
+        cache_write_premium: 0.0,
+        max_tool_result_chars: 0,
+        max_conversation_messages: 0,
+        request_budget: 0,
+        warning_threshold: 0,
+        rules: Vec::new(),
+        aliases: BTreeMap::new(),
     }
 }
 
@@ -132,6 +239,13 @@ impl Bag {
     fn contains(&self, id: &str) -> bool {
         self.0.contains_key(id)
     }
+}
+
+/// Call `f` with each text of a block as the model reads it.
+fn for_each_text(block: &Block, mut f: impl FnMut(&str)) {
+    let mut texts = Vec::new();
+    block_texts(block, &mut texts);
+    texts.iter().for_each(|t| f(t));
 }
 
 /// Text of a block as the model reads it, for identifier extraction.
@@ -167,6 +281,16 @@ pub fn replay(
     let mut compactor = match policy {
         Policy::None => None,
         Policy::Profile(s) => Some(Compactor::new(s.clone(), registry, estimator())?),
+        Policy::Oracle => {
+            let rule = oracle::Oracle {
+                first_use: oracle::future_references(conv),
+            };
+            Some(Compactor::with_rules(
+                oracle_settings(),
+                vec![(Box::new(rule), vec!["*".to_owned()])],
+                estimator(),
+            ))
+        }
     };
     let preamble = count_preamble(est.as_ref(), conv);
     let mut request = Conversation {
@@ -180,19 +304,9 @@ pub fn replay(
     // per message of the request: source tokens and tokens as sent
     let mut source_tokens: Vec<usize> = Vec::new();
     let mut sent_tokens: Vec<usize> = Vec::new();
-    // identifiers: in tool results (source), elsewhere (user/system/assistant), and in the request as sent
-    let mut in_results = Bag::default();
-    let mut elsewhere: FxHashSet<String> = FxHashSet::default();
+    // identifiers: where they have been seen (tool results or elsewhere), and in the request as sent
+    let mut provenance = oracle::Provenance::new(conv);
     let mut visible = Bag::default();
-    if let Some(system) = &conv.system {
-        for b in &system.blocks {
-            let mut texts = Vec::new();
-            block_texts(b, &mut texts);
-            for t in texts {
-                elsewhere.extend(identifiers(&t).map(str::to_owned));
-            }
-        }
-    }
     let mut previous_len = 0;
     let mut previous_input: Option<usize> = None;
     let mut turns = Vec::new();
@@ -246,22 +360,8 @@ pub fn replay(
                 let read = preamble + sent_tokens[..unchanged].iter().sum::<usize>();
                 (read, input_tokens - read)
             };
-            let cost = cache_read_tokens as f64 * prices.cache_read
-                + cache_write_tokens as f64 * prices.cache_write;
-            // references of this turn
-            let mut used: FxHashSet<String> = FxHashSet::default();
-            texts.clear();
-            msg.content
-                .blocks
-                .iter()
-                .for_each(|b| block_texts(b, &mut texts));
-            for t in &texts {
-                used.extend(identifiers(t).map(str::to_owned));
-            }
-            let refs: Vec<&String> = used
-                .iter()
-                .filter(|id| in_results.contains(id) && !elsewhere.contains(*id))
-                .collect();
+            let cost = prices.cost(cache_read_tokens, cache_write_tokens);
+            let refs = provenance.references(msg);
             let seen = refs.iter().filter(|id| visible.contains(id)).count();
             turns.push(TurnStats {
                 message: mi,
@@ -281,17 +381,11 @@ pub fn replay(
         source_tokens.push(tokens);
         sent_tokens.push(tokens);
         for block in &msg.content.blocks {
-            texts.clear();
-            block_texts(block, &mut texts);
-            for t in &texts {
-                if matches!(block, Block::ToolResult(_)) {
-                    in_results.add(t);
-                    visible.add(t);
-                } else {
-                    elsewhere.extend(identifiers(t).map(str::to_owned));
-                }
+            if matches!(block, Block::ToolResult(_)) {
+                for_each_text(block, |t| visible.add(t));
             }
         }
+        provenance.join(msg);
         request.messages.push(msg.clone());
     }
     Ok(SessionReplay {
@@ -308,12 +402,22 @@ pub struct PolicyTotals {
     pub sessions: usize,
     pub turns: usize,
     pub input_tokens: usize,
+    /// The largest single request of any session.
+    pub peak_tokens: usize,
+    pub cache_read_tokens: usize,
+    pub cache_write_tokens: usize,
+    /// Cost under the prices the sessions were replayed with.
     pub cost: f64,
     pub references: usize,
     pub references_visible: usize,
 }
 
 impl PolicyTotals {
+    /// The cost of these requests under other prices.
+    pub fn cost_under(&self, prices: Prices) -> f64 {
+        prices.cost(self.cache_read_tokens, self.cache_write_tokens)
+    }
+
     pub fn recall(&self) -> f64 {
         if self.references == 0 {
             1.0
@@ -336,9 +440,13 @@ pub fn totals(replays: &[SessionReplay]) -> Vec<PolicyTotals> {
             ..PolicyTotals::default()
         });
         let (refs, vis) = r.references();
+        let (read, write) = r.cache_tokens();
         t.sessions += 1;
         t.turns += r.turns.len();
         t.input_tokens += r.input_tokens();
+        t.peak_tokens = t.peak_tokens.max(r.peak_tokens());
+        t.cache_read_tokens += read;
+        t.cache_write_tokens += write;
         t.cost += r.cost();
         t.references += refs;
         t.references_visible += vis;

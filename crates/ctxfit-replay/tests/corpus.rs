@@ -119,3 +119,53 @@ fn every_policy_replays_every_session_consistently() {
         }
     }
 }
+
+/// `compact_history` on a whole history sends, byte for byte, what a live agent running the same profile would
+/// have sent at its last request: a fresh compactor fed every request in turn (each a separate copy of the
+/// history up to an assistant message, as an agent's loop builds it), then the whole history.
+#[test]
+fn one_shot_compaction_equals_the_live_loop_on_every_corpus_file_and_profile() {
+    let registry = ctxfit_plugins::registry().unwrap();
+    let corpus = corpus_dir().unwrap();
+    let json = |c: &ctxfit_compactor::Compactor, conv: &ctxfit_model::Conversation| {
+        let mut out = Vec::new();
+        c.projection(conv).write_json(&mut out, false).unwrap();
+        out
+    };
+    let mut checked = 0;
+    for path in corpus_trajectory_files(&corpus) {
+        for s in import_file(&path, None).unwrap() {
+            let conv = &s.conversation;
+            for p in policies() {
+                let Policy::Profile(settings) = p else {
+                    continue;
+                };
+                let mut one_shot =
+                    ctxfit_compactor::Compactor::new(settings.clone(), &registry, fast()).unwrap();
+                one_shot.compact_history(conv, None);
+
+                let mut live =
+                    ctxfit_compactor::Compactor::new(settings, &registry, fast()).unwrap();
+                let mut previous = None;
+                for (mi, m) in conv.messages.iter().enumerate() {
+                    if m.role == ctxfit_model::Role::Assistant && mi > 0 {
+                        let request = ctxfit_model::Conversation {
+                            messages: conv.messages[..mi].to_vec(),
+                            ..conv.clone()
+                        };
+                        previous = Some(live.compact(&request, previous).tokens_after);
+                    }
+                }
+                live.compact(conv, previous);
+                assert!(
+                    json(&one_shot, conv) == json(&live, conv),
+                    "{} under {}: one shot differs from the live loop",
+                    path.display(),
+                    one_shot.settings().profile
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 100, "{checked}");
+}

@@ -13,6 +13,7 @@
 //! every built-in rule crate, and a custom rule crate must be referenced too (`use my_rule as _;`).
 
 pub mod calls;
+mod shown;
 mod text;
 
 use std::collections::BTreeMap;
@@ -20,6 +21,7 @@ use std::fmt;
 
 use ctxfit_model::{Block, Content, Conversation, Value};
 
+pub use shown::{line_key, line_number_prefix, normalized_line, NothingShown, ShownLines};
 pub use text::{
     char_count, content_chars, ends_with_marker, text_exceeds, thousands, truncate_content,
     truncate_str,
@@ -147,6 +149,8 @@ pub struct RuleContext<'a> {
     pub conversation: &'a Conversation,
     /// Every result of the history by kind.
     pub results: &'a dyn ResultIndex,
+    /// The lines the request shows outside this result for good (see [`ShownLines`]).
+    pub shown: &'a dyn ShownLines,
 }
 
 impl<'a> RuleContext<'a> {

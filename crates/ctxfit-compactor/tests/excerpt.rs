@@ -1,0 +1,200 @@
+//! The `excerpt` rule through the compactor: what it keeps of re-reads, logs, listings and numbered reads, and that
+//! on every corpus session what it keeps is the original's own lines, in order.
+
+use ctxfit_compactor::{Compactor, PolicyFile};
+use ctxfit_import::{corpus_dir, corpus_trajectory_files, import_file};
+use ctxfit_model::{Conversation, Value};
+use serde_json::json;
+
+/// A Claude Code-shaped conversation: each (tool, input, result) is one assistant call and its result, answered
+/// by a short assistant message; the last result is the newest.
+fn session(calls: &[(&str, Value, String)]) -> Conversation {
+    let mut messages = vec![json!({"role": "user", "content": "fix the bug"})];
+    for (i, (tool, input, result)) in calls.iter().enumerate() {
+        let id = format!("toolu_{i:02}");
+        messages.push(json!({"role": "assistant", "content": [
+            {"type": "text", "text": "Looking."},
+            {"type": "tool_use", "id": id, "name": tool, "input": input}]}));
+        messages.push(json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": id, "content": result}]}));
+    }
+    messages.push(json!({"role": "assistant", "content": "Done."}));
+    ctxfit_model::from_value(json!({"model": "m", "messages": messages})).unwrap()
+}
+
+/// The text of every result after one-shot compaction under `smart`.
+fn smart(conv: &Conversation) -> Vec<String> {
+    let settings = PolicyFile::default()
+        .resolve(Some("smart"), None, &|_| None)
+        .unwrap();
+    let registry = ctxfit_plugins::registry().unwrap();
+    let mut c =
+        Compactor::new(settings, &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
+    c.compact_history(conv, None);
+    c.project(conv)
+        .messages
+        .iter()
+        .flat_map(|m| m.tool_results().map(|r| r.content.joined_text()))
+        .collect()
+}
+
+fn numbered(lines: &[String], from: usize) -> String {
+    lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| format!("{:>6}→{l}", i + from))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn file(n: usize) -> Vec<String> {
+    (0..n)
+        .map(|i| format!("    let value_{i} = compute_{i}(input, {i});"))
+        .collect()
+}
+
+#[test]
+fn a_re_read_keeps_only_what_changed_and_the_first_read_loses_only_its_numbers() {
+    let before = file(60);
+    let mut after = before.clone();
+    after[30] = "    let value_30 = fixed(input);".into();
+    let read = |text: String| ("Read", json!({"file_path": "/src/lib.rs"}), text);
+    let conv = session(&[
+        read(numbered(&before, 1)),
+        read(numbered(&after, 1)),
+        ("Bash", json!({"command": "ls"}), "ok".into()),
+    ]);
+    let out = smart(&conv);
+    let expect_first = format!(
+        "[lines 1–60; numbers dropped, count from 1]\n{}",
+        before.join("\n")
+    );
+    assert_eq!(out[0], expect_first);
+    assert_eq!(
+        out[1],
+        "[lines 1–60; numbers dropped, count from 1]\n\
+         [… 30 lines shown elsewhere in this conversation]\n    \
+         let value_30 = fixed(input);\n\
+         [… 29 lines shown elsewhere in this conversation]\n\
+         [excerpt of a stale result — re-read /src/lib.rs for the full text]"
+    );
+    assert_eq!(out[2], "ok", "the newest result is never touched");
+}
+
+#[test]
+fn a_long_log_keeps_head_tail_and_outcomes() {
+    let mut log: Vec<String> = (0..200)
+        .map(|i| format!("test_module::case_{i:03} ... ok"))
+        .collect();
+    log[120] = "test_module::case_120 ... FAILED".into();
+    log[121] = "thread 'case_120' panicked at src/lib.rs:40:9".into();
+    let conv = session(&[
+        ("Bash", json!({"command": "cargo test"}), log.join("\n")),
+        ("Bash", json!({"command": "git status"}), "clean".into()),
+    ]);
+    let out = smart(&conv);
+    let lines: Vec<&str> = out[0].lines().collect();
+    assert_eq!(
+        &lines[..5],
+        &log[..5].iter().map(String::as_str).collect::<Vec<_>>()[..]
+    );
+    assert!(lines.contains(&"test_module::case_120 ... FAILED"));
+    assert!(lines.contains(&"thread 'case_120' panicked at src/lib.rs:40:9"));
+    assert!(lines.contains(&"[… 115 lines omitted]"), "{lines:?}");
+    assert_eq!(lines[lines.len() - 2], "test_module::case_199 ... ok");
+    assert_eq!(
+        lines[lines.len() - 1],
+        "[excerpt of a stale result — re-run the command for its full output]"
+    );
+}
+
+#[test]
+fn a_long_listing_keeps_its_first_lines_and_a_short_one_stays() {
+    let hits: Vec<String> = (0..300)
+        .map(|i| format!("src/module_{i}/mod.rs:{}:fn handler_{i}()", i + 10))
+        .collect();
+    let conv = session(&[
+        ("Grep", json!({"pattern": "fn handler"}), hits.join("\n")),
+        (
+            "Grep",
+            json!({"pattern": "fn main"}),
+            "src/main.rs:1:fn main()".into(),
+        ),
+        ("Bash", json!({"command": "true"}), "".into()),
+    ]);
+    let out = smart(&conv);
+    let lines: Vec<&str> = out[0].lines().collect();
+    assert_eq!(lines.len(), 22);
+    assert_eq!(lines[19], hits[19]);
+    assert_eq!(lines[20], "[… 280 lines omitted]");
+    assert_eq!(out[1], "src/main.rs:1:fn main()");
+}
+
+#[test]
+fn small_results_and_results_without_lines_to_spare_are_kept() {
+    let conv = session(&[
+        ("Bash", json!({"command": "echo hi"}), "hi".into()),
+        (
+            "Read",
+            json!({"file_path": "/a"}),
+            "short file\nwithout numbers".into(),
+        ),
+        ("Bash", json!({"command": "true"}), "".into()),
+    ]);
+    assert_eq!(smart(&conv), ["hi", "short file\nwithout numbers", ""]);
+}
+
+/// The marker lines the rule writes.
+fn is_marker(line: &str) -> bool {
+    (line.starts_with("[… ") && line.ends_with(']'))
+        || line.starts_with("[lines ")
+        || line.starts_with("[excerpt of a stale result — ")
+}
+
+#[test]
+fn on_every_corpus_session_an_excerpt_is_the_originals_lines_in_order() {
+    let corpus =
+        corpus_dir().expect("the shared corpus is missing (../shared/corpus or CTXFIT_CORPUS)");
+    let mut excerpts = 0;
+    for path in corpus_trajectory_files(&corpus) {
+        for s in import_file(&path, None).unwrap() {
+            let conv = &s.conversation;
+            // the text blocks of each result, one per line (the rule reads blocks as lines)
+            let before: Vec<String> = conv
+                .messages
+                .iter()
+                .flat_map(|m| {
+                    m.tool_results().map(|r| {
+                        let texts: Vec<&str> = r
+                            .content
+                            .blocks
+                            .iter()
+                            .filter_map(|b| b.as_text())
+                            .collect();
+                        texts.join("\n")
+                    })
+                })
+                .collect();
+            let after = smart(conv);
+            assert_eq!(before.len(), after.len());
+            for (b, a) in before.iter().zip(&after) {
+                if a.replace('\n', "") == b.replace('\n', "") || !a.lines().any(is_marker) {
+                    continue;
+                }
+                excerpts += 1;
+                // every kept line is a line of the original (less a line number), in order
+                let mut original = b.split('\n');
+                for line in a.split('\n').filter(|l| !is_marker(l)) {
+                    assert!(
+                        original
+                            .any(|o| o == line
+                                || &o[ctxfit_retention::line_number_prefix(o)..] == line),
+                        "{}: {line:?} is not a line of the original, in order",
+                        path.display()
+                    );
+                }
+            }
+        }
+    }
+    assert!(excerpts > 20, "{excerpts}");
+}

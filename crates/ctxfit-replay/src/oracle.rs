@@ -1,0 +1,102 @@
+//! The oracle: an evaluation-only policy that reads the session's future.
+//!
+//! Of each stale tool result it keeps only the lines holding an identifier that a later turn uses for the first
+//! time (a *reference*, as the replay's recall counts them), and drops the rest at once. No real policy can do
+//! this — it needs to know what the agent will do — so it is not a registered rule and no profile can name it:
+//! it exists to draw the corner of the frontier (the most a policy could save at full recall), against which
+//! every real policy's saving is measured.
+
+use ctxfit_model::{Block, Content, Conversation, Message, Role};
+use ctxfit_retention::{Decision, RetentionRule, RuleContext};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::idents::identifiers;
+use crate::{block_texts, for_each_text};
+
+/// Where identifiers have been seen so far: in tool results, or anywhere else (system, user, assistant).
+#[derive(Default)]
+pub(crate) struct Provenance {
+    in_results: FxHashSet<String>,
+    elsewhere: FxHashSet<String>,
+}
+
+impl Provenance {
+    pub(crate) fn new(conv: &Conversation) -> Self {
+        let mut p = Provenance::default();
+        if let Some(system) = &conv.system {
+            for b in &system.blocks {
+                for_each_text(b, |t| {
+                    p.elsewhere.extend(identifiers(t).map(str::to_owned));
+                });
+            }
+        }
+        p
+    }
+
+    /// The references of an assistant message: identifiers it uses that so far only tool results have shown.
+    pub(crate) fn references(&self, msg: &Message) -> FxHashSet<String> {
+        let mut texts = Vec::new();
+        msg.content
+            .blocks
+            .iter()
+            .for_each(|b| block_texts(b, &mut texts));
+        texts
+            .iter()
+            .flat_map(|t| identifiers(t))
+            .filter(|id| self.in_results.contains(*id) && !self.elsewhere.contains(*id))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Record the identifiers of a message that joins the history.
+    pub(crate) fn join(&mut self, msg: &Message) {
+        for block in &msg.content.blocks {
+            let into = if matches!(block, Block::ToolResult(_)) {
+                &mut self.in_results
+            } else {
+                &mut self.elsewhere
+            };
+            for_each_text(block, |t| into.extend(identifiers(t).map(str::to_owned)));
+        }
+    }
+}
+
+/// For each identifier that is ever a reference, the index of the assistant message that first uses it.
+pub(crate) fn future_references(conv: &Conversation) -> FxHashMap<String, usize> {
+    let mut seen = Provenance::new(conv);
+    let mut first_use = FxHashMap::default();
+    for (mi, msg) in conv.messages.iter().enumerate() {
+        if msg.role == Role::Assistant && mi > 0 {
+            for id in seen.references(msg) {
+                first_use.entry(id).or_insert(mi);
+            }
+        }
+        seen.join(msg);
+    }
+    first_use
+}
+
+/// Keeps the lines of a stale result that hold an identifier a later turn first uses.
+pub(crate) struct Oracle {
+    pub(crate) first_use: FxHashMap<String, usize>,
+}
+
+impl RetentionRule for Oracle {
+    fn name(&self) -> &'static str {
+        "oracle"
+    }
+
+    fn decide(&self, ctx: &RuleContext<'_>) -> Decision {
+        // the request being built ends just before the assistant message at this index
+        let now = ctx.conversation.messages.len();
+        let text = ctx.content.joined_text();
+        let needed = |line: &str| {
+            identifiers(line).any(|id| self.first_use.get(id).is_some_and(|&t| t >= now))
+        };
+        let kept: Vec<&str> = text.lines().filter(|l| needed(l)).collect();
+        if kept.len() == text.lines().count() && ctx.content.is_plain_text() {
+            return Decision::Keep;
+        }
+        Decision::Replace(Content::text(kept.join("\n")))
+    }
+}

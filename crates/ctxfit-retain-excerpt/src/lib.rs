@@ -1,0 +1,471 @@
+//! Rule `excerpt`: keep of a stale result what the request does not already show, and of a long log or listing
+//! the lines that say how it went.
+//!
+//! ## What it does
+//! The result's own lines, in order, with a marker for each gap:
+//!
+//! 1. **Shown elsewhere.** A run of at least `min_run` lines (3) that the request already shows — in a message's
+//!    text, a tool call's input, or another result whose decision is final — becomes
+//!    `[… 12 lines shown elsewhere in this conversation]`. A line number (`   12→`, `12\t`) and surrounding space
+//!    do not count in the comparison, so a re-read after an edit keeps just the lines that changed.
+//! 2. **Logs.** Shell output that is not a file read or a search (builds, tests, scripts, installs), when still
+//!    longer than `log_above` characters (1,000), keeps its first `log_head` (5) and last `log_tail` (10) lines
+//!    and every line that reports an outcome (error, failure, exception, traceback frame, warning, panic,
+//!    assertion, passed/failed summary); the rest becomes `[… 40 lines omitted]`.
+//! 3. **Listings.** A search or listing (`Grep`, `Glob`, `ls`, `find`, `grep -rn` in a shell) still longer than
+//!    `listing_above` characters (2,000) keeps its first `listing_keep` lines (20).
+//! 4. **Line numbers.** A numbered read (`cat -n`, Claude Code's `Read`) whose numbers run on one by one loses
+//!    the number column; a first line `[lines 120–380; numbers dropped, count from 120]` says how to restore it.
+//!
+//! A result with a gap ends with how to get it back: `[excerpt of a stale result — re-read src/a.rs for the full
+//! text]` (or re-run the command, or call the tool again). A result the rule would not change is left to the
+//! next rule of the profile ([`Decision::Defer`]): `read-file`, `bash` and `recent` still apply seed 004's table.
+//!
+//! ## Why
+//! Most of what an agent is sent again on every request is text it has already seen twice: the file it read
+//! before editing and read again after, the test log of the run before last, the hundred search hits it
+//! followed one of. An agent needs each line once, the outcome of a run, and the way back to the rest. What this
+//! rule keeps is the result's own text, so it never invents anything, and what it leaves out is either still in
+//! front of the model or one call away. It decides once, as soon as the model has answered the result, so the
+//! cached prefix breaks only over that result and the answer.
+//!
+//! ## Example
+//! ```toml
+//! [[profiles.mine.rules]]
+//! rule = "excerpt"
+//! tools = ["bash", "read_file", "listing", "web_fetch"]
+//! params = { min_run = 4, log_above = 2000, log_head = 10, log_tail = 20, listing_keep = 30 }
+//! ```
+
+use ctxfit_model::{Block, Content, Value};
+use ctxfit_retention::calls::{read_target, shell_command, ShellReads};
+use ctxfit_retention::{
+    line_number_prefix, normalized_line, register_rule, Decision, RetentionRule, RuleConfigError,
+    RuleContext,
+};
+
+/// What the rule keeps; see the crate documentation.
+#[derive(Debug, Clone)]
+pub struct Excerpt {
+    pub min_run: usize,
+    pub log_above: usize,
+    pub log_head: usize,
+    pub log_tail: usize,
+    pub listing_above: usize,
+    pub listing_keep: usize,
+    pub strip_line_numbers: bool,
+    /// The least share of the result's characters an excerpt must save to be worth breaking the cache for.
+    pub min_saving: f64,
+    shell: ShellReads,
+}
+
+impl Default for Excerpt {
+    fn default() -> Self {
+        Excerpt {
+            min_run: 3,
+            log_above: 1_000,
+            log_head: 5,
+            log_tail: 10,
+            listing_above: 2_000,
+            listing_keep: 20,
+            strip_line_numbers: true,
+            min_saving: 0.1,
+            shell: ShellReads::default(),
+        }
+    }
+}
+
+/// What kind of content a result is, by the call that produced it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContentKind {
+    /// A file's text.
+    Read,
+    /// Search hits or a directory listing.
+    Listing,
+    /// Output of a command that is neither.
+    Log,
+    /// Anything else (API results, edits' confirmations, web pages).
+    Other,
+}
+
+const SHELL_READERS: &[&str] = &["cat", "sed", "head", "tail", "nl", "less", "more"];
+const SHELL_LISTERS: &[&str] = &[
+    "grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "ls", "tree", "locate",
+];
+
+/// The program a shell command line mainly runs: the first word of the first pipeline stage of the last
+/// `&&`/`;` step that is not a `cd`. `git grep` and `git ls-files` count as `grep` and `ls`.
+pub fn main_program(command: &str) -> &str {
+    let step = command
+        .split(['\n', ';'])
+        .flat_map(|s| s.split("&&"))
+        .map(str::trim)
+        .filter(|s| !s.is_empty() && !s.starts_with("cd ") && *s != "cd")
+        .last()
+        .unwrap_or("");
+    let stage = step.split('|').next().unwrap_or("").trim();
+    let mut words = stage
+        .split_whitespace()
+        .skip_while(|w| w.contains('=') && !w.starts_with('-'));
+    let first = words.next().unwrap_or("");
+    let first = first.rsplit('/').next().unwrap_or(first);
+    match (first, words.next()) {
+        ("git", Some("grep")) => "grep",
+        ("git", Some("ls-files")) => "ls",
+        _ => first,
+    }
+}
+
+impl Excerpt {
+    /// The kind of content of a call's result.
+    pub fn kind(&self, tool_kind: &str, tool_name: &str, input: &Value) -> ContentKind {
+        match tool_kind {
+            "read_file" => ContentKind::Read,
+            "listing" => ContentKind::Listing,
+            "bash" => {
+                if read_target(tool_name, input, &self.shell).is_some() {
+                    return ContentKind::Read;
+                }
+                let program = shell_command(input).map_or("", main_program);
+                if SHELL_READERS.contains(&program) {
+                    ContentKind::Read
+                } else if SHELL_LISTERS.contains(&program) {
+                    ContentKind::Listing
+                } else {
+                    ContentKind::Log
+                }
+            }
+            _ => ContentKind::Other,
+        }
+    }
+}
+
+/// Does a log line report an outcome? Words are matched whole and without regard to ASCII case.
+pub fn reports_outcome(line: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "error",
+        "errors",
+        "fail",
+        "failed",
+        "failure",
+        "failures",
+        "exception",
+        "traceback",
+        "panic",
+        "panicked",
+        "warning",
+        "warnings",
+        "assert",
+        "assertionerror",
+        "passed",
+        "fatal",
+        "abort",
+        "aborted",
+        "denied",
+        "undefined",
+        "cannot",
+        "unable",
+        "killed",
+        "timeout",
+    ];
+    let trimmed = line.trim_start();
+    if trimmed.starts_with("File \"") || trimmed.starts_with("--> ") || trimmed.starts_with("E   ")
+    {
+        return true;
+    }
+    let lower = line.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    WORDS.iter().any(|w| {
+        lower.match_indices(w).any(|(at, _)| {
+            let end = at + w.len();
+            (at == 0 || !is_word(bytes[at - 1])) && (end == bytes.len() || !is_word(bytes[end]))
+        })
+    })
+}
+
+/// The first line of an excerpt whose line numbers were dropped starts with this.
+const NUMBERS_HEADER: &str = "[lines ";
+/// The last line of an excerpt with gaps starts with this.
+const TRAILER: &str = "[excerpt of a stale result — ";
+
+/// Is this text already an excerpt this rule wrote?
+pub fn is_excerpt(text: &str) -> bool {
+    let last = text.rsplit('\n').next().unwrap_or("");
+    let first = text.split('\n').next().unwrap_or("");
+    (last.starts_with(TRAILER) && last.ends_with(']'))
+        || (first.starts_with(NUMBERS_HEADER) && first.contains("; numbers dropped, count from "))
+}
+
+/// One line of the excerpt: a line of the result, or a gap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Line(usize),
+    Shown(usize),
+    Omitted(usize),
+}
+
+fn gap_len(s: &Slot) -> usize {
+    match s {
+        Slot::Shown(n) | Slot::Omitted(n) => *n,
+        Slot::Line(_) => 0,
+    }
+}
+
+/// Merge the lines of `slots` that `keep` rejects into `Omitted` gaps (adjacent gaps of that kind join).
+fn omit_lines(slots: Vec<Slot>, keep: impl Fn(usize, usize) -> bool) -> Vec<Slot> {
+    let mut out: Vec<Slot> = Vec::with_capacity(slots.len());
+    let mut nth = 0;
+    for slot in slots {
+        let dropped = match slot {
+            Slot::Line(i) => {
+                let k = keep(nth, i);
+                nth += 1;
+                !k
+            }
+            _ => false,
+        };
+        if !dropped {
+            out.push(slot);
+        } else if let Some(Slot::Omitted(n)) = out.last_mut() {
+            *n += 1;
+        } else {
+            out.push(Slot::Omitted(1));
+        }
+    }
+    out
+}
+
+/// The first line number of a read whose every line but trailing notes is numbered one by one (`Some(first)`).
+fn consecutive_numbers(lines: &[&str]) -> Option<u64> {
+    let mut first = None;
+    let mut numbered = 0;
+    let mut unnumbered_at = None;
+    for (i, line) in lines.iter().enumerate() {
+        let p = line_number_prefix(line);
+        if p == 0 {
+            if !line.trim().is_empty() {
+                unnumbered_at.get_or_insert(i);
+            }
+            continue;
+        }
+        if unnumbered_at.is_some() {
+            // numbered lines after text that is not: not one numbered file
+            return None;
+        }
+        let n: u64 = line[..p]
+            .trim()
+            .trim_end_matches(['→', '\t'])
+            .parse()
+            .ok()?;
+        let start = *first.get_or_insert(n.checked_sub(i as u64)?);
+        if n != start + i as u64 {
+            return None;
+        }
+        numbered += 1;
+    }
+    (numbered >= 5 && numbered * 10 >= lines.len() * 9)
+        .then_some(first)
+        .flatten()
+}
+
+impl RetentionRule for Excerpt {
+    fn name(&self) -> &'static str {
+        "excerpt"
+    }
+
+    fn decide(&self, ctx: &RuleContext<'_>) -> Decision {
+        let texts: Option<Vec<&str>> = ctx.content.blocks.iter().map(Block::as_text).collect();
+        let Some(texts) = texts.filter(|t| !t.is_empty()) else {
+            // images, documents: not lines
+            return Decision::Defer;
+        };
+        let text = texts.join("\n");
+        let kind = self.kind(ctx.tool_kind, ctx.tool_name, ctx.input);
+        if is_excerpt(&text) {
+            // compacted before: as final as if it had been cut here
+            return Decision::Keep;
+        }
+        let lines: Vec<&str> = text.split('\n').collect();
+
+        // 1. runs of lines shown elsewhere
+        let shown: Vec<bool> = lines
+            .iter()
+            .map(|l| normalized_line(l).is_some() && ctx.shown.is_shown(l))
+            .collect();
+        let blank = |i: usize| lines[i].trim().is_empty();
+        let mut slots = Vec::with_capacity(lines.len());
+        let mut i = 0;
+        while i < lines.len() {
+            if !shown[i] {
+                slots.push(Slot::Line(i));
+                i += 1;
+                continue;
+            }
+            let (mut j, mut count, mut last_shown) = (i, 0, i);
+            while j < lines.len() && (shown[j] || blank(j)) {
+                if shown[j] {
+                    count += 1;
+                    last_shown = j;
+                }
+                j += 1;
+            }
+            if count >= self.min_run.max(1) {
+                slots.push(Slot::Shown(last_shown + 1 - i));
+                i = last_shown + 1;
+            } else {
+                slots.extend((i..j).map(Slot::Line));
+                i = j;
+            }
+        }
+        let kept_chars = |slots: &[Slot]| -> usize {
+            slots
+                .iter()
+                .map(|s| match s {
+                    Slot::Line(i) => lines[*i].len() + 1,
+                    _ => 0,
+                })
+                .sum()
+        };
+
+        // 2. logs: head, tail and outcomes; 3. listings: the first lines
+        if kind == ContentKind::Log && kept_chars(&slots) > self.log_above {
+            let total = slots.iter().filter(|s| matches!(s, Slot::Line(_))).count();
+            let (head, tail) = (self.log_head, self.log_tail);
+            slots = omit_lines(slots, |nth, i| {
+                nth < head || nth + tail >= total || reports_outcome(lines[i])
+            });
+        } else if kind == ContentKind::Listing && kept_chars(&slots) > self.listing_above {
+            let keep = self.listing_keep;
+            slots = omit_lines(slots, |nth, _| nth < keep);
+        }
+
+        // 4. the number column of a numbered read
+        let numbers = if self.strip_line_numbers {
+            consecutive_numbers(&lines)
+        } else {
+            None
+        };
+        let has_gap = slots.iter().any(|s| gap_len(s) > 0);
+        // a read is final as it is (later reads leave out what it shows); anything else is left to the next
+        // rule of the profile
+        let unchanged = match kind {
+            ContentKind::Read => Decision::Keep,
+            _ => Decision::Defer,
+        };
+        if !has_gap && numbers.is_none() {
+            return unchanged;
+        }
+
+        let mut out = String::with_capacity(text.len() / 2);
+        if let Some(first) = numbers {
+            let last =
+                first + lines.iter().filter(|l| line_number_prefix(l) > 0).count() as u64 - 1;
+            out.push_str(&format!(
+                "{NUMBERS_HEADER}{first}–{last}; numbers dropped, count from {first}]\n"
+            ));
+        }
+        for slot in &slots {
+            match *slot {
+                Slot::Line(i) => {
+                    let line = lines[i];
+                    let line = match numbers {
+                        Some(_) => &line[line_number_prefix(line)..],
+                        None => line,
+                    };
+                    out.push_str(line);
+                }
+                Slot::Shown(n) => out.push_str(&format!(
+                    "[… {n} line{} shown elsewhere in this conversation]",
+                    if n == 1 { "" } else { "s" }
+                )),
+                Slot::Omitted(n) => out.push_str(&format!(
+                    "[… {n} line{} omitted]",
+                    if n == 1 { "" } else { "s" }
+                )),
+            }
+            out.push('\n');
+        }
+        if has_gap {
+            let how = match (kind, read_target(ctx.tool_name, ctx.input, &self.shell)) {
+                (_, Some(target)) => format!("re-read {} for the full text", target.path),
+                (ContentKind::Read | ContentKind::Listing | ContentKind::Log, None)
+                    if shell_command(ctx.input).is_some() =>
+                {
+                    "re-run the command for its full output".to_owned()
+                }
+                _ => format!("call {} again for the full result", ctx.tool_name),
+            };
+            out.push_str(&format!("{TRAILER}{how}]"));
+        } else {
+            out.pop();
+        }
+        if (out.len() as f64) > (1.0 - self.min_saving) * text.len() as f64 {
+            return unchanged;
+        }
+        Decision::Replace(Content::text(out))
+    }
+}
+
+fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
+    let mut rule = Excerpt::default();
+    let Some(map) = params.as_object() else {
+        return if params.is_null() {
+            Ok(Box::new(rule))
+        } else {
+            Err(RuleConfigError::new("excerpt", "params must be a table"))
+        };
+    };
+    for (k, v) in map {
+        let n = || {
+            v.as_u64().map(|n| n as usize).ok_or_else(|| {
+                RuleConfigError::new("excerpt", format!("`{k}` must be a non-negative integer"))
+            })
+        };
+        match k.as_str() {
+            "min_run" => rule.min_run = n()?,
+            "log_above" => rule.log_above = n()?,
+            "log_head" => rule.log_head = n()?,
+            "log_tail" => rule.log_tail = n()?,
+            "listing_above" => rule.listing_above = n()?,
+            "listing_keep" => rule.listing_keep = n()?,
+            "min_saving" => {
+                rule.min_saving = v
+                    .as_f64()
+                    .filter(|f| (0.0..1.0).contains(f))
+                    .ok_or_else(|| {
+                        RuleConfigError::new("excerpt", "`min_saving` must be a number from 0 to below 1")
+                    })?
+            }
+            "strip_line_numbers" => {
+                rule.strip_line_numbers = v.as_bool().ok_or_else(|| {
+                    RuleConfigError::new("excerpt", "`strip_line_numbers` must be true or false")
+                })?
+            }
+            "shell_patterns" => {
+                let patterns: Vec<&str> = v
+                    .as_array()
+                    .and_then(|a| a.iter().map(Value::as_str).collect())
+                    .ok_or_else(|| {
+                        RuleConfigError::new("excerpt", "`shell_patterns` must be a list of strings")
+                    })?;
+                rule.shell = ShellReads::new(&patterns)
+                    .map_err(|e| RuleConfigError::new("excerpt", e))?;
+            }
+            other => {
+                return Err(RuleConfigError::new(
+                    "excerpt",
+                    format!("unknown parameter `{other}` (expected min_run, log_above, log_head, log_tail, listing_above, listing_keep, strip_line_numbers, min_saving, shell_patterns)"),
+                ))
+            }
+        }
+    }
+    Ok(Box::new(rule))
+}
+
+register_rule!(
+    name: "excerpt",
+    tools: &["*"],
+    summary: "leave out runs of lines shown elsewhere; logs keep head, tail and outcomes; listings their first lines; drop read line numbers",
+    factory: build,
+);
