@@ -33,6 +33,22 @@ fn session(rel: &str) -> Conversation {
         .conversation
 }
 
+/// Seed 004's table as a profile of its own: `smart` now puts the `excerpt` rule in front of it, so the table's
+/// rules are tested here on their own.
+const SEED_004: &str = r#"
+[profiles.seed-004]
+trigger = "always"
+keep_latest_result_message = false
+min_reclaim_ratio = 0.5
+rules = [
+  { rule = "edit-file", tools = ["edit_file"] },
+  { rule = "read-file", tools = ["read_file", "bash"] },
+  { rule = "bash", tools = ["bash"] },
+  { rule = "recent", tools = ["listing"] },
+  { rule = "tiered", tools = ["*"] },
+]
+"#;
+
 const READ_THEN_EDIT: &str =
     "claude-code/-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1/subagents/agent-a36efb2a1231c41e2.jsonl";
 
@@ -119,7 +135,7 @@ fn repeated_reads_keep_first_last_and_samples_with_pointers_for_the_rest() {
     for n in 3..=5 {
         conv.messages.extend(repeat(&turn, n, Some(&edited)));
     }
-    let (out, _) = compact(settings("smart", ""), &conv);
+    let (out, _) = compact(settings("seed-004", SEED_004), &conv);
     let path = turn.0.tool_uses().next().unwrap().input["file_path"]
         .as_str()
         .unwrap()
@@ -285,7 +301,7 @@ fn long_shell_output_keeps_head_and_tail() {
         .unwrap();
     assert!((1_000..10_000).contains(&big.chars().count()));
     // 1k–10k is kept by default ...
-    let (out, _) = compact(settings("smart", ""), &real);
+    let (out, _) = compact(settings("seed-004", SEED_004), &real);
     assert_eq!(&result_text(&out, big_id), big);
     // ... and cut to head + tail when the profile asks for it under pressure
     let policy = "[profiles.pressed]\nextends = \"smart\"\n[[profiles.pressed.rules]]\nrule = \"bash\"\nparams = { cut_medium = true }\n";
@@ -321,7 +337,7 @@ fn long_shell_output_keeps_head_and_tail() {
             }
         }
     }
-    let (out, report) = compact(settings("smart", ""), &long);
+    let (out, report) = compact(settings("seed-004", SEED_004), &long);
     let cut = result_text(&out, big_id);
     assert!(cut.chars().count() < 4_200, "{}", cut.chars().count());
     assert!(report
