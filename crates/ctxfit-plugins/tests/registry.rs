@@ -22,12 +22,15 @@ fn rules_are_found_by_name_and_tool() {
     };
     assert_eq!(
         names("bash", "Bash"),
-        ["bash", "read-file", "tiered", "truncate"]
+        ["bash", "excerpt", "read-file", "tiered", "truncate"]
     );
-    assert_eq!(names("listing", "Glob"), ["recent", "tiered", "truncate"]);
+    assert_eq!(
+        names("listing", "Glob"),
+        ["excerpt", "recent", "tiered", "truncate"]
+    );
     assert_eq!(
         names("edit_file", "Edit"),
-        ["edit-file", "tiered", "truncate"]
+        ["edit-file", "excerpt", "tiered", "truncate"]
     );
     assert!((tiered.factory)(&serde_json::json!({"default": "x"})).is_err());
     assert!((tiered.factory)(&serde_json::json!({"colour": 1})).is_err());
