@@ -1,4 +1,4 @@
-//! Reading inputs: a file, standard input (`-`), or the embedded sample session.
+//! Reading inputs: a file, standard input (`-`), or the embedded sample session; gzipped input is inflated.
 
 use std::io::Read;
 use std::path::Path;
@@ -8,10 +8,31 @@ use ctxfit_import::{import_str, ImportError, Session, SourceFormat};
 
 use crate::BadInput;
 
-/// A small real Claude Code session (a subagent's transcript from daaain/claude-code-log, MIT; see
-/// `docs/sample.md`), so the CLI can be tried on a fresh clone with no file at hand.
-pub const SAMPLE: &str = include_str!("../sample/claude-code-subagent.jsonl");
-pub const SAMPLE_NAME: &str = "<sample: claude-code-subagent.jsonl>";
+/// A real, typical long Claude Code session (53 model requests, from the entireio/cli project, MIT; see
+/// `docs/sample.md`), gzipped as the corpus stores it, so the CLI can be tried on a fresh clone with no file at
+/// hand.
+pub const SAMPLE_GZ: &[u8] = include_bytes!("../sample/claude-code-session.jsonl.gz");
+pub const SAMPLE_NAME: &str = "<sample: claude-code-session.jsonl>";
+
+/// The embedded sample session's text.
+pub fn sample_text() -> Result<String> {
+    let bytes = gunzip(SAMPLE_NAME, SAMPLE_GZ)?;
+    String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{SAMPLE_NAME}: not UTF-8"))
+}
+
+/// The bytes gzip holds (`name` says whose, in errors).
+fn gunzip(name: &str, gz: &[u8]) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    flate2::read::MultiGzDecoder::new(gz)
+        .read_to_end(&mut out)
+        .map_err(|e| BadInput(format!("{name}: not a readable gzip file: {e}")))?;
+    Ok(out)
+}
+
+/// Does this look like gzip (its magic bytes)?
+fn is_gzip(bytes: &[u8]) -> bool {
+    bytes.starts_with(&[0x1f, 0x8b])
+}
 
 /// Where a command's session comes from: a file, standard input, or the embedded sample.
 #[derive(clap::Args)]
@@ -44,6 +65,9 @@ pub fn read_bytes(path: &str) -> Result<Vec<u8>> {
     } else {
         std::fs::read(Path::new(path)).map_err(|e| BadInput(format!("{path}: cannot read: {e}")))?
     };
+    if is_gzip(&bytes) {
+        return gunzip(display_name(path), &bytes);
+    }
     Ok(bytes)
 }
 
@@ -99,7 +123,10 @@ pub fn load(
     format: Option<SourceFormat>,
 ) -> Result<(String, Vec<Session>)> {
     match (file, sample) {
-        (_, true) => Ok((SAMPLE_NAME.to_owned(), import(SAMPLE_NAME, SAMPLE, format)?)),
+        (_, true) => Ok((
+            SAMPLE_NAME.to_owned(),
+            import(SAMPLE_NAME, &sample_text()?, format)?,
+        )),
         (Some(path), false) => {
             let text = read_text(path)?;
             let name = display_name(path).to_owned();

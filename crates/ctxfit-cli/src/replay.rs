@@ -44,6 +44,10 @@ pub struct Args {
     /// Draw input tokens per turn for each policy into this SVG file.
     #[arg(long)]
     plot: Option<PathBuf>,
+    /// Draw the frontier into this SVG file: tokens saved against recall, one point per policy, the oracle as
+    /// the corner.
+    #[arg(long)]
+    frontier: Option<PathBuf>,
 }
 
 fn parse_prices(name: &str) -> Result<Vec<PriceModel>, String> {
@@ -218,6 +222,59 @@ fn table(rows: &[Row], models: &[PriceModel]) -> String {
     out
 }
 
+/// Tokens saved (against `none`) over recall, one labelled point per policy.
+fn frontier(path: &Path, rows: &[Row]) -> Result<()> {
+    use plotters::prelude::*;
+    let points: Vec<(String, f64, f64)> = rows
+        .iter()
+        .filter_map(|r| Some((r.policy.clone(), 100.0 * r.recall, 100.0 * r.tokens_saved?)))
+        .collect();
+    let low_recall = points.iter().map(|p| p.1).fold(100.0, f64::min);
+    let x_from = (low_recall / 10.0).floor() * 10.0;
+    let top = points.iter().map(|p| p.2).fold(10.0, f64::max);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (800, 560)).into_drawing_area();
+        let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("drawing the frontier: {e}");
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                "input tokens saved vs reference recall (oracle: reads the future)",
+                ("sans-serif", 20),
+            )
+            .margin(16)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(x_from..101.0, -1.0..(top * 1.1).ceil())
+            .map_err(|e| err(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc("reference recall (%)")
+            .y_desc("input tokens saved vs none (%)")
+            .draw()
+            .map_err(|e| err(&e))?;
+        for (i, (name, recall, saved)) in points.iter().enumerate() {
+            let color = Palette99::pick(i).to_rgba();
+            chart
+                .draw_series(std::iter::once(Circle::new(
+                    (*recall, *saved),
+                    5,
+                    color.filled(),
+                )))
+                .map_err(|e| err(&e))?;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    name.clone(),
+                    (*recall, *saved),
+                    ("sans-serif", 14).into_font(),
+                )))
+                .map_err(|e| err(&e))?;
+        }
+        root.present().map_err(|e| err(&e))?;
+    }
+    write_atomically(path, svg.as_bytes())
+}
+
 fn plot(path: &Path, replays: &[SessionReplay], policies: &[Policy]) -> Result<()> {
     use plotters::prelude::*;
     let series: Vec<(String, Vec<usize>)> = policies
@@ -357,6 +414,9 @@ pub fn run(args: Args) -> Result<()> {
     let rows = rows(&totals(&replays), &models);
     if let Some(path) = &args.plot {
         plot(path, &replays, &policies)?;
+    }
+    if let Some(path) = &args.frontier {
+        frontier(path, &rows)?;
     }
     if args.json {
         let prices: BTreeMap<&str, _> = models.iter().map(|m| (m.name(), m.prices())).collect();

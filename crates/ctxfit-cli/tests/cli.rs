@@ -45,15 +45,16 @@ fn stats_of_the_sample() {
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["format"], "claude-code");
-    assert_eq!(v["messages"], 20);
-    assert_eq!(v["tool_calls"], 24);
-    assert_eq!(v["tool_results"], 24);
-    assert_eq!(v["tools"]["Read"]["results"], 12);
-    assert_eq!(v["tools"]["Bash"]["results"], 12);
+    assert_eq!(v["messages"], 108);
+    assert_eq!(v["tool_calls"], 48);
+    assert_eq!(v["tool_results"], 48);
+    assert_eq!(v["tools"]["Read"]["results"], 16);
+    assert_eq!(v["tools"]["Grep"]["results"], 12);
+    assert_eq!(v["tools"]["Bash"]["results"], 9);
     assert_eq!(v["largest_tool_results"].as_array().unwrap().len(), 5);
     let text = ctxfit(&["stats", "--sample"], None);
     assert!(
-        stdout(&text).contains("tool results  24\n"),
+        stdout(&text).contains("tool results  48\n"),
         "{}",
         stdout(&text)
     );
@@ -119,7 +120,7 @@ fn convert_there_and_back_keeps_every_tool_call() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("12 tool_result is_error flag"),
+        stderr(&o).contains("11 tool_result is_error flag"),
         "{}",
         stderr(&o)
     );
@@ -140,7 +141,7 @@ fn convert_there_and_back_keeps_every_tool_call() {
         let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
         assert_eq!(
             (v["tool_calls"].as_u64(), v["tool_results"].as_u64()),
-            (Some(24), Some(24)),
+            (Some(48), Some(48)),
             "{}",
             file.display()
         );
@@ -236,19 +237,19 @@ fn compact_the_sample_with_a_report() {
     let err = stderr(&o);
     let note = err.lines().next().unwrap();
     assert!(
-        note.starts_with("Note: Compacted 17 old tool result(s) — input tokens ("),
+        note.starts_with("Note: Compacted 37 old tool result(s) — input tokens ("),
         "{err}"
     );
     assert!(note.ends_with(") exceeded budget (10,000)"), "{err}");
     let report: serde_json::Value = serde_json::from_str(&err[note.len()..]).unwrap();
     let r = &report[0]["report"];
     // as a live agent would have: each request over the budget compacted what was stale then
-    assert_eq!(r["new_blocks"].as_array().unwrap().len(), 17);
-    assert_eq!(r["first_changed_message"], 2);
+    assert_eq!(r["new_blocks"].as_array().unwrap().len(), 37);
+    assert_eq!(r["first_changed_message"], 4);
     assert!(r["tokens_after"].as_u64() < r["tokens_before"].as_u64());
     // the output is the compacted conversation in the session's wire format (Anthropic)
     let out: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let text = out["messages"][2]["content"][0]["content"]
+    let text = out["messages"][4]["content"][0]["content"]
         .as_str()
         .unwrap();
     assert!(
@@ -688,4 +689,29 @@ fn compact_refuses_a_request_over_the_token_guard_and_writes_nothing() {
         stderr(&warned)
     );
     assert!(out.exists());
+}
+
+#[test]
+fn gzipped_sessions_are_read_as_they_are() {
+    let gz = corpus()
+        .join("sessions/mini-swe-agent/deepseek_chat_dev__pvlib__pvlib-python-1072.traj.json.gz");
+    let o = ctxfit(&["stats", "--json", gz.to_str().unwrap()], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        (v["format"].as_str(), v["tool_results"].as_u64()),
+        (Some("openai"), Some(73))
+    );
+
+    let dir = temp_dir("gz");
+    let broken = dir.join("broken.json.gz");
+    std::fs::write(&broken, [0x1f, 0x8b, 8, 0, 1, 2, 3]).unwrap();
+    let o = ctxfit(&["stats", broken.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("not a readable gzip file"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

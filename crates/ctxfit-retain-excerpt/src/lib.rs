@@ -9,13 +9,15 @@
 //!    `[… 12 lines shown elsewhere in this conversation]`. A line number (`   12→`, `12\t`) and surrounding space
 //!    do not count in the comparison, so a re-read after an edit keeps just the lines that changed.
 //! 2. **Logs.** Shell output that is not a file read or a search (builds, tests, scripts, installs), when still
-//!    longer than `log_above` characters (1,000), keeps its first `log_head` (5) and last `log_tail` (10) lines
+//!    longer than `log_above` characters (500), keeps its first `log_head` (3) and last `log_tail` (5) lines
 //!    and every line that reports an outcome (error, failure, exception, traceback frame, warning, panic,
 //!    assertion, passed/failed summary); the rest becomes `[… 40 lines omitted]`.
 //! 3. **Listings.** A search or listing (`Grep`, `Glob`, `ls`, `find`, `grep -rn` in a shell) still longer than
 //!    `listing_above` characters (2,000) keeps its first `listing_keep` lines (20).
 //! 4. **Line numbers.** A numbered read (`cat -n`, Claude Code's `Read`) whose numbers run on one by one loses
 //!    the number column; a first line `[lines 120–380; numbers dropped, count from 120]` says how to restore it.
+//!
+//! An excerpt must save at least `min_saving` (0.1) of the result's characters, or the result is left as it is.
 //!
 //! A result with a gap ends with how to get it back: `[excerpt of a stale result — re-read src/a.rs for the full
 //! text]` (or re-run the command, or call the tool again). A result the rule would not change is left to the
@@ -63,9 +65,9 @@ impl Default for Excerpt {
     fn default() -> Self {
         Excerpt {
             min_run: 3,
-            log_above: 1_000,
-            log_head: 5,
-            log_tail: 10,
+            log_above: 500,
+            log_head: 3,
+            log_tail: 5,
             listing_above: 2_000,
             listing_keep: 20,
             strip_line_numbers: true,
