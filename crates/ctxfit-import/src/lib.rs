@@ -159,9 +159,10 @@ fn parse(text: &str) -> Result<Parsed, ImportError> {
         Ok(v) => return Ok(Parsed::Document(v)),
         Err(e) => e,
     };
-    // JSON Lines: several values, one per line. Only worth trying when the first line is a value of its own.
+    // JSON Lines: values one per line — or several on one line, as real Claude Code logs have when two writers
+    // raced. Only worth trying when the first line holds values of its own.
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    if serde_json::from_str::<Value>(first).is_err() {
+    if line_values(first).is_err() {
         return Err(ModelError::from_json(&whole_err).into());
     }
     let mut lines = Vec::new();
@@ -169,8 +170,8 @@ fn parse(text: &str) -> Result<Parsed, ImportError> {
         if line.trim().is_empty() {
             continue;
         }
-        match serde_json::from_str(line) {
-            Ok(v) => lines.push((i + 1, v)),
+        match line_values(line) {
+            Ok(values) => lines.extend(values.into_iter().map(|v| (i + 1, v))),
             Err(e) => {
                 return Err(ImportError::Json {
                     line: i + 1,
@@ -184,6 +185,13 @@ fn parse(text: &str) -> Result<Parsed, ImportError> {
         }
     }
     Ok(Parsed::Lines(lines))
+}
+
+/// The JSON values of one line: one, or several written back to back.
+fn line_values(line: &str) -> Result<Vec<Value>, serde_json::Error> {
+    serde_json::Deserializer::from_str(line)
+        .into_iter::<Value>()
+        .collect()
 }
 
 /// Which format a parsed file is in, judged by its content.
@@ -211,14 +219,15 @@ fn detect_parsed(parsed: &Parsed) -> Option<SourceFormat> {
                 Some(SourceFormat::SweAgent)
             } else if matches!(top.get("agents"), Some(Value::Array(_))) {
                 Some(SourceFormat::Letta)
+            } else if top.get("type").and_then(Value::as_str).is_some()
+                && top.contains_key("sessionId")
+            {
+                // a Claude Code log of one line (it may hold fields named like a request's)
+                Some(SourceFormat::ClaudeCode)
             } else if top.contains_key("messages") {
                 Some(model_format(doc))
             } else if top.contains_key("history") && top.contains_key("instruction") {
                 Some(SourceFormat::OpenHands)
-            } else if top.get("type").and_then(Value::as_str).is_some()
-                && top.contains_key("sessionId")
-            {
-                Some(SourceFormat::ClaudeCode)
             } else {
                 None
             }
@@ -385,5 +394,45 @@ pub(crate) mod util {
                 .join(""),
             _ => String::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(kind: &str, uuid: &str, content: &str) -> String {
+        format!(
+            r#"{{"type":"{kind}","sessionId":"s","uuid":"{uuid}","message":{{"role":"{kind}","content":"{content}"}}}}"#
+        )
+    }
+
+    #[test]
+    fn two_values_on_one_line_are_read_as_the_two_they_are() {
+        let text = format!(
+            "{}\n{}{}\n",
+            line("user", "1", "hi"),
+            line("assistant", "2", "hello"),
+            line("user", "3", "bye")
+        );
+        let sessions = import_str(&text, None).unwrap();
+        assert_eq!(sessions[0].source, SourceFormat::ClaudeCode);
+        assert_eq!(sessions[0].conversation.messages.len(), 3);
+        // a broken second value still names its line and column
+        let bad = format!(
+            "{}\n{}{{\"type\":\n",
+            line("user", "1", "hi"),
+            line("user", "2", "x")
+        );
+        match import_str(&bad, None) {
+            Err(ImportError::Json { line, .. }) => assert_eq!(line, 2),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_one_line_claude_code_log_is_not_taken_for_a_request() {
+        let text = r#"{"type":"summary","sessionId":"s","summary":"x","messages":[{"id":"a"}]}"#;
+        assert_eq!(detect(text), Some(SourceFormat::ClaudeCode));
     }
 }
