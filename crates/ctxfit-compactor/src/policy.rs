@@ -178,7 +178,8 @@ pub fn built_in(name: &str) -> Option<ProfileSpec> {
                 rule_for("edit-file", &["edit_file"], Value::Null),
                 rule_for("excerpt", &["*"], Value::Null),
                 rule_for("bash", &["bash"], Value::Null),
-                rule_for("recent", &["listing"], Value::Null),
+                // a listing `excerpt` left whole stays only until the next one of its tool
+                rule_for("recent", &["listing"], serde_json::json!({"keep": 1})),
             ]),
             ..ProfileSpec::default()
         }),

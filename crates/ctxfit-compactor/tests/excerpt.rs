@@ -95,14 +95,14 @@ fn a_long_log_keeps_head_tail_and_outcomes() {
     let out = smart(&conv);
     let lines: Vec<&str> = out[0].lines().collect();
     assert_eq!(
-        &lines[..3],
-        &log[..3].iter().map(String::as_str).collect::<Vec<_>>()[..]
+        &lines[..2],
+        &log[..2].iter().map(String::as_str).collect::<Vec<_>>()[..]
     );
     assert!(lines.contains(&"test_module::case_120 ... FAILED"));
     assert!(lines.contains(&"thread 'case_120' panicked at src/lib.rs:40:9"));
-    assert_eq!(lines[3], "[… 117 lines omitted]", "{lines:?}");
-    assert_eq!(lines[6], "[… 73 lines omitted]", "{lines:?}");
-    assert_eq!(lines.len(), 3 + 1 + 2 + 1 + 5 + 1);
+    assert_eq!(lines[2], "[… 118 lines omitted]", "{lines:?}");
+    assert_eq!(lines[5], "[… 74 lines omitted]", "{lines:?}");
+    assert_eq!(lines.len(), 2 + 1 + 2 + 1 + 4 + 1);
     assert_eq!(lines[lines.len() - 2], "test_module::case_199 ... ok");
     assert_eq!(
         lines[lines.len() - 1],

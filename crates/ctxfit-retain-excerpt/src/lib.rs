@@ -9,7 +9,7 @@
 //!    `[… 12 lines shown elsewhere in this conversation]`. A line number (`   12→`, `12\t`) and surrounding space
 //!    do not count in the comparison, so a re-read after an edit keeps just the lines that changed.
 //! 2. **Logs.** Shell output that is not a file read or a search (builds, tests, scripts, installs), when still
-//!    longer than `log_above` characters (500), keeps its first `log_head` (3) and last `log_tail` (5) lines
+//!    longer than `log_above` characters (300), keeps its first `log_head` (2) and last `log_tail` (4) lines
 //!    and every line that reports an outcome (error, failure, exception, traceback frame, warning, panic,
 //!    assertion, passed/failed summary); the rest becomes `[… 40 lines omitted]`.
 //! 3. **Listings.** A search or listing (`Grep`, `Glob`, `ls`, `find`, `grep -rn` in a shell) still longer than
@@ -65,9 +65,9 @@ impl Default for Excerpt {
     fn default() -> Self {
         Excerpt {
             min_run: 3,
-            log_above: 500,
-            log_head: 3,
-            log_tail: 5,
+            log_above: 300,
+            log_head: 2,
+            log_tail: 4,
             listing_above: 2_000,
             listing_keep: 20,
             strip_line_numbers: true,
