@@ -57,7 +57,8 @@ impl ResultIndex for ByKind<'_> {
     }
 }
 
-/// Every line that is final in the request (message text, tool-call inputs, decided results), counted by key:
+/// Every line that is final in the request (the system prompt, message text, tool-call inputs, decided results),
+/// counted by key:
 /// what rules see as [`ShownLines`]. Append-only: nothing final ever leaves the request — except when the
 /// profile drops messages from the front, and then the index stays empty.
 #[derive(Default)]
@@ -300,6 +301,10 @@ impl Compactor {
                 },
                 ..State::default()
             };
+            // the system prompt is sent with every request
+            if let Some(system) = &conv.system {
+                self.state.shown.add_content(system);
+            }
         }
         let st = &mut self.state;
         st.index.update(conv);
