@@ -54,6 +54,58 @@ impl InputArgs {
     }
 }
 
+/// File names that may hold a recorded session, gzipped or not.
+const SESSION_SUFFIXES: &[&str] = &[".jsonl", ".json", ".traj", ".af"];
+
+fn looks_like_a_session(name: &str) -> bool {
+    let name = name.strip_suffix(".gz").unwrap_or(name);
+    SESSION_SUFFIXES.iter().any(|s| name.ends_with(s))
+}
+
+/// The inputs named on the command line, folders replaced by the session files below them (sorted; hidden
+/// entries left out). Says on standard error how many files of a folder were passed over for their names.
+pub fn expand_inputs(inputs: &[String]) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for input in inputs {
+        let path = Path::new(input);
+        if input == "-" || !path.is_dir() {
+            out.push(input.clone());
+            continue;
+        }
+        let (mut found, mut passed_over) = (Vec::new(), 0);
+        let mut folders = vec![path.to_path_buf()];
+        while let Some(dir) = folders.pop() {
+            let entries = std::fs::read_dir(&dir)
+                .map_err(|e| BadInput(format!("{}: cannot read the folder: {e}", dir.display())))?;
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.starts_with('.') {
+                    continue;
+                }
+                let p = entry.path();
+                if p.is_dir() {
+                    folders.push(p);
+                } else if looks_like_a_session(&name) {
+                    found.push(p.to_string_lossy().into_owned());
+                } else {
+                    passed_over += 1;
+                }
+            }
+        }
+        if passed_over > 0 {
+            eprintln!(
+                "{input}: {passed_over} file(s) passed over (not .jsonl, .json, .traj or .af, gzipped or not)"
+            );
+        }
+        if found.is_empty() {
+            return Err(BadInput(format!("{input}: no session files in the folder")).into());
+        }
+        found.sort();
+        out.extend(found);
+    }
+    Ok(out)
+}
+
 /// Read a file, or standard input for `-`.
 pub fn read_bytes(path: &str) -> Result<Vec<u8>> {
     let bytes = if path == "-" {

@@ -10,14 +10,14 @@ use ctxfit_replay::{replay, totals, Policy, PolicyTotals, PriceModel, SessionRep
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
-use crate::input::{load, parse_format, read_text};
+use crate::input::{expand_inputs, load, parse_format, read_text};
 use crate::output::{emit, thousands, write_atomically};
 use crate::tokens::parse_estimator;
 use crate::BadInput;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Session files (any importable format).
+    /// Session files (any importable format, gzipped or not) or folders to search for them.
     files: Vec<String>,
     /// Replay the embedded sample session.
     #[arg(long, conflicts_with = "files")]
@@ -352,16 +352,32 @@ pub fn run(args: Args) -> Result<()> {
     } else if args.files.is_empty() {
         return Err(BadInput("no input: give session FILEs or --sample".into()).into());
     }
-    for file in &args.files {
-        let (name, s) = load(Some(file), false, args.format)?;
-        sessions.extend(s.into_iter().map(|s| {
-            let label = if s.name.is_empty() {
-                name.clone()
-            } else {
-                format!("{name} — {}", s.name)
-            };
-            (label, s)
-        }));
+    // a file that cannot be read is reported and skipped; the rest are replayed, and the exit code says so
+    let files = expand_inputs(&args.files)?;
+    let mut unreadable = 0;
+    for file in &files {
+        match load(Some(file), false, args.format) {
+            Ok((name, s)) => sessions.extend(s.into_iter().map(|s| {
+                let label = if s.name.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{name} — {}", s.name)
+                };
+                (label, s)
+            })),
+            Err(e) if files.len() > 1 => {
+                eprintln!("skipped: {e:#}");
+                unreadable += 1;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    if !args.sample && sessions.is_empty() {
+        return Err(BadInput(format!(
+            "no session could be read from {} file(s)",
+            files.len()
+        ))
+        .into());
     }
     let registry = ctxfit_plugins::registry()?;
     let mut models: Vec<PriceModel> = Vec::new();
@@ -421,7 +437,16 @@ pub fn run(args: Args) -> Result<()> {
     if args.json {
         let prices: BTreeMap<&str, _> = models.iter().map(|m| (m.name(), m.prices())).collect();
         let doc = serde_json::json!({"prices": prices, "policies": rows, "sessions": replays});
-        return emit(None, &format!("{}\n", serde_json::to_string_pretty(&doc)?));
+        emit(None, &format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
+    } else {
+        emit(None, &table(&rows, &models))?;
     }
-    emit(None, &table(&rows, &models))
+    if unreadable > 0 {
+        return Err(BadInput(format!(
+            "{unreadable} of {} files could not be read (named above); the figures are of the rest",
+            files.len()
+        ))
+        .into());
+    }
+    Ok(())
 }

@@ -715,3 +715,39 @@ fn gzipped_sessions_are_read_as_they_are() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn replay_walks_a_folder_reports_what_it_cannot_read_and_goes_on() {
+    let dir = temp_dir("folder");
+    let nested = dir.join("project").join("sessions");
+    std::fs::create_dir_all(&nested).unwrap();
+    let swe = corpus().join("trajectories/swe-agent/marshmallow-1867.traj");
+    std::fs::copy(&swe, nested.join("marshmallow-1867.traj")).unwrap();
+    std::fs::write(nested.join("broken.json"), "{\"messages\": [").unwrap();
+    std::fs::write(dir.join("notes.txt"), "not a session").unwrap();
+    let o = ctxfit(
+        &[
+            "replay",
+            dir.to_str().unwrap(),
+            "--policy",
+            "none",
+            "--policy",
+            "smart",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(
+        out.lines().nth(1).unwrap().starts_with("none           1"),
+        "{out}"
+    );
+    assert!(out.contains("smart"), "{out}");
+    assert!(err.contains("1 file(s) passed over"), "{err}");
+    assert!(
+        err.contains("skipped: ") && err.contains("broken.json:1:"),
+        "{err}"
+    );
+    assert!(err.contains("1 of 2 files could not be read"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
