@@ -1,4 +1,5 @@
-//! Import and parse of a 1M-token session, and a whole-session replay, on the generated history.
+//! Import and parse of a 1M-token session, a whole-session replay on the generated history, and how replay time
+//! grows with the history (1M and 4M tokens).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ctxfit_benches::history::{corpus_turns, generate_history};
@@ -41,6 +42,30 @@ fn benches(c: &mut Criterion) {
         });
     }
     group.finish();
+
+    // linear in the history: 4× the history, about 4× the time, for every built-in profile (a sliding window
+    // once asked about every kept result on every request: 61 s instead of 1.1 s at 8M tokens)
+    let long = generate_history(&corpus_turns(), 4_000_000, 7);
+    let mut scaling = c.benchmark_group("replay_scaling");
+    scaling.sample_size(10);
+    for name in ["mask-last-10", "smart"] {
+        let policy = Policy::Profile(
+            PolicyFile::default()
+                .resolve(Some(name), None, &|_| None)
+                .unwrap(),
+        );
+        for (size, history) in [("1m", &history), ("4m", &long)] {
+            scaling.bench_function(format!("{name}/{size}"), |b| {
+                b.iter(|| {
+                    replay(size, history, &policy, &registry, &fast, Prices::default())
+                        .unwrap()
+                        .turns
+                        .len()
+                })
+            });
+        }
+    }
+    scaling.finish();
 }
 
 criterion_group!(replay_benches, benches);

@@ -183,8 +183,8 @@ struct State {
     last_result_message: Option<usize>,
     /// Tokens saved by the sticky decisions that apply to this history.
     saved: usize,
-    /// Kept results a history-dependent rule will be asked about again, with the number of relevant results
-    /// there were when it was last asked: it is asked again only once that number has grown.
+    /// Kept results a history-dependent rule will be asked about again, with the number of relevant results at
+    /// which to ask (the count when it was last asked plus the rule's `reconsider_after`).
     waiting: HashMap<usize, usize>,
     /// What each waiting result depends on.
     waiting_on: HashMap<usize, WaitingOn>,
@@ -595,8 +595,13 @@ impl Compactor {
             let Some(result) = Self::result_block(conv, site) else {
                 continue;
             };
-            if self.state.waiting.get(&ri) == Some(&self.relevant_results(ri)) {
-                // nothing that could change the rule's mind has arrived since it was asked
+            if self
+                .state
+                .waiting
+                .get(&ri)
+                .is_some_and(|&at| self.relevant_results(ri) < at)
+            {
+                // not enough has arrived since it was asked to change the rule's mind
                 still.push(ri);
                 continue;
             }
@@ -651,16 +656,25 @@ impl Compactor {
                 match bound.rule.decide(&ctx) {
                     Decision::Defer => continue,
                     decision => {
-                        decided_by = Some((bound, decision));
+                        let after = match decision {
+                            Decision::Keep if bound.rule.depends_on_history() => {
+                                bound.rule.reconsider_after(&ctx).max(1)
+                            }
+                            _ => 1,
+                        };
+                        decided_by = Some((bound, decision, after));
                         break;
                     }
                 }
             }
-            let Some((bound, decision)) = decided_by else {
+            let Some((bound, decision, reconsider_after)) = decided_by else {
                 self.kept.insert(site.key.clone());
                 self.state.shown.add_content(&result.content);
                 continue;
             };
+            // a stand-in refused for being larger than the result would be refused again: the rule's stand-in
+            // for a result does not shrink as the history grows, and asking on every request is quadratic
+            let kept_by_the_rule = matches!(decision, Decision::Keep | Decision::Defer);
             let replacement = match decision {
                 Decision::Keep | Decision::Defer => None,
                 Decision::Replace(c) => Some((c, Action::Replaced)),
@@ -670,7 +684,7 @@ impl Compactor {
             // a block never grows (in characters or tokens): a larger "replacement" keeps the original
             .filter(|(tokens, c, _)| content_chars(c) < chars && *tokens <= site.tokens);
             let Some((tokens_after, content, action)) = replacement else {
-                if bound.rule.depends_on_history() {
+                if bound.rule.depends_on_history() && kept_by_the_rule {
                     let rule_index = self
                         .rules
                         .iter()
@@ -684,8 +698,8 @@ impl Compactor {
                         },
                     };
                     self.state.waiting_on.insert(ri, on);
-                    let seen = self.relevant_results(ri);
-                    self.state.waiting.insert(ri, seen);
+                    let ask_again_at = self.relevant_results(ri) + reconsider_after;
+                    self.state.waiting.insert(ri, ask_again_at);
                     still.push(ri);
                 } else {
                     self.kept.insert(site.key.clone());

@@ -68,6 +68,22 @@ impl KeepMostRecent {
     }
 }
 
+impl KeepMostRecent {
+    /// Newer results competing with this one for the `keep` places.
+    fn newer(&self, ctx: &RuleContext<'_>) -> usize {
+        match self.scope {
+            Scope::Tool => ctx
+                .same_tool
+                .iter()
+                .filter(|r| {
+                    r.tool_name == ctx.tool_name && r.is_after(ctx.message_index, ctx.block_index)
+                })
+                .count(),
+            Scope::All => ctx.newer_results,
+        }
+    }
+}
+
 impl RetentionRule for KeepMostRecent {
     fn name(&self) -> &'static str {
         "recent"
@@ -79,17 +95,7 @@ impl RetentionRule for KeepMostRecent {
         if !stem.is_empty() && text.starts_with(stem) && !text.contains('\n') {
             return Decision::Keep; // already a pointer
         }
-        let newer = match self.scope {
-            Scope::Tool => ctx
-                .same_tool
-                .iter()
-                .filter(|r| {
-                    r.tool_name == ctx.tool_name && r.is_after(ctx.message_index, ctx.block_index)
-                })
-                .count(),
-            Scope::All => ctx.newer_results,
-        };
-        if newer < self.keep {
+        if self.newer(ctx) < self.keep {
             Decision::Keep
         } else {
             Decision::Pointer(self.pointer_for(ctx))
@@ -98,6 +104,11 @@ impl RetentionRule for KeepMostRecent {
 
     fn depends_on_history(&self) -> bool {
         true
+    }
+
+    fn reconsider_after(&self, ctx: &RuleContext<'_>) -> usize {
+        // the result leaves the window once `keep` newer ones are there
+        self.keep.saturating_sub(self.newer(ctx)).max(1)
     }
 
     fn group_key(&self, tool_name: &str, _input: &Value) -> Option<String> {

@@ -208,6 +208,15 @@ pub trait RetentionRule: Send + Sync {
         None
     }
 
+    /// For a history-dependent rule that just kept a result: how many more results that can change its mind
+    /// (of its group, or of the kinds of [`RetentionRule::reconsider_on_kinds`]) must arrive before the answer
+    /// can change — `recent` keeping the 8th newest of 10 knows it needs 2 more. The compactor does not ask
+    /// again before then, so a window of N results costs one decision per result, not one per result per
+    /// request. Default 1: ask at the next one.
+    fn reconsider_after(&self, _ctx: &RuleContext<'_>) -> usize {
+        1
+    }
+
     /// For a history-dependent rule: the group a call belongs to, when only new results of the same group can
     /// change a `Keep` (reads of one file, results of one tool). The compactor counts results per group as
     /// they arrive and asks again about a kept result only when its group has grown — so a turn costs the
