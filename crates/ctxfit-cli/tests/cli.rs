@@ -206,6 +206,7 @@ fn bad_input_names_the_place_exits_2_and_overwrites_nothing() {
 
 #[test]
 fn every_corpus_file_gets_stats_and_converts() {
+    ctxfit_import::skip_without_corpus!();
     for path in ctxfit_import::corpus_trajectory_files(&corpus()) {
         let p = path.to_str().unwrap();
         let o = ctxfit(&["stats", p], None);
@@ -381,6 +382,7 @@ fn policy_show_and_policy_errors() {
 
 #[test]
 fn changelog_and_file_state_of_real_sessions() {
+    ctxfit_import::skip_without_corpus!();
     let traj = corpus().join("trajectories/swe-agent/marshmallow-1867.traj");
     let o = ctxfit(&["changelog", traj.to_str().unwrap()], None);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -498,6 +500,7 @@ fn replay_the_sample_under_every_policy() {
 
 #[test]
 fn replay_many_files_in_parallel_gives_the_serial_result() {
+    ctxfit_import::skip_without_corpus!();
     let files: Vec<String> = ctxfit_import::corpus_trajectory_files(&corpus())
         .into_iter()
         .filter(|p| {
@@ -553,6 +556,7 @@ fn corpus_html_page(dir: &std::path::Path) -> (PathBuf, Vec<u8>) {
 
 #[test]
 fn html_cleans_a_file_or_stdin_and_reports_like_the_page_tool() {
+    ctxfit_import::skip_without_corpus!();
     let dir = temp_dir("html");
     let (path, html) = corpus_html_page(&dir);
     let path = path.to_str().unwrap();
@@ -693,6 +697,7 @@ fn compact_refuses_a_request_over_the_token_guard_and_writes_nothing() {
 
 #[test]
 fn gzipped_sessions_are_read_as_they_are() {
+    ctxfit_import::skip_without_corpus!();
     let gz = corpus()
         .join("sessions/mini-swe-agent/deepseek_chat_dev__pvlib__pvlib-python-1072.traj.json.gz");
     let o = ctxfit(&["stats", "--json", gz.to_str().unwrap()], None);
@@ -718,6 +723,7 @@ fn gzipped_sessions_are_read_as_they_are() {
 
 #[test]
 fn replay_walks_a_folder_reports_what_it_cannot_read_and_goes_on() {
+    ctxfit_import::skip_without_corpus!();
     let dir = temp_dir("folder");
     let nested = dir.join("project").join("sessions");
     std::fs::create_dir_all(&nested).unwrap();

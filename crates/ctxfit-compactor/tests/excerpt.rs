@@ -155,6 +155,7 @@ fn is_marker(line: &str) -> bool {
 
 #[test]
 fn on_every_corpus_session_an_excerpt_is_the_originals_lines_in_order() {
+    ctxfit_import::skip_without_corpus!();
     let corpus =
         corpus_dir().expect("the shared corpus is missing (../shared/corpus or CTXFIT_CORPUS)");
     let mut excerpts = 0;

@@ -118,6 +118,7 @@ fn first_read_of(conv: &Conversation, suffix: &str) -> String {
 
 #[test]
 fn repeated_reads_keep_first_last_and_samples_with_pointers_for_the_rest() {
+    ctxfit_import::skip_without_corpus!();
     let real = session(READ_THEN_EDIT);
     let read_id = first_read_of(&real, "research-plan-mode.md");
     let edit_at = real
@@ -175,6 +176,7 @@ fn repeated_reads_keep_first_last_and_samples_with_pointers_for_the_rest() {
 
 #[test]
 fn edits_are_kept_whole_and_read_back_as_changelog_and_file_state() {
+    ctxfit_import::skip_without_corpus!();
     let writer = session("claude-code/-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1/subagents/agent-a4ca7529859c158c2.jsonl");
     let (out, _) = compact(
         settings("smart", "[profiles.tight]\nextends = \"smart\"\n"),
@@ -285,6 +287,7 @@ fn edits_are_kept_whole_and_read_back_as_changelog_and_file_state() {
 
 #[test]
 fn long_shell_output_keeps_head_and_tail() {
+    ctxfit_import::skip_without_corpus!();
     let real =
         session("claude-code/-src-experiments-claude_p/2b4ed4c0-b905-41de-9238-273db3ec737a.jsonl");
     let index = ToolCallIndex::build(&real);
@@ -348,6 +351,7 @@ fn long_shell_output_keeps_head_and_tail() {
 
 #[test]
 fn listings_keep_only_the_most_recent() {
+    ctxfit_import::skip_without_corpus!();
     let real = session("swe-agent/ctf-web-i_got_id.traj");
     // every shell call of this session is a `curl` or similar: make them listings to exercise the rule
     let policy = "[profiles.nav]\nextends = \"smart\"\nrules = [{ rule = \"recent\", tools = [\"listing\"] }]\n[aliases]\nbash = \"listing\"\n";
@@ -376,6 +380,7 @@ fn listings_keep_only_the_most_recent() {
 
 #[test]
 fn smart_keeps_the_invariants_on_every_corpus_session() {
+    ctxfit_import::skip_without_corpus!();
     let corpus = corpus_dir().unwrap();
     for path in ctxfit_import::corpus_trajectory_files(&corpus) {
         for s in import_file(&path, None).unwrap() {

@@ -166,6 +166,7 @@ fn deep_nesting_does_not_overflow_the_stack_or_take_quadratic_time() {
 
 #[test]
 fn a_100_mb_page_cleans() {
+    ctxfit_import::skip_without_corpus!();
     // a real article, its paragraphs repeated inside one document until the page is 100 MB
     let corpus = ctxfit_import::corpus_dir().expect("the shared corpus is missing");
     let truth: serde_json::Value = serde_json::from_str(
@@ -280,6 +281,7 @@ fn chunks_stay_under_the_limit_on_paragraph_boundaries() {
 
 #[test]
 fn real_pages_clean_without_leaks_and_aggressive_finds_the_article() {
+    ctxfit_import::skip_without_corpus!();
     let corpus = ctxfit_import::corpus_dir()
         .expect("the shared corpus is missing (../shared/corpus or CTXFIT_CORPUS)");
     let truth: serde_json::Value = serde_json::from_str(

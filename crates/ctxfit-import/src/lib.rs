@@ -303,6 +303,57 @@ pub fn import_file(path: &Path, format: Option<SourceFormat>) -> Result<Vec<Sess
     import_str(&text, format)
 }
 
+/// The shared corpus for a test that needs it: `Some` when it is there. When it is not, a test is skipped — one
+/// line on standard error per test binary says so and how to run them (the line bypasses the test harness's
+/// capture, so it is seen) — unless `CTXFIT_REQUIRE_CORPUS=1` (CI sets it), when a missing corpus fails the test.
+/// Use it through [`corpus_or_skip!`].
+pub fn corpus_for_tests() -> Option<PathBuf> {
+    use std::io::Write;
+    static SAID: std::sync::Once = std::sync::Once::new();
+    if let Some(dir) = corpus_dir() {
+        return Some(dir);
+    }
+    let required = std::env::var("CTXFIT_REQUIRE_CORPUS").is_ok_and(|v| v == "1");
+    assert!(
+        !required,
+        "the shared corpus is missing: expected ../shared/corpus beside the repository or CTXFIT_CORPUS=DIR \
+         (CTXFIT_REQUIRE_CORPUS=1 makes this a failure)"
+    );
+    SAID.call_once(|| {
+        let binary = std::env::args().next().unwrap_or_default();
+        let binary = Path::new(&binary)
+            .file_name()
+            .map_or(binary.clone(), |n| n.to_string_lossy().into_owned());
+        let _ = writeln!(
+            std::io::stderr(),
+            "note: {binary}: tests that need the shared corpus skipped — not found at ../shared/corpus or \
+             $CTXFIT_CORPUS; put it there or set CTXFIT_CORPUS=DIR to run them"
+        );
+    });
+    None
+}
+
+/// Return from the calling test when the shared corpus is missing (skipped; see [`corpus_for_tests`]).
+#[macro_export]
+macro_rules! skip_without_corpus {
+    () => {
+        if $crate::corpus_for_tests().is_none() {
+            return;
+        }
+    };
+}
+
+/// The shared corpus directory, or return from the calling test (skipped; see [`corpus_for_tests`]).
+#[macro_export]
+macro_rules! corpus_or_skip {
+    () => {
+        match $crate::corpus_for_tests() {
+            Some(dir) => dir,
+            None => return,
+        }
+    };
+}
+
 /// Where the shared corpus of real sessions and pages is: `$CTXFIT_CORPUS`, else `../shared/corpus` beside the
 /// workspace. `None` when it is not there.
 pub fn corpus_dir() -> Option<PathBuf> {

@@ -61,6 +61,7 @@ fn counts(path: &Path) -> (SourceFormat, usize, usize, usize, usize) {
 
 #[test]
 fn every_corpus_file_imports_with_the_expected_counts() {
+    ctxfit_import::skip_without_corpus!();
     let corpus = corpus();
     let root = corpus.join("trajectories");
     let mut actual = Vec::new();
@@ -90,6 +91,7 @@ fn every_corpus_file_imports_with_the_expected_counts() {
 
 #[test]
 fn every_tool_result_answers_a_call_made_before_it() {
+    ctxfit_import::skip_without_corpus!();
     for path in corpus_trajectory_files(&corpus()) {
         for session in import_file(&path, None).unwrap() {
             let index = ToolCallIndex::build(&session.conversation);
@@ -120,6 +122,7 @@ fn every_tool_result_answers_a_call_made_before_it() {
 /// Real Anthropic and OpenAI messages from the corpus read and write back to the same JSON value.
 #[test]
 fn real_wire_messages_round_trip_losslessly() {
+    ctxfit_import::skip_without_corpus!();
     let corpus = corpus();
     let mut checked = 0;
     for path in corpus_trajectory_files(&corpus) {

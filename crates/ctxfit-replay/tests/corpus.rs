@@ -48,6 +48,7 @@ fn all_replays() -> Vec<SessionReplay> {
 
 #[test]
 fn no_compaction_sends_the_history_and_reads_it_from_cache() {
+    ctxfit_import::skip_without_corpus!();
     let registry = ctxfit_plugins::registry().unwrap();
     let corpus = corpus_dir().unwrap();
     let path = corpus.join("trajectories/claude-code/-src-experiments-claude_p/29ccd257-68b1-427f-ae5f-6524b7cb6f20/subagents/agent-a2271d1.jsonl");
@@ -89,6 +90,7 @@ fn no_compaction_sends_the_history_and_reads_it_from_cache() {
 
 #[test]
 fn every_policy_replays_every_session_consistently() {
+    ctxfit_import::skip_without_corpus!();
     let replays = all_replays();
     let t = totals(&replays);
     let none = t.iter().find(|p| p.policy == "none").unwrap().clone();
@@ -165,6 +167,7 @@ fn assert_one_shot_equals_live(label: &str, conv: &ctxfit_model::Conversation) -
 /// Gemini CLI transcripts, which no importer reads yet; Codex CLI rollouts wait for their importer.)
 #[test]
 fn one_shot_compaction_equals_the_live_loop_on_the_long_sessions() {
+    ctxfit_import::skip_without_corpus!();
     use std::io::Read;
     let corpus = corpus_dir().unwrap();
     let (mut checked, mut sessions_seen, mut unreadable) = (0, 0, Vec::new());
@@ -203,6 +206,7 @@ fn one_shot_compaction_equals_the_live_loop_on_the_long_sessions() {
 /// have sent at its last request: a fresh compactor fed every request in turn, then the whole history.
 #[test]
 fn one_shot_compaction_equals_the_live_loop_on_every_corpus_file_and_profile() {
+    ctxfit_import::skip_without_corpus!();
     let corpus = corpus_dir().unwrap();
     let mut checked = 0;
     for path in corpus_trajectory_files(&corpus) {

@@ -144,6 +144,7 @@ fn fetcher(options: FetchOptions) -> Fetcher {
 
 #[test]
 fn a_page_is_fetched_decoded_and_cleaned() {
+    ctxfit_import::skip_without_corpus!();
     let server = serve();
     let result = fetcher(FetchOptions::default()).fetch_markdown(&server.url("/article"));
     let link = format!("[relative link]({})", server.url("/other"));
@@ -180,6 +181,7 @@ fn a_page_is_fetched_decoded_and_cleaned() {
 
 #[test]
 fn a_real_page_comes_back_as_the_cleaner_makes_it() {
+    ctxfit_import::skip_without_corpus!();
     let server = serve();
     let (id, html) = corpus_page();
     let options = FetchOptions {
@@ -203,6 +205,7 @@ fn a_real_page_comes_back_as_the_cleaner_makes_it() {
 
 #[test]
 fn long_pages_are_truncated_or_read_in_chunks() {
+    ctxfit_import::skip_without_corpus!();
     let server = serve();
     let url = server.url("/long");
     let get = |chunk| {
@@ -252,6 +255,7 @@ fn long_pages_are_truncated_or_read_in_chunks() {
 
 #[test]
 fn non_public_addresses_are_refused_before_connecting() {
+    ctxfit_import::skip_without_corpus!();
     let server = serve();
     for url in [
         server.url("/article"),
@@ -293,6 +297,7 @@ fn non_public_addresses_are_refused_before_connecting() {
 
 #[test]
 fn limits_give_clear_errors() {
+    ctxfit_import::skip_without_corpus!();
     let server = serve();
     let fetch = |path: &str, options: FetchOptions| {
         fetcher(options)
