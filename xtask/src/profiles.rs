@@ -16,7 +16,8 @@ fn compacted_tokens(profile: &str, conv: &Conversation) -> Result<usize> {
     let registry = ctxfit_plugins::registry()?;
     let mut c =
         Compactor::new(settings, &registry, Box::new(FastEstimator)).map_err(anyhow::Error::msg)?;
-    c.compact(conv, None);
+    // as a live agent running the profile would have sent it at its last request
+    c.compact_history(conv, None);
     Ok(count_conversation(&FastEstimator, &c.project(conv)))
 }
 
