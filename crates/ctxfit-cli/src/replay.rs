@@ -225,10 +225,21 @@ fn table(rows: &[Row], models: &[PriceModel]) -> String {
 /// Tokens saved (against `none`) over recall, one labelled point per policy.
 fn frontier(path: &Path, rows: &[Row]) -> Result<()> {
     use plotters::prelude::*;
-    let points: Vec<(String, f64, f64)> = rows
-        .iter()
-        .filter_map(|r| Some((r.policy.clone(), 100.0 * r.recall, 100.0 * r.tokens_saved?)))
-        .collect();
+    // policies at the same point share one label
+    let mut points: Vec<(String, f64, f64)> = Vec::new();
+    for r in rows {
+        let Some(saved) = r.tokens_saved else {
+            continue;
+        };
+        let (recall, saved) = (100.0 * r.recall, 100.0 * saved);
+        match points
+            .iter_mut()
+            .find(|p| (p.1 - recall).abs() < 0.05 && (p.2 - saved).abs() < 0.05)
+        {
+            Some(p) => p.0 = format!("{}, {}", p.0, r.policy),
+            None => points.push((r.policy.clone(), recall, saved)),
+        }
+    }
     let low_recall = points.iter().map(|p| p.1).fold(100.0, f64::min);
     let x_from = (low_recall / 10.0).floor() * 10.0;
     let top = points.iter().map(|p| p.2).fold(10.0, f64::max);
@@ -245,7 +256,7 @@ fn frontier(path: &Path, rows: &[Row]) -> Result<()> {
             .margin(16)
             .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d(x_from..101.0, -1.0..(top * 1.1).ceil())
+            .build_cartesian_2d(x_from..113.0, -1.0..(top * 1.1).ceil())
             .map_err(|e| err(&e))?;
         chart
             .configure_mesh()
