@@ -385,8 +385,13 @@ pub fn run(args: Args) -> Result<()> {
     }
     if !args.sample && sessions.is_empty() {
         return Err(BadInput(format!(
-            "no session could be read from {} file(s)",
-            files.len()
+            "no session to replay in {} file(s){}",
+            files.len(),
+            if unreadable > 0 {
+                " (unreadable ones named above)"
+            } else {
+                ""
+            }
         ))
         .into());
     }

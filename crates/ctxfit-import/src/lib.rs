@@ -194,6 +194,16 @@ fn line_values(line: &str) -> Result<Vec<Value>, serde_json::Error> {
         .collect()
 }
 
+/// A line of a Claude Code log that holds no message: a session's summary, or a snapshot of the files it touched.
+/// A log may hold nothing else (a session that was only resumed or summarised).
+fn is_claude_code_bookkeeping(v: &Value) -> bool {
+    match v.get("type").and_then(Value::as_str) {
+        Some("summary") => v.get("leafUuid").is_some() || v.get("summary").is_some(),
+        Some("file-history-snapshot") => v.get("snapshot").is_some(),
+        _ => false,
+    }
+}
+
 /// Which format a parsed file is in, judged by its content.
 fn detect_parsed(parsed: &Parsed) -> Option<SourceFormat> {
     match parsed {
@@ -201,10 +211,11 @@ fn detect_parsed(parsed: &Parsed) -> Option<SourceFormat> {
             let first = &lines.first()?.1;
             if first.get("history").is_some() {
                 Some(SourceFormat::OpenHands)
-            } else if lines
-                .iter()
-                .any(|(_, v)| v.get("sessionId").is_some() || v.get("message").is_some())
-            {
+            } else if lines.iter().any(|(_, v)| {
+                v.get("sessionId").is_some()
+                    || v.get("message").is_some()
+                    || is_claude_code_bookkeeping(v)
+            }) {
                 Some(SourceFormat::ClaudeCode)
             } else {
                 None
@@ -219,8 +230,9 @@ fn detect_parsed(parsed: &Parsed) -> Option<SourceFormat> {
                 Some(SourceFormat::SweAgent)
             } else if matches!(top.get("agents"), Some(Value::Array(_))) {
                 Some(SourceFormat::Letta)
-            } else if top.get("type").and_then(Value::as_str).is_some()
-                && top.contains_key("sessionId")
+            } else if (top.get("type").and_then(Value::as_str).is_some()
+                && top.contains_key("sessionId"))
+                || is_claude_code_bookkeeping(doc)
             {
                 // a Claude Code log of one line (it may hold fields named like a request's)
                 Some(SourceFormat::ClaudeCode)
@@ -264,6 +276,10 @@ pub fn detect(text: &str) -> Option<SourceFormat> {
 
 /// Import every session in `text`; `format` forces a format instead of detecting it.
 pub fn import_str(text: &str, format: Option<SourceFormat>) -> Result<Vec<Session>, ImportError> {
+    if text.trim().is_empty() {
+        // an empty log (an agent that started and stopped): no session, and nothing wrong
+        return Ok(Vec::new());
+    }
     let parsed = parse(text)?;
     let format = match format {
         Some(f) => f,
@@ -478,6 +494,20 @@ mod tests {
         match import_str(&bad, None) {
             Err(ImportError::Json { line, .. }) => assert_eq!(line, 2),
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn logs_without_messages_are_sessions_without_messages() {
+        assert!(import_str("", None).unwrap().is_empty());
+        assert!(import_str(" \n\n", None).unwrap().is_empty());
+        for text in [
+            r#"{"type":"summary","summary":"Fix the parser","leafUuid":"a1"}"#,
+            "{\"type\":\"file-history-snapshot\",\"messageId\":\"m\",\"snapshot\":{}}\n{\"type\":\"summary\",\"summary\":\"x\",\"leafUuid\":\"b\"}\n",
+        ] {
+            let sessions = import_str(text, None).unwrap();
+            assert_eq!(sessions[0].source, SourceFormat::ClaudeCode);
+            assert!(sessions[0].conversation.messages.is_empty());
         }
     }
 
