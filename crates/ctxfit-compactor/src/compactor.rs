@@ -59,8 +59,8 @@ impl ResultIndex for ByKind<'_> {
 
 /// Every line that is final in the request (the system prompt, message text, tool-call inputs, decided results),
 /// counted by key:
-/// what rules see as [`ShownLines`]. Append-only: nothing final ever leaves the request — except when the
-/// profile drops messages from the front, and then the index stays empty.
+/// what rules see as [`ShownLines`]. Nothing final ever leaves the request, so lines leave the index only when a
+/// tentative decision is not made — and when the profile drops messages from the front, the index stays empty.
 #[derive(Default)]
 struct ShownIndex {
     enabled: bool,
@@ -82,6 +82,20 @@ impl ShownIndex {
     fn add_content(&mut self, content: &Content) {
         for text in content.blocks.iter().filter_map(Block::as_text) {
             self.add_text(text);
+        }
+    }
+
+    /// Undo `add_content` (a tentative decision that was not made).
+    fn remove_content(&mut self, content: &Content) {
+        if !self.enabled {
+            return;
+        }
+        for text in content.blocks.iter().filter_map(Block::as_text) {
+            for line in text.lines() {
+                if let Some(n) = line_key(line).and_then(|k| self.lines.get_mut(&k)) {
+                    *n = n.saturating_sub(1);
+                }
+            }
         }
     }
 
@@ -711,6 +725,9 @@ impl Compactor {
             let clear_input = self.settings.clear_tool_inputs;
             let rule = bound.rule.name();
             let decides_once = !bound.rule.depends_on_history();
+            // later results of this batch see the replacement as shown, as they will once it is committed (and
+            // as a second pass over the compacted history sees it): that keeps compaction idempotent
+            self.state.shown.add_content(&content);
             tentative.push((
                 ri,
                 Change {
@@ -748,6 +765,7 @@ impl Compactor {
             || does_not_pay_back
         {
             for (ri, change) in tentative {
+                self.state.shown.remove_content(&change.content);
                 if does_not_pay_back && change.decides_once {
                     // later the same cut would break a longer tail for fewer requests: it never pays more
                     let site = &self.state.results[ri];
@@ -766,6 +784,8 @@ impl Compactor {
         still.sort_unstable();
         self.state.pending = still;
         for (ri, change) in tentative {
+            // `commit` records it as shown for good
+            self.state.shown.remove_content(&change.content);
             let site = self.state.results[ri].clone();
             new_blocks.extend(self.commit(conv, &site, change));
         }

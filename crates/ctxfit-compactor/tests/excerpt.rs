@@ -201,3 +201,46 @@ fn on_every_corpus_session_an_excerpt_is_the_originals_lines_in_order() {
     }
     assert!(excerpts > 20, "{excerpts}");
 }
+
+/// Found by the idempotence property: a later result of one batch must see an earlier result's excerpt as
+/// shown, as a second pass over the compacted history does — or the second pass cuts what the first kept.
+#[test]
+fn a_batch_sees_its_own_excerpts_so_compacting_twice_changes_nothing() {
+    let lorem = "lorem ipsum ".repeat(24);
+    let conv = ctxfit_model::from_value(json!({"model": "m", "messages": [
+        {"role": "user", "content": "do the task"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"path": "f1.rs"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [
+            {"type": "text", "text": "\n[truncated for context management]"},
+            {"type": "text", "text": format!("{lorem}fn main() {{}}\n\nlorem ipsum 日本語のテキストlorem ipsum \t\t\t\nfn main() {{}}\nlorem ipsum lorem ipsum lorem ipsum lorem ipsum \n[truncated for context management]")}]}]},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t2", "name": "Read", "input": {"path": "f2.rs"}},
+            {"type": "tool_use", "id": "t3", "name": "Read", "input": {"path": "f0.rs"}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t2", "content": [
+                {"type": "text", "text": "\n...[truncated, already processed]"},
+                {"type": "text", "text": "😀fn main() {}\n\n[truncated for context management]"}]},
+            {"type": "tool_result", "tool_use_id": "t3", "content": "😀fn main() {}\n  \t😀fn main() {}\nlorem ipsum 日本語のテキストlorem ipsum \nfn main() {}\n\n[truncated for context management]"}]},
+        {"role": "assistant", "content": "done"}
+    ]}))
+    .unwrap();
+    let settings = PolicyFile::default()
+        .resolve(Some("smart"), None, &|_| None)
+        .unwrap();
+    let registry = ctxfit_plugins::registry().unwrap();
+    let once = {
+        let mut c = Compactor::new(
+            settings.clone(),
+            &registry,
+            Box::new(ctxfit_tokens::FastEstimator),
+        )
+        .unwrap();
+        c.compact(&conv, None);
+        c.project(&conv)
+    };
+    let mut c =
+        Compactor::new(settings, &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
+    let again = c.compact(&once, None);
+    assert!(again.new_blocks.is_empty(), "{:?}", again.new_blocks);
+    assert_eq!(c.project(&once), once);
+}
