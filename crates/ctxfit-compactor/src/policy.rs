@@ -389,6 +389,17 @@ fn non_negative(profile: &str, field: &str, v: Option<i64>) -> Result<usize, Pol
     }
 }
 
+fn non_negative_number(profile: &str, field: &str, v: Option<f64>) -> Result<f64, PolicyError> {
+    match v {
+        None => Ok(0.0),
+        Some(r) if r >= 0.0 && r.is_finite() => Ok(r),
+        Some(r) => Err(invalid(
+            format!("profiles.{profile}.{field}"),
+            format!("must be a number of 0 or more, got {r}"),
+        )),
+    }
+}
+
 fn finish(
     name: &str,
     spec: ProfileSpec,
@@ -411,24 +422,12 @@ fn finish(
         exclude_tools: spec.exclude_tools.unwrap_or_default(),
         clear_tool_inputs: spec.clear_tool_inputs.unwrap_or(false),
         min_reclaim_tokens: non_negative(name, "min_reclaim_tokens", spec.min_reclaim_tokens)?,
-        min_reclaim_ratio: match spec.min_reclaim_ratio {
-            Some(r) if !(r >= 0.0 && r.is_finite()) => {
-                return Err(invalid(
-                    format!("profiles.{name}.min_reclaim_ratio"),
-                    format!("must be a number of 0 or more, got {r}"),
-                ))
-            }
-            r => r.unwrap_or(0.0),
-        },
-        cache_write_premium: match spec.cache_write_premium {
-            Some(r) if !(r >= 0.0 && r.is_finite()) => {
-                return Err(invalid(
-                    format!("profiles.{name}.cache_write_premium"),
-                    format!("must be a number of 0 or more, got {r}"),
-                ))
-            }
-            r => r.unwrap_or(0.0),
-        },
+        min_reclaim_ratio: non_negative_number(name, "min_reclaim_ratio", spec.min_reclaim_ratio)?,
+        cache_write_premium: non_negative_number(
+            name,
+            "cache_write_premium",
+            spec.cache_write_premium,
+        )?,
         max_tool_result_chars: non_negative(
             name,
             "max_tool_result_chars",
