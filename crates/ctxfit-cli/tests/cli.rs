@@ -757,3 +757,49 @@ fn replay_walks_a_folder_reports_what_it_cannot_read_and_goes_on() {
     assert!(err.contains("1 of 2 files could not be read"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn replay_json_carries_tokens_peak_costs_recall_and_the_oracle_share() {
+    let o = ctxfit(
+        &[
+            "replay", "--sample", "--json", "--prices", "all", "--policy", "none", "--policy",
+            "oracle", "--policy", "smart",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        v["prices"]["openai"],
+        serde_json::json!({"base": 1.0, "cache_read": 0.1, "cache_write": 1.0})
+    );
+    let rows = v["policies"].as_array().unwrap();
+    let row = |name: &str| rows.iter().find(|r| r["policy"] == name).unwrap();
+    let (none, oracle, smart) = (row("none"), row("oracle"), row("smart"));
+    for r in [none, oracle, smart] {
+        for key in ["input_tokens", "peak_tokens", "cost", "recall"] {
+            assert!(r[key].is_number(), "{key} in {r}");
+        }
+        // every token costs 1.0 uncached: the cost is the input tokens
+        assert_eq!(r["costs"]["uncached"].as_f64(), r["input_tokens"].as_f64());
+        assert_eq!(
+            r["cost"], r["costs"]["anthropic"],
+            "the first price model is `cost`"
+        );
+    }
+    assert_eq!(
+        oracle["recall"], 1.0,
+        "the oracle keeps every later reference"
+    );
+    assert_eq!(oracle["share_of_oracle"], 1.0);
+    assert!(oracle["input_tokens"].as_u64() < smart["input_tokens"].as_u64());
+    assert!(smart["input_tokens"].as_u64() < none["input_tokens"].as_u64());
+    assert!(smart["peak_tokens"].as_u64() < none["peak_tokens"].as_u64());
+    let o = ctxfit(&["replay", "--sample", "--prices", "azure"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("unknown price model `azure`"),
+        "{}",
+        stderr(&o)
+    );
+}

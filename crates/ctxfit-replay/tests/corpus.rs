@@ -6,7 +6,7 @@ use ctxfit_replay::{replay, totals, Policy, Prices, SessionReplay};
 use ctxfit_tokens::{count_conversation, FastEstimator, TokenEstimator};
 
 fn policies() -> Vec<Policy> {
-    let mut out = vec![Policy::None];
+    let mut out = vec![Policy::None, Policy::Oracle];
     for p in BUILT_IN_PROFILES {
         out.push(Policy::Profile(
             PolicyFile::default()
@@ -215,4 +215,21 @@ fn one_shot_compaction_equals_the_live_loop_on_every_corpus_file_and_profile() {
         }
     }
     assert!(checked > 100, "{checked}");
+}
+
+/// The oracle's defining property: every later reference stays visible, in every corpus session, while it sends
+/// fewer tokens than no compaction whenever there is a stale result to cut.
+#[test]
+fn the_oracle_keeps_every_reference_in_every_session() {
+    ctxfit_import::skip_without_corpus!();
+    let replays = all_replays();
+    let oracle: Vec<&SessionReplay> = replays.iter().filter(|r| r.policy == "oracle").collect();
+    assert!(!oracle.is_empty());
+    for r in oracle {
+        let (refs, visible) = r.references();
+        assert_eq!(refs, visible, "{}", r.session);
+    }
+    let t = totals(&replays);
+    let input = |name: &str| t.iter().find(|p| p.policy == name).unwrap().input_tokens;
+    assert!(input("oracle") < input("none"));
 }
