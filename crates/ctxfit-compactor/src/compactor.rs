@@ -115,6 +115,17 @@ impl ShownLines for ShownIndex {
     }
 }
 
+/// Keep a result as it is for good: never asked about again, and its lines are shown from now on.
+fn keep_for_good(
+    kept: &mut HashSet<ResultKey>,
+    shown: &mut ShownIndex,
+    key: &ResultKey,
+    content: &Content,
+) {
+    kept.insert(key.clone());
+    shown.add_content(content);
+}
+
 /// What a sticky decision is attached to: the tool_use_id and which result with that id it is (0 for the first).
 /// Real agents reuse ids (SWE-agent, tau-bench), so the id alone does not name one result.
 type ResultKey = (String, u32);
@@ -548,8 +559,12 @@ impl Compactor {
             let already_capped = ends_with_marker(&result.content, INGESTION_MARKER);
             if already_capped {
                 // capped by an earlier pass over this history: as final as if capped here
-                self.kept.insert(site.key.clone());
-                self.state.shown.add_content(&result.content);
+                keep_for_good(
+                    &mut self.kept,
+                    &mut self.state.shown,
+                    &site.key,
+                    &result.content,
+                );
                 continue;
             }
             let est = self.estimator.as_ref();
@@ -560,6 +575,7 @@ impl Compactor {
                     if content_chars(&cut) < content_chars(&result.content)
                         && tokens_after <= site.tokens =>
                 {
+                    self.state.shown.add_content(&cut);
                     let change = Change {
                         content: cut,
                         tokens_after,
@@ -620,8 +636,12 @@ impl Compactor {
                 continue;
             }
             if self.excluded(site) {
-                self.kept.insert(site.key.clone());
-                self.state.shown.add_content(&result.content);
+                keep_for_good(
+                    &mut self.kept,
+                    &mut self.state.shown,
+                    &site.key,
+                    &result.content,
+                );
                 continue;
             }
             let content = &result.content;
@@ -682,8 +702,12 @@ impl Compactor {
                 }
             }
             let Some((bound, decision, reconsider_after)) = decided_by else {
-                self.kept.insert(site.key.clone());
-                self.state.shown.add_content(&result.content);
+                keep_for_good(
+                    &mut self.kept,
+                    &mut self.state.shown,
+                    &site.key,
+                    &result.content,
+                );
                 continue;
             };
             // a stand-in refused for being larger than the result would be refused again: the rule's stand-in
@@ -716,8 +740,12 @@ impl Compactor {
                     self.state.waiting.insert(ri, ask_again_at);
                     still.push(ri);
                 } else {
-                    self.kept.insert(site.key.clone());
-                    self.state.shown.add_content(&result.content);
+                    keep_for_good(
+                        &mut self.kept,
+                        &mut self.state.shown,
+                        &site.key,
+                        &result.content,
+                    );
                 }
                 continue;
             };
@@ -769,9 +797,8 @@ impl Compactor {
                 if does_not_pay_back && change.decides_once {
                     // later the same cut would break a longer tail for fewer requests: it never pays more
                     let site = &self.state.results[ri];
-                    self.kept.insert(site.key.clone());
                     if let Some(r) = Self::result_block(conv, site) {
-                        self.state.shown.add_content(&r.content);
+                        keep_for_good(&mut self.kept, &mut self.state.shown, &site.key, &r.content);
                     }
                 } else {
                     still.push(ri);
@@ -784,8 +811,7 @@ impl Compactor {
         still.sort_unstable();
         self.state.pending = still;
         for (ri, change) in tentative {
-            // `commit` records it as shown for good
-            self.state.shown.remove_content(&change.content);
+            // its lines are in the index since it was tentative
             let site = self.state.results[ri].clone();
             new_blocks.extend(self.commit(conv, &site, change));
         }
@@ -816,7 +842,7 @@ impl Compactor {
                 .sum::<usize>()
     }
 
-    /// Record a sticky decision; returns what to report.
+    /// Record a sticky decision (its lines are already in the shown index); returns what to report.
     fn commit(
         &mut self,
         conv: &Conversation,
@@ -849,7 +875,6 @@ impl Compactor {
                 }
             }
         }
-        self.state.shown.add_content(&content);
         let sticky = Sticky {
             chars_before,
             chars_after: content_chars(&content),

@@ -26,6 +26,7 @@
 
 mod idents;
 mod oracle;
+mod references;
 
 use std::collections::BTreeMap;
 
@@ -305,7 +306,7 @@ pub fn replay(
     let mut source_tokens: Vec<usize> = Vec::new();
     let mut sent_tokens: Vec<usize> = Vec::new();
     // identifiers: where they have been seen (tool results or elsewhere), and in the request as sent
-    let mut provenance = oracle::Provenance::new(conv);
+    let mut provenance = references::Provenance::new(conv);
     let mut visible = Bag::default();
     let mut previous_len = 0;
     let mut previous_input: Option<usize> = None;

@@ -6,60 +6,12 @@
 //! it exists to draw the corner of the frontier (the most a policy could save at full recall), against which
 //! every real policy's saving is measured.
 
-use ctxfit_model::{Block, Content, Conversation, Message, Role};
+use ctxfit_model::{Content, Conversation, Role};
 use ctxfit_retention::{Decision, RetentionRule, RuleContext};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 use crate::idents::identifiers;
-use crate::{block_texts, for_each_text};
-
-/// Where identifiers have been seen so far: in tool results, or anywhere else (system, user, assistant).
-#[derive(Default)]
-pub(crate) struct Provenance {
-    in_results: FxHashSet<String>,
-    elsewhere: FxHashSet<String>,
-}
-
-impl Provenance {
-    pub(crate) fn new(conv: &Conversation) -> Self {
-        let mut p = Provenance::default();
-        if let Some(system) = &conv.system {
-            for b in &system.blocks {
-                for_each_text(b, |t| {
-                    p.elsewhere.extend(identifiers(t).map(str::to_owned));
-                });
-            }
-        }
-        p
-    }
-
-    /// The references of an assistant message: identifiers it uses that so far only tool results have shown.
-    pub(crate) fn references(&self, msg: &Message) -> FxHashSet<String> {
-        let mut texts = Vec::new();
-        msg.content
-            .blocks
-            .iter()
-            .for_each(|b| block_texts(b, &mut texts));
-        texts
-            .iter()
-            .flat_map(|t| identifiers(t))
-            .filter(|id| self.in_results.contains(*id) && !self.elsewhere.contains(*id))
-            .map(str::to_owned)
-            .collect()
-    }
-
-    /// Record the identifiers of a message that joins the history.
-    pub(crate) fn join(&mut self, msg: &Message) {
-        for block in &msg.content.blocks {
-            let into = if matches!(block, Block::ToolResult(_)) {
-                &mut self.in_results
-            } else {
-                &mut self.elsewhere
-            };
-            for_each_text(block, |t| into.extend(identifiers(t).map(str::to_owned)));
-        }
-    }
-}
+use crate::references::Provenance;
 
 /// For each identifier that is ever a reference, the index of the assistant message that first uses it.
 pub(crate) fn future_references(conv: &Conversation) -> FxHashMap<String, usize> {
