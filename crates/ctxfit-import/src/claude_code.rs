@@ -8,7 +8,7 @@
 //! message holding all of that response's tool results. The response metadata Claude Code logs inside
 //! `message` (`id`, `model`, `usage`, `stop_reason`, ...) is not part of a request and is left out.
 
-use ctxfit_model::{anthropic, Block, Conversation, Message, Role, WireFormat};
+use ctxfit_model::{anthropic, Conversation, Role, WireFormat};
 use serde_json::Value;
 
 use crate::{ImportError, Parsed};
@@ -50,9 +50,9 @@ pub(crate) fn import(parsed: Parsed) -> Result<Conversation, ImportError> {
                 conv.messages.push(msg);
             }
             _ => {
-                if is_tool_results(&msg) {
+                if msg.is_tool_results() {
                     if let Some(prev) = conv.messages.last_mut() {
-                        if prev.role == Role::User && is_tool_results(prev) {
+                        if prev.role == Role::User && prev.is_tool_results() {
                             prev.content.blocks.append(&mut msg.content.blocks);
                             continue;
                         }
@@ -65,17 +65,8 @@ pub(crate) fn import(parsed: Parsed) -> Result<Conversation, ImportError> {
     Ok(conv)
 }
 
-fn is_tool_results(msg: &Message) -> bool {
-    !msg.content.blocks.is_empty()
-        && msg
-            .content
-            .blocks
-            .iter()
-            .all(|b| matches!(b, Block::ToolResult(_)))
-}
-
 fn only_tool_results_after(conv: &Conversation, at: usize) -> bool {
     conv.messages[at + 1..]
         .iter()
-        .all(|m| m.role == Role::User && is_tool_results(m))
+        .all(|m| m.role == Role::User && m.is_tool_results())
 }

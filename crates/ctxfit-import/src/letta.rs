@@ -39,6 +39,7 @@ pub(crate) fn import(doc: Value) -> Result<Vec<Session>, ImportError> {
                 name: str_field(agent, "name").unwrap_or("agent").to_owned(),
                 source: SourceFormat::Letta,
                 conversation,
+                usage: Vec::new(),
             })
         })
         .collect()

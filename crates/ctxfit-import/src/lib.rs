@@ -9,9 +9,25 @@
 //!
 //! [`import_str`] detects the format from the content ([`detect`]); one file may hold several sessions
 //! (tau-bench episodes, Letta agents, OpenHands resolver lines), so importers return a list of [`Session`]s.
+//!
+//! ```
+//! use ctxfit_import::{import_str, SourceFormat};
+//!
+//! // two lines of a Claude Code session log
+//! let log = r#"{"type":"user","sessionId":"s","message":{"role":"user","content":"hi"}}
+//! {"type":"assistant","sessionId":"s","message":{"id":"m1","role":"assistant","model":"claude","content":[{"type":"text","text":"hello"}]}}"#;
+//! let sessions = import_str(log, None)?;
+//! assert_eq!(sessions[0].source, SourceFormat::ClaudeCode);
+//! assert_eq!(sessions[0].conversation.messages.len(), 2);
+//! # Ok::<(), ctxfit_import::ImportError>(())
+//! ```
 
 mod claude_code;
+mod codex;
+mod copilot_cli;
+mod gemini_cli;
 mod letta;
+mod mini_swe_agent;
 mod openhands;
 mod swe_agent;
 mod tau_bench;
@@ -29,10 +45,20 @@ pub enum SourceFormat {
     Anthropic,
     /// A plain OpenAI Chat Completions document.
     OpenAi,
+    /// A plain OpenAI Responses document (`input` items).
+    Responses,
     /// Claude Code session JSONL.
     ClaudeCode,
+    /// Codex CLI rollout JSONL.
+    Codex,
+    /// Gemini CLI session JSON.
+    GeminiCli,
+    /// GitHub Copilot CLI session events JSONL.
+    CopilotCli,
     /// SWE-agent `.traj`.
     SweAgent,
+    /// mini-swe-agent `.traj.json`.
+    MiniSweAgent,
     /// OpenHands event stream (a JSON list) or resolver output (JSONL with a `history` per line).
     OpenHands,
     /// tau-bench episode list.
@@ -42,11 +68,16 @@ pub enum SourceFormat {
 }
 
 impl SourceFormat {
-    pub const ALL: [SourceFormat; 7] = [
+    pub const ALL: [SourceFormat; 12] = [
         SourceFormat::Anthropic,
         SourceFormat::OpenAi,
+        SourceFormat::Responses,
         SourceFormat::ClaudeCode,
+        SourceFormat::Codex,
+        SourceFormat::GeminiCli,
+        SourceFormat::CopilotCli,
         SourceFormat::SweAgent,
+        SourceFormat::MiniSweAgent,
         SourceFormat::OpenHands,
         SourceFormat::TauBench,
         SourceFormat::Letta,
@@ -56,8 +87,13 @@ impl SourceFormat {
         match self {
             SourceFormat::Anthropic => "anthropic",
             SourceFormat::OpenAi => "openai",
+            SourceFormat::Responses => "responses",
             SourceFormat::ClaudeCode => "claude-code",
+            SourceFormat::Codex => "codex",
+            SourceFormat::GeminiCli => "gemini-cli",
+            SourceFormat::CopilotCli => "copilot-cli",
             SourceFormat::SweAgent => "swe-agent",
+            SourceFormat::MiniSweAgent => "mini-swe-agent",
             SourceFormat::OpenHands => "openhands",
             SourceFormat::TauBench => "tau-bench",
             SourceFormat::Letta => "letta",
@@ -82,6 +118,19 @@ pub struct Session {
     pub name: String,
     pub source: SourceFormat,
     pub conversation: Conversation,
+    /// The usage the provider reported for each request, in order, when the log records it (Codex rollouts);
+    /// empty otherwise.
+    pub usage: Vec<RecordedUsage>,
+}
+
+/// The usage a provider reported for one request, as an agent logged it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RecordedUsage {
+    /// All input tokens of the request, cached ones included.
+    pub input_tokens: u64,
+    /// The part of `input_tokens` read from the prompt cache.
+    pub cached_input_tokens: u64,
+    pub output_tokens: u64,
 }
 
 /// Why a file could not be imported.
@@ -102,7 +151,7 @@ pub enum ImportError {
     /// Valid JSON that is not what the format needs; `path` names the value.
     #[error("{path}: {message}")]
     Shape { path: String, message: String },
-    #[error("not a recognised session format (expected one of: anthropic, openai, claude-code, swe-agent, openhands, tau-bench, letta)")]
+    #[error("not a recognised session format (expected one of: anthropic, openai, responses, claude-code, codex, gemini-cli, copilot-cli, swe-agent, mini-swe-agent, openhands, tau-bench, letta)")]
     Unrecognised,
 }
 
@@ -211,6 +260,10 @@ fn detect_parsed(parsed: &Parsed) -> Option<SourceFormat> {
             let first = &lines.first()?.1;
             if first.get("history").is_some() {
                 Some(SourceFormat::OpenHands)
+            } else if lines.iter().take(8).any(|(_, v)| is_codex_line(v)) {
+                Some(SourceFormat::Codex)
+            } else if lines.iter().take(8).any(|(_, v)| copilot_cli::is_event(v)) {
+                Some(SourceFormat::CopilotCli)
             } else if lines.iter().any(|(_, v)| {
                 v.get("sessionId").is_some()
                     || v.get("message").is_some()
@@ -230,13 +283,21 @@ fn detect_parsed(parsed: &Parsed) -> Option<SourceFormat> {
                 Some(SourceFormat::SweAgent)
             } else if matches!(top.get("agents"), Some(Value::Array(_))) {
                 Some(SourceFormat::Letta)
+            } else if mini_swe_agent::looks_like(doc) {
+                Some(SourceFormat::MiniSweAgent)
+            } else if is_codex_line(doc) {
+                Some(SourceFormat::Codex)
+            } else if copilot_cli::is_event(doc) {
+                Some(SourceFormat::CopilotCli)
+            } else if gemini_cli::looks_like(top) {
+                Some(SourceFormat::GeminiCli)
             } else if (top.get("type").and_then(Value::as_str).is_some()
                 && top.contains_key("sessionId"))
                 || is_claude_code_bookkeeping(doc)
             {
                 // a Claude Code log of one line (it may hold fields named like a request's)
                 Some(SourceFormat::ClaudeCode)
-            } else if top.contains_key("messages") {
+            } else if top.contains_key("messages") || top.contains_key("input") {
                 Some(model_format(doc))
             } else if top.contains_key("history") && top.contains_key("instruction") {
                 Some(SourceFormat::OpenHands)
@@ -266,7 +327,16 @@ fn model_format(v: &Value) -> SourceFormat {
     match ctxfit_model::detect(v) {
         ctxfit_model::WireFormat::Anthropic => SourceFormat::Anthropic,
         ctxfit_model::WireFormat::OpenAi => SourceFormat::OpenAi,
+        ctxfit_model::WireFormat::Responses => SourceFormat::Responses,
     }
+}
+
+/// A line of a Codex rollout: `{"type": "session_meta" | "response_item" | ..., "payload": {...}}`.
+fn is_codex_line(v: &Value) -> bool {
+    matches!(
+        v.get("type").and_then(Value::as_str),
+        Some("session_meta" | "response_item" | "turn_context" | "compacted")
+    ) && v.get("payload").is_some_and(Value::is_object)
 }
 
 /// Detect the format of a file's text, by content.
@@ -276,6 +346,8 @@ pub fn detect(text: &str) -> Option<SourceFormat> {
 
 /// Import every session in `text`; `format` forces a format instead of detecting it.
 pub fn import_str(text: &str, format: Option<SourceFormat>) -> Result<Vec<Session>, ImportError> {
+    // a byte-order mark some editors write is not part of the JSON
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim().is_empty() {
         // an empty log (an agent that started and stopped): no session, and nothing wrong
         return Ok(Vec::new());
@@ -290,6 +362,7 @@ pub fn import_str(text: &str, format: Option<SourceFormat>) -> Result<Vec<Sessio
             name: String::new(),
             source: format,
             conversation,
+            usage: Vec::new(),
         }]
     };
     let document = |parsed: Parsed| match parsed {
@@ -302,8 +375,13 @@ pub fn import_str(text: &str, format: Option<SourceFormat>) -> Result<Vec<Sessio
     Ok(match format {
         SourceFormat::Anthropic => single(ctxfit_model::anthropic::from_value(document(parsed)?)?),
         SourceFormat::OpenAi => single(ctxfit_model::openai::from_value(document(parsed)?)?),
+        SourceFormat::Responses => single(ctxfit_model::responses::from_value(document(parsed)?)?),
         SourceFormat::ClaudeCode => single(claude_code::import(parsed)?),
+        SourceFormat::Codex => codex::import(parsed)?,
+        SourceFormat::GeminiCli => gemini_cli::import(document(parsed)?)?,
+        SourceFormat::CopilotCli => copilot_cli::import(parsed)?,
         SourceFormat::SweAgent => single(swe_agent::import(document(parsed)?)?),
+        SourceFormat::MiniSweAgent => single(mini_swe_agent::import(document(parsed)?)?),
         SourceFormat::OpenHands => openhands::import(parsed)?,
         SourceFormat::TauBench => tau_bench::import(document(parsed)?)?,
         SourceFormat::Letta => letta::import(document(parsed)?)?,
@@ -515,5 +593,111 @@ mod tests {
     fn a_one_line_claude_code_log_is_not_taken_for_a_request() {
         let text = r#"{"type":"summary","sessionId":"s","summary":"x","messages":[{"id":"a"}]}"#;
         assert_eq!(detect(text), Some(SourceFormat::ClaudeCode));
+    }
+
+    #[test]
+    fn codex_rollouts_split_at_compaction_and_count_each_usage_once() {
+        let lines = [
+            r#"{"type":"session_meta","payload":{"id":"x","base_instructions":{"text":"You are Codex."}}}"#,
+            r#"{"type":"turn_context","payload":{"model":"gpt-5.5"}}"#,
+            r#"{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"list files"}]}}"#,
+            r#"{"type":"event_msg","payload":{"type":"user_message","message":"list files"}}"#,
+            r#"{"type":"response_item","payload":{"type":"reasoning","summary":[],"encrypted_content":"e"}}"#,
+            r#"{"type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"ls\"}","call_id":"c1"}}"#,
+            r#"{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"a.rs\nb.rs"}}"#,
+            r#"{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"total_tokens":120},"last_token_usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":20}}}}"#,
+            r#"{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"total_tokens":120},"last_token_usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":20}}}}"#,
+            r#"{"type":"event_msg","payload":{"type":"token_count","info":null}}"#,
+            r#"{"type":"compacted","payload":{"message":"","replacement_history":[{"type":"message","role":"user","content":[{"type":"input_text","text":"list files"}]},{"type":"compaction","encrypted_content":"s"}]}}"#,
+            r#"{"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"a.rs and b.rs"}]}}"#,
+        ];
+        let sessions = import_str(&lines.join("\n"), None).unwrap();
+        assert_eq!(sessions.len(), 2);
+        assert_eq!(sessions[0].source, SourceFormat::Codex);
+        assert_eq!(sessions[0].name, "window 1");
+        let first = &sessions[0].conversation;
+        assert_eq!(first.format, ctxfit_model::WireFormat::Responses);
+        assert_eq!(
+            first.system.as_ref().unwrap().joined_text(),
+            "You are Codex."
+        );
+        assert_eq!(first.extra["model"], "gpt-5.5");
+        assert_eq!(
+            first.messages.len(),
+            4,
+            "the UI's copy of the prompt is not a message"
+        );
+        assert_eq!((first.tool_use_count(), first.tool_result_count()), (1, 1));
+        assert_eq!(
+            sessions[0].usage.len(),
+            1,
+            "a repeated token_count is one request"
+        );
+        assert_eq!(sessions[0].usage[0].input_tokens, 100);
+        // the next window starts from the replacement history, with the same instructions
+        let second = &sessions[1].conversation;
+        assert_eq!(second.messages.len(), 3);
+        assert_eq!(second.system, first.system);
+        assert!(sessions[1].usage.is_empty());
+    }
+
+    #[test]
+    fn gemini_cli_sessions_link_each_call_to_its_logged_result() {
+        let text = r#"{"sessionId":"s","projectHash":"p","messages":[
+            {"id":"1","type":"user","content":"append hi to a.txt"},
+            {"id":"2","type":"gemini","content":"","thoughts":[{"subject":"x","description":"y"}],
+             "tokens":{"input":1000,"cached":800,"output":12},
+             "toolCalls":[
+               {"id":"read-1","name":"read_file","args":{"file_path":"a.txt"},"status":"success",
+                "result":[{"functionResponse":{"id":"read-1","name":"read_file","response":{"output":"hello"}}}]},
+               {"id":"write-1","name":"write_file","args":{"file_path":"a.txt","content":"hello hi"},"status":"error",
+                "result":[{"functionResponse":{"id":"write-1","name":"write_file","response":{"error":"denied"}}}]}]},
+            {"id":"3","type":"info","content":"update available"},
+            {"id":"4","type":"gemini","content":"Done."}]}"#;
+        let sessions = import_str(text, None).unwrap();
+        assert_eq!(sessions[0].source, SourceFormat::GeminiCli);
+        let conv = &sessions[0].conversation;
+        assert_eq!(
+            conv.messages.len(),
+            4,
+            "user, calls, their results, answer; the note skipped"
+        );
+        let results: Vec<_> = conv.messages[2].tool_results().collect();
+        assert_eq!(results[0].tool_use_id, "read-1");
+        assert_eq!(results[0].content.joined_text(), "hello");
+        assert_eq!(results[1].content.joined_text(), "denied");
+        assert_eq!(results[1].is_error, Some(true));
+        assert_eq!(sessions[0].usage[0].cached_input_tokens, 800);
+    }
+
+    #[test]
+    fn copilot_cli_logs_keep_what_was_sent() {
+        let lines = [
+            r#"{"type":"session.start","data":{"sessionId":"s","producer":"copilot-agent"}}"#,
+            r#"{"type":"system.message","data":{"role":"system","content":"You are Copilot."}}"#,
+            r#"{"type":"user.message","data":{"content":"fix it","transformedContent":"<date/>\nfix it"}}"#,
+            r#"{"type":"hook.start","data":{"hookType":"userPromptSubmitted"}}"#,
+            r#"{"type":"assistant.message","data":{"content":"Looking.","toolRequests":[{"toolCallId":"t1","name":"bash","arguments":{"command":"ls"}},{"toolCallId":"t2","name":"view","arguments":{"path":"a.rs"}}]}}"#,
+            r#"{"type":"tool.execution_complete","data":{"toolCallId":"t1","success":true,"result":{"content":"a.rs"}}}"#,
+            r#"{"type":"tool.execution_complete","data":{"toolCallId":"t2","success":false,"error":{"message":"no such file"}}}"#,
+            r#"{"type":"assistant.message","data":{"content":"Fixed.","toolRequests":[]}}"#,
+        ];
+        let sessions = import_str(&lines.join("\n"), None).unwrap();
+        assert_eq!(sessions[0].source, SourceFormat::CopilotCli);
+        let conv = &sessions[0].conversation;
+        assert_eq!(
+            conv.system.as_ref().unwrap().joined_text(),
+            "You are Copilot."
+        );
+        assert_eq!(conv.messages.len(), 4);
+        assert_eq!(conv.messages[0].content.joined_text(), "<date/>\nfix it");
+        let results: Vec<_> = conv.messages[2].tool_results().collect();
+        assert_eq!(
+            results.len(),
+            2,
+            "one user message holds the results of one response"
+        );
+        assert_eq!(results[1].content.joined_text(), "no such file");
+        assert_eq!(results[1].is_error, Some(true));
     }
 }

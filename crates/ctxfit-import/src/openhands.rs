@@ -37,6 +37,7 @@ pub(crate) fn import(parsed: Parsed) -> Result<Vec<Session>, ImportError> {
         name,
         source: SourceFormat::OpenHands,
         conversation,
+        usage: Vec::new(),
     };
     match parsed {
         Parsed::Document(Value::Array(events)) => {

@@ -37,6 +37,7 @@ pub(crate) fn import(doc: Value) -> Result<Vec<Session>, ImportError> {
                 name: format!("task {task} trial {trial}"),
                 source: SourceFormat::TauBench,
                 conversation,
+                usage: Vec::new(),
             })
         })
         .collect()

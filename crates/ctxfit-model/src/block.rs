@@ -49,6 +49,19 @@ impl Content {
     }
 
     /// The text of all text blocks, in order, joined by nothing (Anthropic's own concatenation).
+    /// This content as JSON in the Anthropic form (a string, a list of blocks, or null), for saving it;
+    /// [`Content::from_json`] reads it back to the same content.
+    pub fn to_json(&self) -> serde_json::Value {
+        crate::wire::write_content(self, crate::WireFormat::Anthropic)
+            .unwrap_or(serde_json::Value::Null)
+    }
+
+    /// Content saved by [`Content::to_json`]; any other value is kept as one unknown block.
+    pub fn from_json(value: serde_json::Value) -> Content {
+        crate::wire::read_content(Some(value), crate::WireFormat::Anthropic)
+            .unwrap_or_else(|odd| Content::list(vec![Block::Unknown(odd)]))
+    }
+
     pub fn joined_text(&self) -> String {
         let mut out = String::new();
         for block in &self.blocks {
@@ -153,6 +166,37 @@ pub enum Block {
 }
 
 impl Block {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Block {
+        Block::Text(TextBlock::new(text))
+    }
+
+    /// A tool call.
+    pub fn tool_use(id: impl Into<String>, name: impl Into<String>, input: Value) -> Block {
+        Block::ToolUse(ToolUse {
+            id: id.into(),
+            name: name.into(),
+            input,
+            raw_arguments: None,
+            extra: Map::new(),
+            function_extra: Map::new(),
+        })
+    }
+
+    /// A tool's text result; `is_error` marks a failed call.
+    pub fn tool_result(
+        tool_use_id: impl Into<String>,
+        text: impl Into<String>,
+        is_error: bool,
+    ) -> Block {
+        Block::ToolResult(ToolResult {
+            tool_use_id: tool_use_id.into(),
+            content: Content::text(text),
+            is_error: is_error.then_some(true),
+            extra: Map::new(),
+        })
+    }
+
     /// The wire `type` of the block.
     pub fn kind(&self) -> &str {
         match self {

@@ -11,6 +11,9 @@ pub enum WireFormat {
     Anthropic,
     /// OpenAI Chat Completions (`tool_calls`, `role: "tool"`, `tools` with `function`).
     OpenAi,
+    /// OpenAI Responses (`input` items: `message`, `function_call`, `function_call_output`, `reasoning`, ...;
+    /// one item per message).
+    Responses,
 }
 
 impl WireFormat {
@@ -18,8 +21,35 @@ impl WireFormat {
         match self {
             WireFormat::Anthropic => "anthropic",
             WireFormat::OpenAi => "openai",
+            WireFormat::Responses => "responses",
         }
     }
+
+    /// The request field holding the message list: `messages`, or `input` for Responses.
+    pub fn messages_key(self) -> &'static str {
+        match self {
+            WireFormat::Anthropic | WireFormat::OpenAi => "messages",
+            WireFormat::Responses => "input",
+        }
+    }
+
+    pub const ALL: [WireFormat; 3] = [
+        WireFormat::Anthropic,
+        WireFormat::OpenAi,
+        WireFormat::Responses,
+    ];
+
+    pub fn from_name(name: &str) -> Option<WireFormat> {
+        WireFormat::ALL.into_iter().find(|f| f.name() == name)
+    }
+}
+
+/// Does message `i` begin a model response — an assistant message that does not continue the one before it?
+/// The agent sends a request before each. In Anthropic and OpenAI Chat documents every assistant message is one
+/// response; in Responses one response is often several items (reasoning, text, parallel calls) in a row.
+pub fn begins_response(messages: &[Message], i: usize) -> bool {
+    messages.get(i).is_some_and(|m| m.role == Role::Assistant)
+        && (i == 0 || messages[i - 1].role != Role::Assistant)
 }
 
 /// Whether the document was a request object (`{"messages": [...], ...}`) or a bare message list.
@@ -87,6 +117,16 @@ impl Message {
         }
     }
 
+    /// A user message of plain text.
+    pub fn user(text: impl Into<String>) -> Self {
+        Message::new(Role::User, Content::text(text))
+    }
+
+    /// An assistant message: its text and tool calls as blocks ([`Block::text`], [`Block::tool_use`]).
+    pub fn assistant(blocks: Vec<Block>) -> Self {
+        Message::new(Role::Assistant, Content::list(blocks))
+    }
+
     pub fn blocks(&self) -> &[Block] {
         &self.content.blocks
     }
@@ -97,6 +137,16 @@ impl Message {
             Block::ToolResult(r) => Some(r),
             _ => None,
         })
+    }
+
+    /// Does this message hold tool results and nothing else?
+    pub fn is_tool_results(&self) -> bool {
+        !self.content.blocks.is_empty()
+            && self
+                .content
+                .blocks
+                .iter()
+                .all(|b| matches!(b, Block::ToolResult(_)))
     }
 
     /// Tool calls in this message.
@@ -151,6 +201,56 @@ impl Conversation {
     /// Block `block` of message `message`, if both exist.
     pub fn block(&self, message: usize, block: usize) -> Option<&Block> {
         self.messages.get(message)?.content.blocks.get(block)
+    }
+
+    /// Append the model's response (its text and tool calls, [`Block::text`], [`Block::tool_use`]) as the
+    /// conversation's format holds it: one assistant message, or in Responses a `message` item for the text and
+    /// a `function_call` item per call.
+    pub fn push_response(&mut self, blocks: Vec<Block>) {
+        if self.format != WireFormat::Responses {
+            self.messages.push(Message::assistant(blocks));
+            return;
+        }
+        let mut text = Vec::new();
+        let flush = |text: &mut Vec<Block>, messages: &mut Vec<Message>| {
+            if !text.is_empty() {
+                let mut m = Message::assistant(std::mem::take(text));
+                m.extra.insert("type".into(), "message".into());
+                messages.push(m);
+            }
+        };
+        for b in blocks {
+            if matches!(b, Block::ToolUse(_)) {
+                flush(&mut text, &mut self.messages);
+                let mut m = Message::assistant(vec![b]);
+                m.extra.insert("type".into(), "function_call".into());
+                self.messages.push(m);
+            } else {
+                text.push(b);
+            }
+        }
+        flush(&mut text, &mut self.messages);
+    }
+
+    /// Append tool results as the conversation's format holds them: Anthropic puts the results of one response
+    /// in one user message (joining the last message when it is one), OpenAI Chat and Responses give each
+    /// result a tool message of its own.
+    pub fn push_tool_results(&mut self, results: Vec<Block>) {
+        if self.format != WireFormat::Anthropic {
+            for r in results {
+                self.messages
+                    .push(Message::new(Role::Tool, Content::list(vec![r])));
+            }
+            return;
+        }
+        match self.messages.last_mut() {
+            Some(last) if last.role == Role::User && last.is_tool_results() => {
+                last.content.blocks.extend(results)
+            }
+            _ => self
+                .messages
+                .push(Message::new(Role::User, Content::list(results))),
+        }
     }
 
     /// The number of tool-result blocks in the conversation.

@@ -52,9 +52,35 @@ impl fmt::Display for ConversionReport {
     }
 }
 
+/// Item types only the Responses format has (its messages carry `"type": "message"`, Chat messages no type).
+const RESPONSES_ITEMS: &[&str] = &[
+    "message",
+    "function_call",
+    "function_call_output",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "reasoning",
+    "item_reference",
+];
+
 /// Guess the format of a parsed document; `Anthropic` when nothing decides it (plain user/assistant text reads
-/// the same in both).
+/// the same in all three).
 pub fn detect(value: &Value) -> WireFormat {
+    let responses_item = |item: &Value| {
+        item.get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| RESPONSES_ITEMS.contains(&t))
+            || matches!(item.get("content"), Some(Value::Array(parts)) if parts.iter().any(|p| {
+                matches!(p.get("type").and_then(Value::as_str), Some("input_text" | "output_text"))
+            }))
+    };
+    match value {
+        Value::Object(top) if top.contains_key("input") && !top.contains_key("messages") => {
+            return WireFormat::Responses
+        }
+        Value::Array(items) if items.iter().any(responses_item) => return WireFormat::Responses,
+        _ => {}
+    }
     if let Value::Object(top) = value {
         if top.contains_key("system") {
             return WireFormat::Anthropic;
@@ -108,6 +134,14 @@ pub fn convert(conv: &Conversation, to: WireFormat) -> (Conversation, Conversion
     if conv.format == to {
         return (conv.clone(), report);
     }
+    // Responses items are first gathered into messages, as the other two formats have them
+    let gathered;
+    let conv = if conv.format == WireFormat::Responses {
+        gathered = gather_items(conv, &mut report);
+        &gathered
+    } else {
+        conv
+    };
     let mut out = Conversation::new(to);
     out.envelope = conv.envelope;
     for (k, v) in &conv.extra {
@@ -121,21 +155,29 @@ pub fn convert(conv: &Conversation, to: WireFormat) -> (Conversation, Conversion
         tools
             .iter()
             .map(|t| {
-                if !t.extra.is_empty() {
+                // a Responses tool's `"type": "function"` is the wrapper the other formats write themselves
+                if t.extra
+                    .keys()
+                    .any(|k| k != "type" || conv.format != WireFormat::Responses)
+                {
                     report.drop("tool-definition field");
+                }
+                let mut extra = Map::new();
+                if to == WireFormat::Responses {
+                    extra.insert("type".into(), "function".into());
                 }
                 ToolDefinition {
                     name: t.name.clone(),
                     description: t.description.clone(),
                     input_schema: t.input_schema.clone(),
-                    extra: Map::new(),
+                    extra,
                     wrapper_extra: match to {
                         WireFormat::OpenAi => {
                             let mut w = Map::new();
                             w.insert("type".into(), "function".into());
                             w
                         }
-                        WireFormat::Anthropic => Map::new(),
+                        WireFormat::Anthropic | WireFormat::Responses => Map::new(),
                     },
                 }
             })
@@ -144,8 +186,127 @@ pub fn convert(conv: &Conversation, to: WireFormat) -> (Conversation, Conversion
     match to {
         WireFormat::Anthropic => to_anthropic(conv, &mut out, &mut report),
         WireFormat::OpenAi => to_openai(conv, &mut out, &mut report),
+        WireFormat::Responses => to_responses(conv, &mut out, &mut report),
     }
     (out, report)
+}
+
+/// A Responses conversation as messages: consecutive model items (text, calls) become one assistant message,
+/// each output a tool message, `instructions` the system prompt. Items the others cannot hold (`reasoning`,
+/// built-in tool calls) and the items' own fields (`id`, `status`) are counted as dropped.
+fn gather_items(conv: &Conversation, report: &mut ConversionReport) -> Conversation {
+    let mut out = Conversation {
+        messages: Vec::with_capacity(conv.messages.len()),
+        ..conv.clone()
+    };
+    out.messages.clear();
+    let mut continues_response = false;
+    for msg in &conv.messages {
+        let kind = msg
+            .extra
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("message");
+        for k in msg.extra.keys().filter(|k| *k != "type") {
+            report.drop(format!("item field `{k}`"));
+        }
+        let mut blocks = Vec::new();
+        for b in &msg.content.blocks {
+            match b {
+                Block::Text(t) => blocks.push(Block::Text(TextBlock::new(t.text.clone()))),
+                Block::ToolUse(u) => {
+                    u.extra
+                        .keys()
+                        .for_each(|k| report.drop(format!("item field `{k}`")));
+                    let input = match &u.input {
+                        // a custom tool's free-form input, as the one field of an object
+                        Value::String(s) if kind == "custom_tool_call" => {
+                            serde_json::json!({ "input": s })
+                        }
+                        other => other.clone(),
+                    };
+                    blocks.push(Block::ToolUse(ToolUse {
+                        id: u.id.clone(),
+                        name: u.name.clone(),
+                        input,
+                        raw_arguments: None,
+                        extra: Map::new(),
+                        function_extra: Map::new(),
+                    }));
+                }
+                Block::ToolResult(r) => blocks.push(Block::ToolResult(ToolResult {
+                    tool_use_id: r.tool_use_id.clone(),
+                    content: Content::text(r.content.joined_text()),
+                    is_error: None,
+                    extra: Map::new(),
+                })),
+                Block::Image(_) | Block::Document(_) => blocks.push(b.clone()),
+                _ => report.drop(format!("`{kind}` item")),
+            }
+        }
+        let model_side = msg.role == Role::Assistant;
+        if blocks.is_empty() {
+            continue;
+        }
+        match out.messages.last_mut() {
+            Some(last) if model_side && continues_response => last.content.blocks.extend(blocks),
+            _ => {
+                let content = match blocks.as_slice() {
+                    [Block::Text(_)] if msg.content.shape == Shape::String => {
+                        Content::text(blocks[0].as_text().unwrap_or_default().to_owned())
+                    }
+                    _ => Content::list(blocks),
+                };
+                out.messages.push(Message::new(msg.role.clone(), content));
+            }
+        }
+        continues_response = model_side;
+    }
+    out
+}
+
+/// Messages as Responses items: text runs become `message` items, each call a `function_call`, each result a
+/// `function_call_output` (its text).
+fn to_responses(conv: &Conversation, out: &mut Conversation, report: &mut ConversionReport) {
+    out.system = conv.system.as_ref().map(|s| Content::text(s.joined_text()));
+    let item = |kind: &str, role: Role, blocks: Vec<Block>| {
+        let mut m = Message::new(role, Content::list(blocks));
+        m.extra.insert("type".into(), kind.into());
+        m
+    };
+    for msg in &conv.messages {
+        note_extra(msg, report);
+        let mut texts: Vec<Block> = Vec::new();
+        let flush = |texts: &mut Vec<Block>, out: &mut Conversation| {
+            if !texts.is_empty() {
+                let mut m = item("message", msg.role.clone(), std::mem::take(texts));
+                if msg.content.shape == Shape::String && m.content.blocks.len() == 1 {
+                    m.content.shape = Shape::String;
+                }
+                out.messages.push(m);
+            }
+        };
+        for b in clean_blocks(&msg.content.blocks, WireFormat::Responses, report) {
+            match b {
+                Block::ToolUse(_) => {
+                    flush(&mut texts, out);
+                    out.messages
+                        .push(item("function_call", Role::Assistant, vec![b]));
+                }
+                Block::ToolResult(mut r) => {
+                    flush(&mut texts, out);
+                    r.content = Content::text(r.content.joined_text());
+                    out.messages.push(item(
+                        "function_call_output",
+                        Role::Tool,
+                        vec![Block::ToolResult(r)],
+                    ));
+                }
+                other => texts.push(other),
+            }
+        }
+        flush(&mut texts, out);
+    }
 }
 
 fn clean_blocks(blocks: &[Block], to: WireFormat, report: &mut ConversionReport) -> Vec<Block> {
@@ -170,7 +331,7 @@ fn clean_blocks(blocks: &[Block], to: WireFormat, report: &mut ConversionReport)
             Block::ToolResult(r) => out.push(Block::ToolResult(ToolResult {
                 tool_use_id: r.tool_use_id.clone(),
                 content: clean_content(&r.content, to, report),
-                is_error: if to == WireFormat::OpenAi {
+                is_error: if to != WireFormat::Anthropic {
                     if r.is_error.is_some() {
                         report.drop("tool_result is_error flag");
                     }
@@ -181,6 +342,9 @@ fn clean_blocks(blocks: &[Block], to: WireFormat, report: &mut ConversionReport)
                 extra: Map::new(),
             })),
             Block::Thinking(_) if to == WireFormat::Anthropic => out.push(b.clone()),
+            Block::Image(_) if to == WireFormat::Responses => {
+                report.drop(format!("{} block", b.kind()))
+            }
             Block::Image(m) => match convert_image(m, to) {
                 Some(img) => out.push(Block::Image(img)),
                 None => report.drop(format!("{} block", b.kind())),
@@ -212,6 +376,8 @@ fn clean_content(c: &Content, to: WireFormat, report: &mut ConversionReport) -> 
 fn convert_image(m: &Map<String, Value>, to: WireFormat) -> Option<Map<String, Value>> {
     let mut out = Map::new();
     match to {
+        // Responses images (`input_image`) are not converted
+        WireFormat::Responses => return None,
         WireFormat::OpenAi => {
             let source = m.get("source")?;
             let url = match source.get("type")?.as_str()? {
@@ -260,21 +426,7 @@ fn to_anthropic(conv: &Conversation, out: &mut Conversation, report: &mut Conver
                 note_extra(msg, report);
                 let results = clean_blocks(&msg.content.blocks, WireFormat::Anthropic, report);
                 // consecutive tool messages answer one assistant turn: one user message holds them all
-                match out.messages.last_mut() {
-                    Some(last)
-                        if last.role == Role::User
-                            && last
-                                .content
-                                .blocks
-                                .iter()
-                                .all(|b| matches!(b, Block::ToolResult(_))) =>
-                    {
-                        last.content.blocks.extend(results)
-                    }
-                    _ => out
-                        .messages
-                        .push(Message::new(Role::User, Content::list(results))),
-                }
+                out.push_tool_results(results);
             }
             _ => {
                 note_extra(msg, report);

@@ -41,5 +41,7 @@ impl ModelError {
 
 /// Parse JSON text into a value, reporting line and column of a syntax error.
 pub fn parse_json(text: &str) -> Result<serde_json::Value, ModelError> {
+    // a byte-order mark some editors write is not part of the JSON
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     serde_json::from_str(text).map_err(|e| ModelError::from_json(&e))
 }

@@ -26,6 +26,9 @@ pub struct ToolCallSite {
 #[derive(Debug, Clone, Default)]
 pub struct ToolCallIndex {
     sites: HashMap<String, ToolCallSite>,
+    /// Earlier calls whose id a later call reused (a malformed history), oldest first: a result belongs to the
+    /// latest call with its id before it, never to a later one.
+    reused: HashMap<String, Vec<ToolCallSite>>,
     indexed_messages: usize,
     /// tool_result ids whose tool_use has not been seen (yet): orphans in the history read so far.
     pending_results: HashMap<String, (usize, usize)>,
@@ -49,7 +52,7 @@ impl ToolCallIndex {
                 match block {
                     Block::ToolUse(u) => {
                         let result = self.pending_results.remove(&u.id);
-                        self.sites.insert(
+                        let displaced = self.sites.insert(
                             u.id.clone(),
                             ToolCallSite {
                                 name: u.name.clone(),
@@ -58,6 +61,9 @@ impl ToolCallIndex {
                                 result,
                             },
                         );
+                        if let Some(earlier) = displaced {
+                            self.reused.entry(u.id.clone()).or_default().push(earlier);
+                        }
                     }
                     Block::ToolResult(r) => match self.sites.get_mut(&r.tool_use_id) {
                         Some(site) => site.result = Some((mi, bi)),
@@ -78,8 +84,31 @@ impl ToolCallIndex {
         self.update(conv);
     }
 
+    /// The latest call with this id (see [`ToolCallIndex::call_before`] for the call a result answers).
     pub fn get(&self, tool_use_id: &str) -> Option<&ToolCallSite> {
         self.sites.get(tool_use_id)
+    }
+
+    /// The call a result at `(message, block)` answers: the latest call with its id before it. Differs from
+    /// [`ToolCallIndex::get`] only when a history reuses an id.
+    pub fn call_before(&self, tool_use_id: &str, at: (usize, usize)) -> Option<&ToolCallSite> {
+        let before = |s: &&ToolCallSite| (s.message, s.block) < at;
+        self.sites
+            .get(tool_use_id)
+            .filter(before)
+            .or_else(|| self.reused.get(tool_use_id)?.iter().rev().find(before))
+    }
+
+    /// Ids used by more than one call, with the positions of all their calls (message, block), in order.
+    pub fn reused_ids(&self) -> impl Iterator<Item = (&str, Vec<(usize, usize)>)> {
+        self.reused.iter().map(|(id, earlier)| {
+            let mut at: Vec<(usize, usize)> =
+                earlier.iter().map(|s| (s.message, s.block)).collect();
+            if let Some(last) = self.sites.get(id) {
+                at.push((last.message, last.block));
+            }
+            (id.as_str(), at)
+        })
     }
 
     /// The name of the tool a result answers.

@@ -1,11 +1,11 @@
-//! The conversation model of ctxfit, and its two wire formats.
+//! The conversation model of ctxfit, and its three wire formats.
 //!
 //! Every other crate works on one neutral model: a [`Conversation`] of [`Message`]s whose content is a list of
 //! [`Block`]s (text, tool use, tool result, thinking, image, document, unknown). The key design decision is
-//! that the model is **lossless**: reading an Anthropic Messages or OpenAI Chat Completions document and
-//! writing it back in its own format gives the same JSON value. That is what lets ctxfit sit between an agent
-//! and its provider — the agent's `cache_control` markers, provider-specific fields and block types it has
-//! never heard of pass through untouched. Three things make it so:
+//! that the model is **lossless**: reading an Anthropic Messages, OpenAI Chat Completions or OpenAI Responses
+//! document and writing it back in its own format gives the same JSON value. That is what lets ctxfit sit
+//! between an agent and its provider — the agent's `cache_control` markers, provider-specific fields and block
+//! types it has never heard of pass through untouched. Three things make it so:
 //!
 //! * every struct has an `extra` map holding the fields ctxfit does not interpret, verbatim;
 //! * blocks ctxfit does not interpret are kept as their JSON object (`Block::Unknown`), never an error;
@@ -13,22 +13,49 @@
 //!   tool-call `arguments` string is kept byte for byte.
 //!
 //! OpenAI's layout is mapped onto blocks: an assistant's `tool_calls` become [`ToolUse`] blocks after its text,
-//! and a `role: "tool"` message holds one [`ToolResult`] block. So rules see tool calls and results the same
-//! way whatever the format. [`convert()`] maps between the formats and reports what has no counterpart.
+//! and a `role: "tool"` message holds one [`ToolResult`] block; a Responses item is one message (a
+//! `function_call` an assistant message with one `ToolUse`, its output a tool message with one `ToolResult`).
+//! So rules see tool calls and results the same way whatever the format. [`convert()`] maps between the formats
+//! and reports what has no counterpart.
 //!
 //! The [`ToolCallIndex`] maps tool_use_id → tool name and position, updated with only the appended messages.
+//!
+//! ```
+//! use ctxfit_model::{convert, from_json_str, to_value, WireFormat};
+//!
+//! let text = r#"{"model": "gpt-5", "messages": [
+//!     {"role": "user", "content": "list the files"},
+//!     {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+//!      "function": {"name": "bash", "arguments": "{\"command\": \"ls\"}"}}]},
+//!     {"role": "tool", "tool_call_id": "c1", "content": "a.rs"}]}"#;
+//! let conv = from_json_str(text)?;
+//! assert_eq!(conv.format, WireFormat::OpenAi);
+//! assert_eq!((conv.tool_use_count(), conv.tool_result_count()), (1, 1));
+//! // written back in its own format: the same JSON, the arguments string byte for byte
+//! assert_eq!(to_value(&conv), serde_json::from_str::<serde_json::Value>(text)?);
+//! // and in Anthropic's: the result becomes a tool_result block of a user message
+//! let (anthropic, report) = convert(&conv, WireFormat::Anthropic);
+//! assert!(report.is_lossless());
+//! assert_eq!(to_value(&anthropic)["messages"][2]["content"][0]["type"], "tool_result");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod anthropic;
 mod block;
+mod check;
 mod conversation;
 mod convert;
 mod error;
 mod index;
 pub mod openai;
+pub mod responses;
 mod wire;
 
 pub use block::{Block, Content, Shape, TextBlock, ThinkingBlock, ToolResult, ToolUse};
-pub use conversation::{Conversation, Envelope, Message, Role, ToolDefinition, WireFormat};
+pub use check::{problems, Problem};
+pub use conversation::{
+    begins_response, Conversation, Envelope, Message, Role, ToolDefinition, WireFormat,
+};
 pub use convert::{convert, detect, ConversionReport};
 pub use error::{parse_json, ModelError};
 pub use index::{ToolCallIndex, ToolCallSite};
@@ -45,6 +72,7 @@ pub fn from_value(value: serde_json::Value) -> Result<Conversation, ModelError> 
     match detect(&value) {
         WireFormat::Anthropic => anthropic::from_value(value),
         WireFormat::OpenAi => openai::from_value(value),
+        WireFormat::Responses => responses::from_value(value),
     }
 }
 
@@ -53,5 +81,6 @@ pub fn to_value(conv: &Conversation) -> serde_json::Value {
     match conv.format {
         WireFormat::Anthropic => anthropic::to_value(conv),
         WireFormat::OpenAi => openai::to_value(conv),
+        WireFormat::Responses => responses::to_value(conv),
     }
 }

@@ -217,3 +217,49 @@ fn index_is_updated_with_appended_messages_only() {
     index.update(&conv);
     assert_eq!(index.len(), 1, "a shorter history is re-indexed");
 }
+
+#[test]
+fn numbers_are_kept_as_written_and_a_byte_order_mark_is_no_error() {
+    let text = "\u{feff}{\"model\": \"m\", \"seed\": 18446744073709551616, \"messages\": [\
+        {\"role\": \"user\", \"content\": \"hi\", \"trace\": 123456789012345678901234567890, \"t\": 1.10, \"e\": 1e400}]}";
+    let conv = from_json_str(text).expect("reads");
+    let out = serde_json::to_string(&to_value(&conv)).unwrap();
+    for number in [
+        "18446744073709551616",
+        "123456789012345678901234567890",
+        "1.10",
+        // beyond f64, kept (written in serde_json's exponent form)
+        "1e+400",
+    ] {
+        assert!(out.contains(number), "{number} in {out}");
+    }
+}
+
+#[test]
+fn problems_are_named_where_they_are() {
+    let conv = from_value(json!({"messages": [
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "early", "content": "x"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}]},
+        {"role": "tool", "content": "odd"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "g", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "y"}]}
+    ]}))
+    .unwrap();
+    let found: Vec<String> = ctxfit_model::problems(&conv)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "message 0: tool result `early` answers no earlier call",
+            "tool_use id `a` is used by 2 calls (messages 1, 3): each result is credited to the latest call before it",
+            "message 2: role `tool` is not a message role of the anthropic format",
+        ]
+    );
+    // the result at message 4 answers the call at message 3
+    let index = ToolCallIndex::build(&conv);
+    assert_eq!(index.call_before("a", (4, 0)).unwrap().name, "g");
+    assert_eq!(index.call_before("a", (2, 0)).unwrap().name, "f");
+    assert!(index.call_before("a", (1, 0)).is_none());
+}

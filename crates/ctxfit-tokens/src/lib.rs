@@ -12,6 +12,19 @@
 //! Beyond plain text this crate knows one thing about messages: each message and each non-text block costs a
 //! small fixed overhead ([`conversation`]). Per-message counts are cached so a growing history is counted once.
 //! [`TokenBudget`] is the guard of seed 003: an error over `budget`, a warning over `warning_threshold`.
+//!
+//! ```
+//! use ctxfit_tokens::{FastEstimator, TokenBudget, TokenEstimator};
+//!
+//! let tokens = FastEstimator.count_text("fn main() { println!(\"hello\"); }");
+//! assert!((8..=16).contains(&tokens), "{tokens}");
+//! let guard = TokenBudget { budget: 150_000, warning_threshold: 120_000 };
+//! assert!(guard.check(100_000).is_ok());
+//! assert_eq!(
+//!     guard.check(200_000).unwrap_err().to_string(),
+//!     "Prompt too large: 200000 tokens exceeds budget of 150000"
+//! );
+//! ```
 
 mod budget;
 pub mod conversation;
