@@ -16,15 +16,34 @@
 //!   prompt-injection channel).
 //! * `Aggressive`: also forms, iframes, ads, cookie banners, share/newsletter/related blocks, and main-content
 //!   extraction: the subtree whose paragraphs carry the most text with the fewest links.
+//!
+//! ```
+//! use ctxfit_html::{HtmlCleaner, StripLevel};
+//!
+//! let html = r#"<html><head><script>track()</script></head><body>
+//!   <nav><a href="/">Home</a></nav>
+//!   <article><h1>Release notes</h1><p>See <a href="/v2">version 2</a>.</p></article></body></html>"#;
+//! let (markdown, stats) = HtmlCleaner::new(StripLevel::Moderate)
+//!     .with_base_url("https://example.com/news/")
+//!     .clean(html);
+//! assert!(markdown.starts_with("# Release notes"));
+//! assert!(markdown.contains("[version 2](https://example.com/v2)"));
+//! assert!(!markdown.contains("track()") && !markdown.contains("Home"));
+//! assert!(stats.original_size > markdown.len());
+//! ```
 
 mod charset;
 pub mod eval;
 mod extract;
 mod flat;
+mod metadata;
 mod render;
 
 use std::rc::Rc;
 
+pub use metadata::{page_metadata, PageMetadata};
+
+use html5ever::tendril::StrTendril;
 use html5ever::tendril::TendrilSink;
 use html5ever::{parse_document, ParseOpts};
 use markup5ever_rcdom::{Handle, NodeData, RcDom};
@@ -130,8 +149,7 @@ impl HtmlCleaner {
     }
 
     fn clean_tree(&self, html: &str) -> String {
-        // already text: handed to the parser as is, without a second UTF-8 validation
-        let dom = parse_document(RcDom::default(), ParseOpts::default()).one(html);
+        let dom = parse(html);
         let base = find_base_href(&dom.document).or_else(|| self.base_url.clone());
         let root = match self.level {
             StripLevel::Aggressive => {
@@ -181,6 +199,26 @@ pub(crate) fn attr(node: &Handle, wanted: &str) -> Option<String> {
             .map(|a| a.value.to_string()),
         _ => None,
     }
+}
+
+/// Parse a document, fed to the parser in pieces so that memory stays a small multiple of the input: the DOM
+/// keeps a message for every parse error, and hostile input (megabytes of NUL bytes or of `<`) makes one per
+/// character. Those messages are never read, so they are dropped after each piece.
+fn parse(html: &str) -> RcDom {
+    const PIECE: usize = 1 << 16;
+    let mut parser = parse_document(RcDom::default(), ParseOpts::default());
+    let mut rest = html;
+    while !rest.is_empty() {
+        let mut end = PIECE.min(rest.len());
+        while !rest.is_char_boundary(end) {
+            end += 1;
+        }
+        // already text: handed to the parser as is, without a second UTF-8 validation
+        parser.process(StrTendril::from_slice(&rest[..end]));
+        parser.tokenizer.sink.sink.errors.borrow_mut().clear();
+        rest = &rest[end..];
+    }
+    parser.finish()
 }
 
 fn find_base_href(document: &Handle) -> Option<String> {
@@ -333,4 +371,39 @@ pub fn chunk_markdown(
         chunks.push(current);
     }
     chunks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn serialized(dom: &RcDom) -> String {
+        let mut out = Vec::new();
+        let handle: markup5ever_rcdom::SerializableHandle = dom.document.clone().into();
+        html5ever::serialize(&mut out, &handle, Default::default()).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn parsing_in_pieces_builds_the_same_tree_and_keeps_no_pile_of_errors() {
+        // a page longer than a piece, with multi-byte characters across the piece boundaries
+        let mut html = String::from("<html><head><title>t</title></head><body>");
+        for i in 0..4000 {
+            html.push_str(&format!(
+                "<p class=\"c{i}\">Grüße, naïve café № {i} — 漢字</p><br>"
+            ));
+        }
+        html.push_str("</body></html>");
+        let whole = parse_document(RcDom::default(), ParseOpts::default()).one(html.as_str());
+        assert!(html.len() > 3 << 16);
+        assert_eq!(serialized(&parse(&html)), serialized(&whole));
+
+        // a megabyte of NUL bytes is a parse error per byte: only the last piece's stay
+        let nul = "\0".repeat(1 << 20);
+        let whole = parse_document(RcDom::default(), ParseOpts::default()).one(nul.as_str());
+        assert!(whole.errors.borrow().len() >= 1 << 20);
+        let pieces = parse(&nul);
+        assert!(pieces.errors.borrow().len() <= 1 << 16);
+        assert_eq!(serialized(&pieces), serialized(&whole));
+    }
 }

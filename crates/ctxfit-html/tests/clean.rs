@@ -337,3 +337,48 @@ fn real_pages_clean_without_leaks_and_aggressive_finds_the_article() {
     assert!(mean[2] >= 0.95, "aggressive F1 {:.3}", mean[2]);
     assert!(mean[1] > mean[0], "moderate beats minimal");
 }
+
+/// The titles pages state, against the Readability test set's reference titles (whitespace and case aside).
+#[test]
+fn titles_match_the_readability_reference() {
+    let corpus = ctxfit_import::corpus_or_skip!();
+    let dir = corpus.join("html-readability");
+    let truth: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("ground-truth.json")).unwrap())
+            .unwrap();
+    let norm = |s: &str| {
+        s.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    };
+    let (mut pages, mut matched, mut misses) = (0, 0, Vec::new());
+    for (name, entry) in truth.as_object().unwrap() {
+        let Some(expected) = entry["title"].as_str().filter(|t| !t.is_empty()) else {
+            continue;
+        };
+        let mut html = Vec::new();
+        flate2::read::GzDecoder::new(
+            std::fs::File::open(dir.join(format!("pages/{name}.html.gz"))).unwrap(),
+        )
+        .read_to_end(&mut html)
+        .unwrap();
+        let (text, _) = ctxfit_html::decode_html(&html, None);
+        let found = ctxfit_html::page_metadata(&text, None)
+            .title
+            .unwrap_or_default();
+        pages += 1;
+        if norm(&found) == norm(expected) {
+            matched += 1;
+        } else {
+            misses.push(format!("{name}: {found:?} ≠ {expected:?}"));
+        }
+    }
+    assert!(pages >= 60, "{pages}");
+    // 60 of 67 when measured
+    assert!(
+        matched * 100 >= pages * 85,
+        "{matched} of {pages}:\n{}",
+        misses.join("\n")
+    );
+}

@@ -16,8 +16,11 @@ use ureq::unversioned::transport::NextTimeout;
 /// Which addresses may be connected to. The default refuses every address that is not public.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AddressPolicy {
-    /// Allow loopback, private, link-local and other non-public addresses (for fetching from a local network).
+    /// Allow loopback, private, link-local and other non-public addresses (for fetching from a local network) —
+    /// but not the cloud metadata services, which need `allow_metadata`.
     pub allow_private: bool,
+    /// Allow the cloud metadata services (`169.254.169.254` and the like), which hand out credentials.
+    pub allow_metadata: bool,
     /// Addresses allowed even though they are not public (a test server on 127.0.0.1, say).
     pub allowed: Vec<IpAddr>,
 }
@@ -25,12 +28,29 @@ pub struct AddressPolicy {
 impl AddressPolicy {
     /// Why connecting to `ip` is refused, or `None` if it is allowed.
     pub fn refusal(&self, ip: IpAddr) -> Option<&'static str> {
-        if self.allow_private || self.allowed.contains(&ip) {
+        if self.allowed.contains(&ip) {
             return None;
         }
-        non_public(ip)
+        let kind = non_public(ip)?;
+        let allowed = if kind == METADATA {
+            self.allow_metadata
+        } else {
+            self.allow_private
+        };
+        (!allowed).then_some(kind)
     }
 }
+
+/// How [`non_public`] names the cloud metadata services' addresses: AWS, GCP, Azure, OpenStack and Oracle
+/// (`169.254.169.254`), AWS ECS task metadata (`169.254.170.2`), AWS over IPv6 (`fd00:ec2::254`) and Alibaba
+/// Cloud (`100.100.100.200`), also inside IPv4-mapped and NAT64 IPv6 addresses.
+pub const METADATA: &str = "a cloud metadata address";
+
+const METADATA_V4: [Ipv4Addr; 3] = [
+    Ipv4Addr::new(169, 254, 169, 254),
+    Ipv4Addr::new(169, 254, 170, 2),
+    Ipv4Addr::new(100, 100, 100, 200),
+];
 
 /// What kind of non-public address `ip` is, or `None` for a public address.
 pub fn non_public(ip: IpAddr) -> Option<&'static str> {
@@ -43,7 +63,7 @@ pub fn non_public(ip: IpAddr) -> Option<&'static str> {
 fn non_public_v4(ip: Ipv4Addr) -> Option<&'static str> {
     let [a, b, c, _] = ip.octets();
     Some(match (a, b, c) {
-        _ if ip == Ipv4Addr::new(169, 254, 169, 254) => "a cloud metadata address",
+        _ if METADATA_V4.contains(&ip) => METADATA,
         (0, _, _) => "an unspecified (\"this network\") address",
         (127, _, _) => "a loopback address",
         (10, _, _) => "a private address",
@@ -66,6 +86,7 @@ fn non_public_v6(ip: Ipv6Addr) -> Option<&'static str> {
     }
     let s = ip.segments();
     Some(match s[0] {
+        _ if ip == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) => METADATA,
         _ if ip.is_unspecified() => "an unspecified address",
         _ if ip.is_loopback() => "a loopback address",
         // NAT64 (64:ff9b::/96) carries an IPv4 address: judge that
@@ -151,7 +172,8 @@ mod tests {
             ("::ffff:169.254.169.254", "a cloud metadata address"),
             ("64:ff9b::a9fe:a9fe", "a cloud metadata address"),
             ("::7f00:1", "an IPv4-compatible address"),
-            ("fd00:ec2::254", "a unique local (private) address"),
+            ("fd00:ec2::254", "a cloud metadata address"),
+            ("fd00:ec2::1", "a unique local (private) address"),
             ("fe80::1", "a link-local address"),
             ("ff02::1", "a multicast address"),
             ("2001:db8::1", "a documentation address"),
@@ -177,16 +199,33 @@ mod tests {
         let loopback: IpAddr = "127.0.0.1".parse().unwrap();
         let other: IpAddr = "127.0.0.2".parse().unwrap();
         let policy = AddressPolicy {
-            allow_private: false,
             allowed: vec![loopback],
+            ..AddressPolicy::default()
         };
         assert_eq!(policy.refusal(loopback), None);
         assert_eq!(policy.refusal(other), Some("a loopback address"));
         let open = AddressPolicy {
             allow_private: true,
-            allowed: vec![],
+            ..AddressPolicy::default()
         };
-        assert_eq!(open.refusal("169.254.169.254".parse().unwrap()), None);
+        assert_eq!(open.refusal("10.0.0.1".parse().unwrap()), None);
+        // the metadata services need their own allowance
+        for ip in [
+            "169.254.169.254",
+            "169.254.170.2",
+            "100.100.100.200",
+            "fd00:ec2::254",
+            "::ffff:169.254.169.254",
+            "64:ff9b::a9fe:a9fe",
+        ] {
+            let ip: IpAddr = ip.parse().unwrap();
+            assert_eq!(open.refusal(ip), Some("a cloud metadata address"), "{ip}");
+            let metadata = AddressPolicy {
+                allow_metadata: true,
+                ..AddressPolicy::default()
+            };
+            assert_eq!(metadata.refusal(ip), None, "{ip}");
+        }
         assert_eq!(
             AddressPolicy::default().refusal("10.0.0.1".parse().unwrap()),
             Some("a private address")

@@ -16,9 +16,14 @@
 pub mod guard;
 
 use std::net::IpAddr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use ctxfit_html::{chunk_markdown, decode_html, CleanStats, HtmlCleaner, StripLevel};
+use std::io::Read;
+
+use ctxfit_html::{
+    chunk_markdown, decode_html, page_metadata, resolve_url, CleanStats, HtmlCleaner, PageMetadata,
+    StripLevel,
+};
 use ctxfit_tokens::{thousands, FastEstimator, TokenEstimator};
 use serde::Serialize;
 use ureq::unversioned::transport::DefaultConnector;
@@ -47,6 +52,15 @@ pub struct FetchResult {
     pub total_chunks: usize,
     /// What happened, in a sentence for the agent: sizes, cut, how to read on, or why it failed.
     pub message: String,
+    /// What the page states about itself, when it does (left out of the JSON otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub canonical_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub published: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
 }
 
 impl FetchResult {
@@ -62,6 +76,10 @@ impl FetchResult {
             chunk_number: None,
             total_chunks: 0,
             message: message.into(),
+            title: None,
+            canonical_url: None,
+            published: None,
+            author: None,
         }
     }
 }
@@ -126,6 +144,8 @@ pub enum FetchError {
     TooLarge { limit: u64 },
     #[error("more than {0} redirects")]
     TooManyRedirects(u32),
+    #[error("refused a redirect to {to}: {reason}")]
+    Redirect { to: String, reason: String },
     #[error("timed out ({0})")]
     Timeout(String),
     #[error("host not found")]
@@ -144,6 +164,8 @@ pub struct Page {
     pub encoding: &'static str,
     pub markdown: String,
     pub stats: CleanStats,
+    /// Title, canonical URL, publication date and author, as the page states them.
+    pub metadata: PageMetadata,
 }
 
 /// Fetches pages under one set of [`FetchOptions`], reusing connections.
@@ -158,7 +180,9 @@ impl Fetcher {
         let config = Agent::config_builder()
             .timeout_global(Some(options.timeout))
             .timeout_connect(Some(options.connect_timeout))
-            .max_redirects(options.max_redirects)
+            // redirects are followed here, where each target is checked (`fetch`)
+            .max_redirects(0)
+            .max_redirects_will_error(false)
             .http_status_as_error(false)
             // a proxy would be the only address the guard sees
             .proxy(None)
@@ -175,37 +199,43 @@ impl Fetcher {
         &self.options
     }
 
-    /// Fetch a page and clean it.
+    /// Fetch a page and clean it. Redirects are followed up to `max_redirects`, each target checked like the
+    /// first URL (http or https, a host) and then by the address guard.
     pub fn fetch(&self, url: &str) -> Result<Page, FetchError> {
-        let invalid = |reason: &str| FetchError::InvalidUrl {
-            url: url.to_owned(),
-            reason: reason.to_owned(),
-        };
-        match url
-            .split_once(':')
-            .map(|(scheme, _)| scheme.to_ascii_lowercase())
-        {
-            Some(scheme) if scheme == "http" || scheme == "https" => {}
-            Some(scheme)
-                if !scheme.is_empty()
-                    && scheme
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) =>
-            {
-                return Err(invalid(&format!("scheme {scheme:?} is not http or https")))
+        let started = Instant::now();
+        check_url(url)?;
+        let mut current = url.to_owned();
+        let mut redirects = 0;
+        let mut response = loop {
+            let response = self
+                .agent
+                .get(&current)
+                .header("Accept", "text/html,application/xhtml+xml,text/plain;q=0.8")
+                .call()
+                .map_err(|e| self.error(e, &current))?;
+            let location = response
+                .headers()
+                .get("location")
+                .and_then(|v| v.to_str().ok());
+            match location {
+                Some(to) if response.status().is_redirection() => {
+                    if redirects == self.options.max_redirects {
+                        return Err(FetchError::TooManyRedirects(self.options.max_redirects));
+                    }
+                    redirects += 1;
+                    let next = resolve_url(Some(&current), to);
+                    check_url(&next).map_err(|e| FetchError::Redirect {
+                        to: redact_credentials(&next),
+                        reason: match e {
+                            FetchError::InvalidUrl { reason, .. } => reason,
+                            other => other.to_string(),
+                        },
+                    })?;
+                    current = next;
+                }
+                _ => break response,
             }
-            _ => return Err(invalid("no scheme (http:// or https://)")),
-        }
-        let uri: ureq::http::Uri = url.parse().map_err(|_| invalid("not a URL"))?;
-        if uri.host().is_none_or(str::is_empty) {
-            return Err(invalid("no host"));
-        }
-        let mut response = self
-            .agent
-            .get(url)
-            .header("Accept", "text/html,application/xhtml+xml,text/plain;q=0.8")
-            .call()
-            .map_err(|e| self.error(e, url))?;
+        };
         let status = response.status();
         if !status.is_success() {
             return Err(FetchError::Status {
@@ -213,7 +243,7 @@ impl Fetcher {
                 reason: status.canonical_reason(),
             });
         }
-        let final_url = response.get_uri().to_string();
+        let final_url = redact_credentials(&response.get_uri().to_string());
         let content_type = response
             .headers()
             .get("content-type")
@@ -231,23 +261,52 @@ impl Fetcher {
             Some("text/plain") => true,
             Some(other) => return Err(FetchError::ContentType(other.to_owned())),
         };
-        let bytes = response
+        // the cap holds on the decoded body: a small compressed response must not inflate past it
+        let mut bytes = Vec::new();
+        response
             .body_mut()
             .with_config()
             .limit(self.options.max_bytes)
-            .read_to_vec()
-            .map_err(|e| self.error(e, url))?;
-        let (text, encoding) = decode_html(&bytes, content_type.as_deref());
-        let markdown = if plain {
-            text.into_owned()
-        } else {
-            HtmlCleaner::new(self.options.strip_level)
-                .with_base_url(final_url.clone())
-                .clean(&text)
-                .0
-        };
+            .reader()
+            .take(self.options.max_bytes.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|e| self.read_error(e, &current))?;
+        if bytes.len() as u64 > self.options.max_bytes {
+            return Err(FetchError::TooLarge {
+                limit: self.options.max_bytes,
+            });
+        }
+        // the timeout covers decoding and cleaning too: they run on a worker, given what is left of it
+        let left = self.options.timeout.saturating_sub(started.elapsed());
+        let (level, base, header) = (
+            self.options.strip_level,
+            final_url.clone(),
+            content_type.clone(),
+        );
+        let (send, receive) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let (text, encoding) = decode_html(&bytes, header.as_deref());
+            let cleaned = if plain {
+                (text.clone().into_owned(), PageMetadata::default())
+            } else {
+                let markdown = HtmlCleaner::new(level)
+                    .with_base_url(base.clone())
+                    .clean(&text)
+                    .0;
+                (markdown, page_metadata(&text, Some(&base)))
+            };
+            // the receiver may have given up: then the work is dropped
+            let _ = send.send((cleaned, encoding, bytes.len()));
+        });
+        let ((markdown, metadata), encoding, size) = receive.recv_timeout(left).map_err(|_| {
+            FetchError::Timeout(format!(
+                "the page was not cleaned within {:?}",
+                self.options.timeout
+            ))
+        })?;
         Ok(Page {
-            stats: CleanStats::new(bytes.len(), markdown.len()),
+            metadata,
+            stats: CleanStats::new(size, markdown.len()),
             final_url,
             content_type,
             encoding,
@@ -260,19 +319,39 @@ impl Fetcher {
     pub fn fetch_markdown(&self, url: &str) -> FetchResult {
         match self.fetch(url) {
             Ok(page) => self.result(&page),
-            Err(e) => FetchResult::failure(format!("could not fetch {url}: {e}")),
+            Err(e) => {
+                FetchResult::failure(format!("could not fetch {}: {e}", redact_credentials(url)))
+            }
         }
     }
 
     /// The page tool's result for a fetched page: cut to `max_chars`, or the chosen chunk.
     pub fn result(&self, page: &Page) -> FetchResult {
-        shape(
-            &page.markdown,
-            page.stats.original_size,
-            self.options.max_chars,
-            self.options.chunk,
-            &format!("{} ({})", page.final_url, self.options.strip_level.name()),
-        )
+        let m = page.metadata.clone();
+        FetchResult {
+            title: m.title,
+            canonical_url: m.canonical_url.as_deref().map(redact_credentials),
+            published: m.published,
+            author: m.author,
+            ..shape(
+                &page.markdown,
+                page.stats.original_size,
+                self.options.max_chars,
+                self.options.chunk,
+                &format!("{} ({})", page.final_url, self.options.strip_level.name()),
+            )
+        }
+    }
+
+    /// An error while reading the body: ureq's own errors come wrapped in `io::Error`.
+    fn read_error(&self, e: std::io::Error, url: &str) -> FetchError {
+        match e.downcast::<ureq::Error>() {
+            Ok(inner) => self.error(inner, url),
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                FetchError::Timeout(e.to_string())
+            }
+            Err(e) => FetchError::Network(e.to_string()),
+        }
     }
 
     fn error(&self, e: ureq::Error, url: &str) -> FetchError {
@@ -290,11 +369,52 @@ impl Fetcher {
             }
             ureq::Error::HostNotFound => FetchError::HostNotFound,
             ureq::Error::BadUri(reason) => FetchError::InvalidUrl {
-                url: url.to_owned(),
+                url: redact_credentials(url),
                 reason,
             },
             other => FetchError::Network(other.to_string()),
         }
+    }
+}
+
+/// Is `url` one the page tool fetches: http or https, with a host?
+fn check_url(url: &str) -> Result<(), FetchError> {
+    let invalid = |reason: &str| FetchError::InvalidUrl {
+        url: redact_credentials(url),
+        reason: reason.to_owned(),
+    };
+    match url
+        .split_once(':')
+        .map(|(scheme, _)| scheme.to_ascii_lowercase())
+    {
+        Some(scheme) if scheme == "http" || scheme == "https" => {}
+        Some(scheme)
+            if !scheme.is_empty()
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) =>
+        {
+            return Err(invalid(&format!("scheme {scheme:?} is not http or https")))
+        }
+        _ => return Err(invalid("no scheme (http:// or https://)")),
+    }
+    let uri: ureq::http::Uri = url.parse().map_err(|_| invalid("not a URL"))?;
+    if uri.host().is_none_or(str::is_empty) {
+        return Err(invalid("no host"));
+    }
+    Ok(())
+}
+
+/// `url` with the user name and password of its authority (`http://user:pass@host/`) replaced by `***`: what
+/// the tool says goes to the model, and credentials must not.
+pub fn redact_credentials(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://***@{}", &rest[at + 1..]),
+        None => url.to_owned(),
     }
 }
 
@@ -386,6 +506,10 @@ pub fn shape(
         chunk_number,
         total_chunks,
         message,
+        title: None,
+        canonical_url: None,
+        published: None,
+        author: None,
     }
 }
 

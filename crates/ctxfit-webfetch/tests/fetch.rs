@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use ctxfit_html::{HtmlCleaner, StripLevel};
 use ctxfit_webfetch::{
-    fetch_webpage_markdown, shape, FetchError, FetchOptions, FetchResult, Fetcher,
+    fetch_webpage_markdown, shape, AddressPolicy, FetchError, FetchOptions, FetchResult, Fetcher,
 };
 
 /// A page in windows-1252 (the charset is in the HTTP header only).
@@ -57,6 +57,12 @@ fn respond(stream: &mut TcpStream, status: &str, headers: &[(&str, &str)], body:
     head.push_str("\r\n");
     let _ = stream.write_all(head.as_bytes());
     let _ = stream.write_all(body);
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(bytes).unwrap();
+    enc.finish().unwrap()
 }
 
 fn long_page() -> String {
@@ -126,6 +132,39 @@ fn serve() -> Server {
                         b"%PDF-1.4",
                     ),
                     "/big" => respond(&mut stream, "200 OK", &[html], &vec![b'a'; 2 << 20]),
+                    // 4 MiB of page in a few kilobytes of gzip
+                    "/gzip-bomb" => respond(
+                        &mut stream,
+                        "200 OK",
+                        &[html, ("Content-Encoding", "gzip")],
+                        &gzip(&vec![b'a'; 4 << 20]),
+                    ),
+                    "/gzip" => respond(
+                        &mut stream,
+                        "200 OK",
+                        &[html, ("Content-Encoding", "gzip")],
+                        &gzip(b"<html><body><h1>Packed</h1><p>Sent gzipped.</p></body></html>"),
+                    ),
+                    "/to-file" => respond(
+                        &mut stream,
+                        "302 Found",
+                        &[("Location", "file:///etc/passwd")],
+                        b"",
+                    ),
+                    "/meta" => respond(
+                        &mut stream,
+                        "200 OK",
+                        &[html],
+                        b"<html><head><title>Ignored</title><meta property=\"og:title\" content=\"Release notes\">\
+                          <link rel=\"canonical\" href=\"/notes\"><meta name=\"author\" content=\"Ada\">\
+                          <meta property=\"article:published_time\" content=\"2024-05-01\"></head>\
+                          <body><p>Version 2 is out.</p></body></html>",
+                    ),
+                    // quick to send, slow to clean: 8 MB of `<`, each a parse error
+                    "/slow-to-clean" => respond(&mut stream, "200 OK", &[html], &vec![b'<'; 8 << 20]),
+                    "/to-relative" => {
+                        respond(&mut stream, "301 Moved", &[("Location", "plain")], b"")
+                    }
                     "/slow" => {
                         std::thread::sleep(Duration::from_secs(3));
                         respond(&mut stream, "200 OK", &[html], b"<p>late</p>")
@@ -296,6 +335,87 @@ fn non_public_addresses_are_refused_before_connecting() {
 }
 
 #[test]
+fn a_page_says_its_title_url_date_and_author_when_it_states_them() {
+    ctxfit_import::skip_without_corpus!();
+    let server = serve();
+    let result = fetcher(FetchOptions::default()).fetch_markdown(&server.url("/meta"));
+    assert!(result.success, "{}", result.message);
+    assert_eq!(result.title.as_deref(), Some("Release notes"));
+    assert_eq!(result.canonical_url, Some(server.url("/notes")));
+    assert_eq!(result.published.as_deref(), Some("2024-05-01"));
+    assert_eq!(result.author.as_deref(), Some("Ada"));
+    let json = serde_json::to_value(&result).unwrap();
+    assert_eq!(json["title"], "Release notes");
+    // a page that states nothing: the keys are left out, seed 003's keys stay
+    let plain = fetcher(FetchOptions::default()).fetch_markdown(&server.url("/plain"));
+    let json = serde_json::to_value(&plain).unwrap();
+    assert!(json.get("title").is_none() && json.get("message").is_some());
+}
+
+#[test]
+fn compressed_pages_are_capped_on_what_they_inflate_to() {
+    ctxfit_import::skip_without_corpus!();
+    let server = serve();
+    let page = fetcher(FetchOptions::default())
+        .fetch(&server.url("/gzip"))
+        .unwrap();
+    assert!(page.markdown.contains("Sent gzipped."), "{}", page.markdown);
+    let small = FetchOptions {
+        max_bytes: 1 << 20,
+        ..FetchOptions::default()
+    };
+    let err = fetcher(small).fetch(&server.url("/gzip-bomb")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the page is larger than the limit of 1048576 bytes"
+    );
+}
+
+#[test]
+fn redirects_go_only_to_web_pages_and_credentials_never_reach_the_model() {
+    ctxfit_import::skip_without_corpus!();
+    let server = serve();
+    let fetch = fetcher(FetchOptions::default());
+    let err = fetch.fetch(&server.url("/to-file")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "refused a redirect to file:///etc/passwd: scheme \"file\" is not http or https"
+    );
+    // a relative Location is resolved against the page that sent it
+    let page = fetch.fetch(&server.url("/to-relative")).unwrap();
+    assert!(page.final_url.ends_with("/plain"), "{}", page.final_url);
+    assert_eq!(page.markdown, "just <text>");
+
+    let with_password = format!("http://agent:s3cret@127.0.0.1:{}/missing", server.port);
+    let result = fetch.fetch_markdown(&with_password);
+    assert!(!result.success);
+    assert!(!result.message.contains("s3cret"), "{}", result.message);
+    assert!(
+        result.message.contains("http://***@127.0.0.1"),
+        "{}",
+        result.message
+    );
+    let result = fetch.fetch_markdown("ftp://agent:s3cret@example.com/");
+    assert!(!result.message.contains("s3cret"), "{}", result.message);
+
+    // allowing private addresses does not open the metadata services
+    let open = Fetcher::new(FetchOptions {
+        addresses: AddressPolicy {
+            allow_private: true,
+            ..AddressPolicy::default()
+        },
+        ..FetchOptions::default()
+    });
+    let err = open
+        .fetch("http://169.254.169.254/latest/meta-data/")
+        .unwrap_err();
+    assert!(
+        matches!(&err, FetchError::Refused(r) if r.kind == "a cloud metadata address"),
+        "{err}"
+    );
+}
+
+#[test]
 fn limits_give_clear_errors() {
     ctxfit_import::skip_without_corpus!();
     let server = serve();
@@ -330,6 +450,17 @@ fn limits_give_clear_errors() {
         ..FetchOptions::default()
     };
     assert!(fetch("/slow", quick).starts_with("timed out"));
+    // the timeout covers cleaning too
+    let quick = FetchOptions {
+        // long enough to read 8 MB from loopback, far too short to clean it (seconds in a debug build)
+        timeout: Duration::from_millis(1000),
+        max_bytes: 16 << 20,
+        ..FetchOptions::default()
+    };
+    assert!(
+        fetch("/slow-to-clean", quick).starts_with("timed out (the page was not cleaned within"),
+        "cleaning is bounded by the timeout"
+    );
     for (url, reason) in [
         ("ftp://example.com/x", "scheme \"ftp\" is not http or https"),
         ("file:///etc/passwd", "scheme \"file\" is not http or https"),
