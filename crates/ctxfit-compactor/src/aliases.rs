@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use ctxfit_model::Value;
 
-/// Built-in aliases: (tool name, kind). Claude Code, OpenHands, SWE-agent and the seeds' own names.
+/// Built-in aliases: (tool name, kind). Claude Code, Codex CLI, OpenHands, SWE-agent and the seeds' own names.
 pub const DEFAULT_ALIASES: &[(&str, &str)] = &[
     // reads
     ("read_file", "read_file"),
@@ -22,6 +22,7 @@ pub const DEFAULT_ALIASES: &[(&str, &str)] = &[
     ("edit", "edit_file"),
     ("create", "edit_file"),
     ("insert", "edit_file"),
+    ("apply_patch", "edit_file"),
     // shells
     ("bash", "bash"),
     ("Bash", "bash"),
@@ -29,6 +30,9 @@ pub const DEFAULT_ALIASES: &[(&str, &str)] = &[
     ("shell", "bash"),
     ("run", "bash"),
     ("execute_ipython_cell", "bash"),
+    // Codex CLI: a command, and what a still-running one printed since
+    ("exec_command", "bash"),
+    ("write_stdin", "bash"),
     // navigation and listings
     ("ls", "listing"),
     ("LS", "listing"),

@@ -17,12 +17,16 @@ use ctxfit_tokens::{
 
 use crate::aliases::ToolKinds;
 use crate::policy::{Settings, Trigger};
-use crate::report::{Action, BlockReport, Report};
+use crate::report::{Action, BlockReport, HeldBack, HoldReason, Report};
 
 /// Why a compactor could not be built from its settings.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CompactorError {
-    #[error("unknown rule `{name}` in profile `{profile}` (registered: {known})")]
+    #[error(
+        "unknown rule `{name}` in profile `{profile}` (registered: {known}); a rule crate is registered only \
+         when the binary links it: reference it from your code (`use my_rule_crate as _;`), and link the built-in \
+         rules with `ctxfit-plugins`"
+    )]
     UnknownRule {
         name: String,
         profile: String,
@@ -199,7 +203,7 @@ struct State {
     message_tokens: usize,
     /// Tokens of each message as the request sends it (source minus sticky savings).
     sent_tokens: Vec<usize>,
-    /// assistants_before[i]: assistant messages among the first i.
+    /// assistants_before[i]: model responses begun among the first i messages (`begins_response`).
     assistants_before: Vec<usize>,
     results: Vec<ResultSite>,
     /// Results not decided yet, oldest first (indices into `results`).
@@ -244,6 +248,59 @@ pub struct Compactor {
     /// Results a history-independent rule chose to keep: never asked again.
     kept: HashSet<ResultKey>,
     drop: Option<Range<usize>>,
+    /// After [`Compactor::restore`]: the messages the last request before the save sent (the provider's cache).
+    resumed_cached: Option<usize>,
+}
+
+/// What a compactor must remember across a restart to send the same bytes: its decisions. Saved with
+/// [`Compactor::save`], serialisable with serde (JSON, or any serde format), put back with
+/// [`Compactor::restore`]. Everything else it knows is rebuilt from the history on the next request.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SavedState {
+    /// The format of this structure; [`SavedState::VERSION`] today.
+    pub version: u32,
+    /// The profile the decisions were made under: restoring into another one is refused.
+    pub profile: String,
+    /// Messages of the last request compacted before the save (what the provider has cached).
+    pub messages: usize,
+    /// Results replaced for good, in history order.
+    pub decided: Vec<SavedDecision>,
+    /// Results a rule chose to keep for good: (tool_use_id, which result with that id, from 0).
+    pub kept: Vec<(String, u32)>,
+    pub compacted_results: usize,
+}
+
+impl SavedState {
+    pub const VERSION: u32 = 1;
+}
+
+/// One sticky decision.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SavedDecision {
+    pub tool_use_id: String,
+    /// Which result with this id (ids are reused by some agents), from 0.
+    pub nth: u32,
+    /// The result's new content, as `Content::to_json` writes it (`None` when only the call's input was cleared).
+    pub content: Option<Value>,
+    pub clear_input: bool,
+    pub rule: String,
+    pub chars_before: usize,
+    pub chars_after: usize,
+    pub tokens_before: usize,
+    pub tokens_after: usize,
+    pub input_tokens_saved: usize,
+}
+
+/// Why a saved state cannot be restored.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RestoreError {
+    #[error(
+        "saved state version {found} is not supported (this build reads version {})",
+        SavedState::VERSION
+    )]
+    Version { found: u32 },
+    #[error("saved state is of profile `{saved}`, this compactor runs `{running}`")]
+    Profile { saved: String, running: String },
 }
 
 impl Compactor {
@@ -295,7 +352,80 @@ impl Compactor {
             compacted_results: 0,
             kept: HashSet::default(),
             drop: None,
+            resumed_cached: None,
         }
+    }
+
+    /// Its decisions, to save across a restart (see [`SavedState`]).
+    pub fn save(&self) -> SavedState {
+        let mut decided: Vec<SavedDecision> = self
+            .decided
+            .iter()
+            .map(|((id, nth), d)| SavedDecision {
+                tool_use_id: id.clone(),
+                nth: *nth,
+                content: d.content.as_ref().map(Content::to_json),
+                clear_input: d.clear_input,
+                rule: d.rule.clone(),
+                chars_before: d.chars_before,
+                chars_after: d.chars_after,
+                tokens_before: d.tokens_before,
+                tokens_after: d.tokens_after,
+                input_tokens_saved: d.input_tokens_saved,
+            })
+            .collect();
+        decided.sort_by(|a, b| (&a.tool_use_id, a.nth).cmp(&(&b.tool_use_id, b.nth)));
+        let mut kept: Vec<(String, u32)> = self.kept.iter().cloned().collect();
+        kept.sort();
+        SavedState {
+            version: SavedState::VERSION,
+            profile: self.settings.profile.clone(),
+            messages: self.state.messages,
+            decided,
+            kept,
+            compacted_results: self.compacted_results,
+        }
+    }
+
+    /// Put back the decisions of a saved state, into a compactor built with the same profile that has not
+    /// compacted yet. Its next [`Compactor::compact`] rebuilds the rest from the history, and from then on it
+    /// sends, byte for byte, what the compactor that was saved would have sent.
+    pub fn restore(&mut self, saved: SavedState) -> Result<(), RestoreError> {
+        if saved.version != SavedState::VERSION {
+            return Err(RestoreError::Version {
+                found: saved.version,
+            });
+        }
+        if saved.profile != self.settings.profile {
+            return Err(RestoreError::Profile {
+                saved: saved.profile,
+                running: self.settings.profile.clone(),
+            });
+        }
+        self.decided = saved
+            .decided
+            .into_iter()
+            .map(|d| {
+                (
+                    (d.tool_use_id, d.nth),
+                    Sticky {
+                        content: d.content.map(Content::from_json),
+                        clear_input: d.clear_input,
+                        rule: d.rule,
+                        chars_before: d.chars_before,
+                        chars_after: d.chars_after,
+                        tokens_before: d.tokens_before,
+                        tokens_after: d.tokens_after,
+                        input_tokens_saved: d.input_tokens_saved,
+                    },
+                )
+            })
+            .collect();
+        self.kept = saved.kept.into_iter().collect();
+        self.compacted_results = saved.compacted_results;
+        self.state = State::default();
+        self.resumed_cached = Some(saved.messages);
+        Ok(())
     }
 
     pub fn settings(&self) -> &Settings {
@@ -339,7 +469,7 @@ impl Compactor {
             st.sent_tokens.push(MESSAGE_OVERHEAD);
             let before = *st.assistants_before.last().unwrap_or(&0);
             st.assistants_before
-                .push(before + usize::from(msg.role == Role::Assistant));
+                .push(before + usize::from(ctxfit_model::begins_response(&conv.messages, mi)));
             for (bi, block) in msg.content.blocks.iter().enumerate() {
                 let tokens = count_block(est, block);
                 st.message_tokens += tokens;
@@ -355,9 +485,10 @@ impl Compactor {
                 let Block::ToolResult(r) = block else {
                     continue;
                 };
-                let tool = st.index.tool_name(&r.tool_use_id).unwrap_or("").to_owned();
+                let site = st.index.call_before(&r.tool_use_id, (mi, bi));
+                let tool = site.map_or("", |c| c.name.as_str()).to_owned();
                 let null = Value::Null;
-                let call = st.index.get(&r.tool_use_id).map(|c| (c.message, c.block));
+                let call = site.map(|c| (c.message, c.block));
                 let input = call_input(conv, call).unwrap_or(&null);
                 let kind = self.kinds.kind_of(&tool, input).to_owned();
                 let ri = st.results.len();
@@ -432,8 +563,9 @@ impl Compactor {
     /// previous call (the seeds' trigger); without them the estimate of this request is used.
     pub fn compact(&mut self, conv: &Conversation, reported_input_tokens: Option<usize>) -> Report {
         // what the previous call sent is what the provider has cached (none of it, when the history is new)
-        let cached = if conv.messages.len() >= self.state.messages {
-            self.state.messages
+        let previous = self.resumed_cached.take().unwrap_or(self.state.messages);
+        let cached = if conv.messages.len() >= previous {
+            previous
         } else {
             0
         };
@@ -448,9 +580,11 @@ impl Compactor {
             Trigger::Always => true,
             Trigger::Budget => self.settings.budget > 0 && input_tokens > self.settings.budget,
         };
-        if triggered {
-            self.run_rules(conv, &mut new_blocks);
-        }
+        let held_back = if triggered {
+            self.run_rules(conv, &mut new_blocks)
+        } else {
+            None
+        };
         self.drop = drop_range(conv, self.settings.max_conversation_messages);
         let dropped_tokens: usize = self.drop.clone().map_or(0, |r| {
             conv.messages[r]
@@ -478,6 +612,7 @@ impl Compactor {
                 Trigger::Always => 0,
             },
             new_blocks,
+            held_back,
         };
         if let Some(note) = report.note() {
             tracing::info!(target: "ctxfit", "{note}");
@@ -509,7 +644,7 @@ impl Compactor {
         // the input tokens of the last request that triggered compaction, for the note
         let mut last_trigger = None;
         for (mi, msg) in conv.messages.iter().enumerate() {
-            if msg.role == Role::Assistant && mi > 0 {
+            if mi > 0 && ctxfit_model::begins_response(&conv.messages, mi) {
                 let report = self.compact(&request, previous);
                 previous = Some(report.tokens_after);
                 if report.triggered {
@@ -594,7 +729,13 @@ impl Compactor {
         self.state.pending = still;
     }
 
-    fn run_rules(&mut self, conv: &Conversation, new_blocks: &mut Vec<BlockReport>) {
+    /// Ask the rules about the pending results and make their cuts, unless the reclaim checks hold the batch
+    /// back (then said in the return value).
+    fn run_rules(
+        &mut self,
+        conv: &Conversation,
+        new_blocks: &mut Vec<BlockReport>,
+    ) -> Option<HeldBack> {
         let total_assistants = *self.state.assistants_before.last().unwrap_or(&0);
         let keep_from = self
             .state
@@ -651,11 +792,7 @@ impl Compactor {
                 tool_name: &site.tool,
                 tool_kind: &site.kind,
                 tool_use_id: &site.tool_use_id,
-                input: self
-                    .state
-                    .index
-                    .input(conv, &site.tool_use_id)
-                    .unwrap_or(&null),
+                input: call_input(conv, site.call).unwrap_or(&null),
                 content,
                 is_error: result.is_error == Some(true),
                 message_index: site.message,
@@ -787,11 +924,23 @@ impl Compactor {
                     reclaim * requests < self.settings.cache_write_premium * tail,
                 )
             });
-        if tentative.is_empty()
-            || reclaim < self.settings.min_reclaim_tokens
-            || too_little_for_the_tail
-            || does_not_pay_back
-        {
+        let held = if tentative.is_empty() {
+            None
+        } else if reclaim < self.settings.min_reclaim_tokens {
+            Some(HoldReason::MinReclaimTokens)
+        } else if too_little_for_the_tail {
+            Some(HoldReason::MinReclaimRatio)
+        } else if does_not_pay_back {
+            Some(HoldReason::CacheWritePremium)
+        } else {
+            None
+        };
+        if tentative.is_empty() || held.is_some() {
+            let held = held.map(|reason| HeldBack {
+                results: tentative.len(),
+                tokens: reclaim,
+                reason,
+            });
             for (ri, change) in tentative {
                 self.state.shown.remove_content(&change.content);
                 if does_not_pay_back && change.decides_once {
@@ -806,7 +955,7 @@ impl Compactor {
             }
             still.sort_unstable();
             self.state.pending = still;
-            return;
+            return held;
         }
         still.sort_unstable();
         self.state.pending = still;
@@ -815,6 +964,7 @@ impl Compactor {
             let site = self.state.results[ri].clone();
             new_blocks.extend(self.commit(conv, &site, change));
         }
+        None
     }
 
     /// The count of results that could change a waiting result's decision, as recorded when it was asked.
@@ -1061,6 +1211,7 @@ impl<'a> Projection<'a> {
         let write_message = |m: &Message| match self.source.format {
             ctxfit_model::WireFormat::Anthropic => ctxfit_model::anthropic::write_message(m),
             ctxfit_model::WireFormat::OpenAi => ctxfit_model::openai::write_message(m),
+            ctxfit_model::WireFormat::Responses => ctxfit_model::responses::write_item(m),
         };
         let write_value = |w: &mut dyn std::io::Write, v: &Value| {
             if pretty {
@@ -1100,7 +1251,7 @@ impl<'a> Projection<'a> {
                     }
                     write_value(&mut w, &Value::String(k.clone()))?;
                     w.write_all(b":")?;
-                    if k == "messages" {
+                    if k == self.source.format.messages_key() && v.is_array() {
                         write_messages(&mut w)?;
                     } else {
                         write_value(&mut w, v)?;

@@ -66,6 +66,10 @@ pub struct ProfileSpec {
     pub warning_threshold: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rules: Option<Vec<RuleSpec>>,
+    /// Rules asked before the ones the profile has or inherits: one rule added to `smart` without copying its
+    /// list (`extends = "smart"`, `add_rules = [{ rule = "mine", tools = ["my_tool"] }]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub add_rules: Option<Vec<RuleSpec>>,
 }
 
 /// A policy file.
@@ -340,7 +344,8 @@ impl PolicyFile {
         })?;
         match spec.extends.clone() {
             Some(parent) => Ok(merge(self.chain(&parent, seen)?, spec)),
-            None => Ok(spec),
+            // `add_rules` folded into `rules`
+            None => Ok(merge(ProfileSpec::default(), spec)),
         }
     }
 }
@@ -374,7 +379,15 @@ fn merge(base: ProfileSpec, over: ProfileSpec) -> ProfileSpec {
             .or(base.max_conversation_messages),
         request_budget: over.request_budget.or(base.request_budget),
         warning_threshold: over.warning_threshold.or(base.warning_threshold),
-        rules: over.rules.or(base.rules),
+        rules: match (over.add_rules, over.rules.or(base.rules)) {
+            (Some(mut added), inherited) => {
+                added.extend(inherited.unwrap_or_default());
+                Some(added)
+            }
+            (None, inherited) => inherited,
+        },
+        // folded into `rules` above
+        add_rules: None,
     }
 }
 

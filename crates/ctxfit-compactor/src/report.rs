@@ -30,6 +30,28 @@ pub struct BlockReport {
     pub tokens_after: usize,
 }
 
+/// Why the rules' cuts were not made this request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HoldReason {
+    /// They would reclaim fewer tokens than `min_reclaim_tokens`.
+    MinReclaimTokens,
+    /// They would reclaim less than `min_reclaim_ratio` of the cached part the provider must write again.
+    MinReclaimRatio,
+    /// They would not pay back the cache write by `cache_write_premium` (and are not tried again).
+    CacheWritePremium,
+}
+
+/// A batch of cuts the rules chose but the reclaim checks held back.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HeldBack {
+    /// Tool results the batch would have changed.
+    pub results: usize,
+    /// Estimated tokens it would have reclaimed.
+    pub tokens: usize,
+    pub reason: HoldReason,
+}
+
 /// The outcome of one request's compaction.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
@@ -52,6 +74,8 @@ pub struct Report {
     pub dropped_messages: usize,
     /// The budget the trigger compared with (0 when the trigger is `always`).
     pub budget: usize,
+    /// Cuts the rules chose that the reclaim checks held back this request, if any.
+    pub held_back: Option<HeldBack>,
 }
 
 impl Report {

@@ -129,7 +129,7 @@ my_reader = "read_file"
 
 #[test]
 fn bad_policies_say_what_and_where() {
-    check_error("[profiles.a]\nbudgett = 3\n", Some("a"), None, "policy.toml:2:1: unknown field `budgett`, expected one of `extends`, `trigger`, `budget`, `target`, `keep_latest_result_message`, `keep_last_tool_uses`, `exclude_tools`, `clear_tool_inputs`, `min_reclaim_tokens`, `min_reclaim_ratio`, `cache_write_premium`, `max_tool_result_chars`, `max_conversation_messages`, `request_budget`, `warning_threshold`, `rules`");
+    check_error("[profiles.a]\nbudgett = 3\n", Some("a"), None, "policy.toml:2:1: unknown field `budgett`, expected one of `extends`, `trigger`, `budget`, `target`, `keep_latest_result_message`, `keep_last_tool_uses`, `exclude_tools`, `clear_tool_inputs`, `min_reclaim_tokens`, `min_reclaim_ratio`, `cache_write_premium`, `max_tool_result_chars`, `max_conversation_messages`, `request_budget`, `warning_threshold`, `rules`, `add_rules`");
     check_error(
         "[profiles.a]\nextends = \"seed-000\"\nbudget = -5\n",
         Some("a"),
@@ -307,4 +307,80 @@ request_budget = 0
             tokens - 1
         )
     );
+}
+
+#[test]
+fn a_profile_adds_a_rule_in_front_of_what_it_extends() {
+    let text = "[profiles.mine]\nextends = \"smart\"\nadd_rules = [{ rule = \"truncate\", tools = [\"sql_query\"], params = { max_chars = 200 } }]\n[profiles.more]\nextends = \"mine\"\nadd_rules = [{ rule = \"recent\", tools = [\"status\"] }]\n";
+    let smart: Vec<String> = resolve("", Some("smart"), None, &[])
+        .unwrap()
+        .rules
+        .iter()
+        .map(|r| r.rule.clone())
+        .collect();
+    let names = |profile| -> Vec<String> {
+        resolve(text, Some(profile), None, &[])
+            .unwrap()
+            .rules
+            .iter()
+            .map(|r| r.rule.clone())
+            .collect()
+    };
+    let mut expected = vec!["truncate".to_owned()];
+    expected.extend(smart.iter().cloned());
+    assert_eq!(names("mine"), expected);
+    expected.insert(0, "recent".to_owned());
+    assert_eq!(
+        names("more"),
+        expected,
+        "each level adds in front of the one below"
+    );
+}
+
+#[test]
+fn an_unknown_rule_says_how_to_link_one() {
+    let settings = resolve(
+        "[profiles.x]\nrules = [{ rule = \"my-sql-rule\" }]\n",
+        Some("x"),
+        None,
+        &[],
+    )
+    .unwrap();
+    let registry = ctxfit_compactor::Registry::collect().unwrap();
+    let err = Compactor::new(settings, &registry, Box::new(ctxfit_tokens::FastEstimator))
+        .err()
+        .unwrap();
+    assert!(matches!(err, CompactorError::UnknownRule { .. }));
+    assert!(err.to_string().contains("use my_rule_crate as _;"), "{err}");
+}
+
+#[test]
+fn a_batch_held_back_by_the_reclaim_check_is_in_the_report() {
+    let settings = resolve(
+        "[profiles.a]\nextends = \"seed-002\"\nmin_reclaim_tokens = 1000000\n",
+        Some("a"),
+        None,
+        &[],
+    )
+    .unwrap();
+    let registry = ctxfit_compactor::Registry::collect().unwrap();
+    let mut c =
+        Compactor::new(settings, &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
+    let long = "line of output\n".repeat(400);
+    let conv = ctxfit_model::from_value(serde_json::json!({"messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "bash", "input": {"command": "make"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": long}]},
+        {"role": "assistant", "content": "built"},
+        {"role": "user", "content": "next"}
+    ]}))
+    .unwrap();
+    let report = c.compact(&conv, None);
+    assert!(report.new_blocks.is_empty());
+    let held = report.held_back.expect("the cut is reported as held back");
+    assert_eq!(
+        (held.results, held.reason),
+        (1, ctxfit_compactor::HoldReason::MinReclaimTokens)
+    );
+    assert!(held.tokens > 500, "{}", held.tokens);
 }

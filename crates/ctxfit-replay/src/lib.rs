@@ -31,7 +31,7 @@ mod references;
 use std::collections::BTreeMap;
 
 use ctxfit_compactor::{Compactor, CompactorError, Settings, Trigger};
-use ctxfit_model::{Block, Conversation, Role};
+use ctxfit_model::{Block, Conversation};
 use ctxfit_retention::Registry;
 use ctxfit_tokens::{count_message, count_preamble, TokenEstimator};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -313,7 +313,7 @@ pub fn replay(
     let mut turns = Vec::new();
     let mut texts = Vec::new();
     for (mi, msg) in conv.messages.iter().enumerate() {
-        if msg.role == Role::Assistant && mi > 0 {
+        if mi > 0 && ctxfit_model::begins_response(&conv.messages, mi) {
             // the request for this turn: everything before it
             let (first_changed, dropped, compacted_total) = match compactor.as_mut() {
                 Some(c) => {
@@ -362,7 +362,7 @@ pub fn replay(
                 (read, input_tokens - read)
             };
             let cost = prices.cost(cache_read_tokens, cache_write_tokens);
-            let refs = provenance.references(msg);
+            let refs = provenance.references(&conv.messages, mi);
             let seen = refs.iter().filter(|id| visible.contains(id)).count();
             turns.push(TurnStats {
                 message: mi,

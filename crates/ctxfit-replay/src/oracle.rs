@@ -6,7 +6,7 @@
 //! it exists to draw the corner of the frontier (the most a policy could save at full recall), against which
 //! every real policy's saving is measured.
 
-use ctxfit_model::{Content, Conversation, Role};
+use ctxfit_model::{Content, Conversation};
 use ctxfit_retention::{Decision, RetentionRule, RuleContext};
 use rustc_hash::FxHashMap;
 
@@ -18,8 +18,8 @@ pub(crate) fn future_references(conv: &Conversation) -> FxHashMap<String, usize>
     let mut seen = Provenance::new(conv);
     let mut first_use = FxHashMap::default();
     for (mi, msg) in conv.messages.iter().enumerate() {
-        if msg.role == Role::Assistant && mi > 0 {
-            for id in seen.references(msg) {
+        if mi > 0 && ctxfit_model::begins_response(&conv.messages, mi) {
+            for id in seen.references(&conv.messages, mi) {
                 first_use.entry(id).or_insert(mi);
             }
         }

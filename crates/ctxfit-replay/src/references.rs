@@ -1,11 +1,21 @@
 //! What counts as a reference for recall: an identifier an assistant turn uses that, so far, only tool results
 //! have shown. Shared by the replay's recall and the oracle, so both mean the same thing.
 
-use ctxfit_model::{Block, Conversation, Message};
+use ctxfit_model::{Block, Conversation, Message, Role};
 use rustc_hash::FxHashSet;
 
 use crate::idents::identifiers;
 use crate::{block_texts, for_each_text};
+
+/// The messages of the model response that begins at `at`: it and the assistant messages right after it.
+fn response(messages: &[Message], at: usize) -> &[Message] {
+    let len = messages[at..]
+        .iter()
+        .take_while(|m| m.role == Role::Assistant)
+        .count()
+        .max(1);
+    &messages[at..(at + len).min(messages.len())]
+}
 
 /// Where identifiers have been seen so far: in tool results, or anywhere else (system, user, assistant).
 #[derive(Default)]
@@ -27,12 +37,14 @@ impl Provenance {
         p
     }
 
-    /// The references of an assistant message: identifiers it uses that so far only tool results have shown.
-    pub(crate) fn references(&self, msg: &Message) -> FxHashSet<String> {
+    /// The references of the model response that begins at message `at` (all its messages: in Responses
+    /// documents the reasoning, text and calls of one response are messages in a row): identifiers it uses that
+    /// so far only tool results have shown.
+    pub(crate) fn references(&self, messages: &[Message], at: usize) -> FxHashSet<String> {
         let mut texts = Vec::new();
-        msg.content
-            .blocks
+        response(messages, at)
             .iter()
+            .flat_map(|m| &m.content.blocks)
             .for_each(|b| block_texts(b, &mut texts));
         texts
             .iter()

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use ctxfit_model::{Block, Conversation, Role, ToolCallIndex};
+use ctxfit_model::{Block, Conversation, ToolCallIndex};
 use ctxfit_retention::calls::{edit_call, read_target, EditOp, ShellReads};
 
 /// One edit of a file.
@@ -73,7 +73,7 @@ pub fn changelog(conv: &Conversation) -> BTreeMap<String, Vec<ChangeEntry>> {
     let mut open_file: Option<String> = None;
     let mut turn = 0;
     for (mi, m) in conv.messages.iter().enumerate() {
-        if m.role == Role::Assistant {
+        if ctxfit_model::begins_response(&conv.messages, mi) {
             turn += 1;
         }
         for u in m.tool_uses() {
@@ -181,8 +181,8 @@ pub fn file_state(conv: &Conversation, path: &str, turn: usize) -> FileState {
     // messages up to the (turn+1)-th assistant message
     let mut end = conv.messages.len();
     let mut seen = 0;
-    for (i, m) in conv.messages.iter().enumerate() {
-        if m.role == Role::Assistant {
+    for (i, _) in conv.messages.iter().enumerate() {
+        if ctxfit_model::begins_response(&conv.messages, i) {
             seen += 1;
             if seen > turn {
                 end = i;
@@ -195,7 +195,7 @@ pub fn file_state(conv: &Conversation, path: &str, turn: usize) -> FileState {
     };
     let mut open_file: Option<String> = None;
     for (mi, m) in conv.messages[..end].iter().enumerate() {
-        for block in &m.content.blocks {
+        for (bi, block) in m.content.blocks.iter().enumerate() {
             match block {
                 Block::ToolUse(u) => {
                     if u.name == "open" {
@@ -239,7 +239,7 @@ pub fn file_state(conv: &Conversation, path: &str, turn: usize) -> FileState {
                     }
                 }
                 Block::ToolResult(r) => {
-                    let Some(site) = index.get(&r.tool_use_id) else {
+                    let Some(site) = index.call_before(&r.tool_use_id, (mi, bi)) else {
                         continue;
                     };
                     let Some(Block::ToolUse(call)) = conv.block(site.message, site.block) else {

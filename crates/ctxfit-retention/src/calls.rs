@@ -68,7 +68,14 @@ impl ShellReads {
 }
 
 /// Tool names that run shell commands.
-pub const SHELL_TOOLS: &[&str] = &["bash", "Bash", "execute_bash", "shell", "run"];
+pub const SHELL_TOOLS: &[&str] = &[
+    "bash",
+    "Bash",
+    "execute_bash",
+    "shell",
+    "run",
+    "exec_command",
+];
 
 fn normalise(path: &str) -> String {
     path.trim().trim_start_matches("./").to_owned()

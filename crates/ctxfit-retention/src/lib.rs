@@ -243,6 +243,32 @@ impl RuleConfigError {
     }
 }
 
+/// Check a rule's `params` before reading them: `null` (none given) or a table whose keys are all `known`. A
+/// misspelt parameter is an error naming the ones the rule takes, never silently ignored.
+///
+/// ```
+/// use ctxfit_retention::check_params;
+/// use ctxfit_model::Value;
+///
+/// let params: Value = serde_json::json!({"row": 3});
+/// let err = check_params("sql-query", &params, &["rows"]).unwrap_err();
+/// assert_eq!(err.to_string(), "rule `sql-query`: unknown parameter `row` (expected: rows)");
+/// assert!(check_params("sql-query", &Value::Null, &["rows"]).is_ok());
+/// ```
+pub fn check_params(rule: &str, params: &Value, known: &[&str]) -> Result<(), RuleConfigError> {
+    match params {
+        Value::Null => Ok(()),
+        Value::Object(m) => match m.keys().find(|k| !known.contains(&k.as_str())) {
+            None => Ok(()),
+            Some(k) => Err(RuleConfigError::new(
+                rule,
+                format!("unknown parameter `{k}` (expected: {})", known.join(", ")),
+            )),
+        },
+        _ => Err(RuleConfigError::new(rule, "params must be a table")),
+    }
+}
+
 /// Builds a rule from the `params` table of its policy entry (`null` when there is none).
 pub type RuleFactory = fn(&Value) -> Result<Box<dyn RetentionRule>, RuleConfigError>;
 
@@ -280,8 +306,47 @@ impl RuleDescriptor {
 
 inventory::collect!(RuleDescriptor);
 
-/// Register a rule: `register_rule!(RuleDescriptor { name: "x", tools: &["bash"], summary: "...", factory })`
-/// without the `origin` field, which the macro fills in. Rule crates need not depend on `inventory`.
+/// Register a rule under a name, with the tools it handles by default, a one-line summary and a factory that
+/// builds it from its `params`; the macro fills in where it was registered. Rule crates need not depend on
+/// `inventory`.
+///
+/// ```
+/// use ctxfit_retention::{register_rule, Decision, Registry, RetentionRule, RuleConfigError, RuleContext};
+/// use ctxfit_model::Value;
+///
+/// /// Keeps the first line of a stale SQL result.
+/// struct FirstLine;
+///
+/// impl RetentionRule for FirstLine {
+///     fn name(&self) -> &'static str {
+///         "sql-first-line"
+///     }
+///     fn decide(&self, ctx: &RuleContext<'_>) -> Decision {
+///         let text = ctx.content.joined_text();
+///         match text.split_once('\n') {
+///             Some((first, _)) => Decision::Pointer(format!("{first} [rest omitted — re-run the query]")),
+///             None => Decision::Keep,
+///         }
+///     }
+/// }
+///
+/// fn build(_params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
+///     Ok(Box::new(FirstLine))
+/// }
+///
+/// register_rule!(
+///     name: "sql-first-line",
+///     tools: &["sql_query"],
+///     summary: "keep the first line of a stale query result",
+///     factory: build,
+/// );
+///
+/// // found by name at run time, like the built-in rules
+/// let registry = Registry::collect().unwrap();
+/// let rule = registry.get("sql-first-line").unwrap();
+/// assert!(rule.handles("", "sql_query"));
+/// assert!((rule.factory)(&Value::Null).is_ok());
+/// ```
 #[macro_export]
 macro_rules! register_rule {
     (name: $name:expr, tools: $tools:expr, summary: $summary:expr, factory: $factory:expr $(,)?) => {

@@ -21,7 +21,9 @@
 //! ```
 
 use ctxfit_model::{Content, Value};
-use ctxfit_retention::{register_rule, Decision, RetentionRule, RuleConfigError, RuleContext};
+use ctxfit_retention::{
+    check_params, register_rule, Decision, RetentionRule, RuleConfigError, RuleContext,
+};
 
 /// Keeps the header and the first rows of a tabular result.
 #[derive(Debug, Clone)]
@@ -48,6 +50,7 @@ impl RetentionRule for KeepHeaderAndFirstRows {
 }
 
 fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
+    check_params("sql-query", params, &["rows"])?;
     let rows = match params.get("rows") {
         None => 5,
         Some(v) => v.as_u64().ok_or_else(|| {

@@ -54,3 +54,14 @@ rule = "tiered"
         "id | name\n1 | person number 1\n2 | person number 2\n[… 28 more rows omitted]"
     );
 }
+
+#[test]
+fn a_misspelt_parameter_is_an_error() {
+    let registry = ctxfit_plugins::registry().unwrap();
+    let build = registry.get("sql-query").unwrap().factory;
+    let err = build(&serde_json::json!({"row": 2})).err().unwrap();
+    assert_eq!(
+        err.to_string(),
+        "rule `sql-query`: unknown parameter `row` (expected: rows)"
+    );
+}

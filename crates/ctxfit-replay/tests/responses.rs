@@ -1,0 +1,50 @@
+//! A Responses session (Codex CLI's format): one request per model response, however many items the response
+//! has, and the references of a response counted over all its items.
+
+use ctxfit_replay::{replay, Policy, Prices};
+use ctxfit_tokens::{FastEstimator, TokenEstimator};
+use serde_json::json;
+
+fn fast() -> Box<dyn TokenEstimator> {
+    Box::new(FastEstimator)
+}
+
+#[test]
+fn a_response_of_several_items_is_one_request_and_its_calls_count_as_references() {
+    let call = |id: &str, cmd: &str| {
+        json!({"type": "function_call", "call_id": id, "name": "exec_command",
+               "arguments": json!({"cmd": cmd}).to_string()})
+    };
+    let output = |id: &str, text: &str| json!({"type": "function_call_output", "call_id": id, "output": text});
+    let reasoning = json!({"type": "reasoning", "summary": [], "encrypted_content": "x"});
+    let doc = json!({"instructions": "You are a coding agent.", "input": [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix the parser"}]},
+        reasoning, call("c1", "ls src"), call("c2", "git status"),
+        output("c1", "alpha_module.rs\nbeta_module.rs"), output("c2", "clean"),
+        reasoning,
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Reading it."}]},
+        call("c3", "cat beta_module.rs"),
+        output("c3", "fn parse() {}"),
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done."}]}
+    ]});
+    let conv = ctxfit_model::from_value(doc).unwrap();
+    let registry = ctxfit_plugins::registry().unwrap();
+    let r = replay(
+        "s",
+        &conv,
+        &Policy::None,
+        &registry,
+        &fast,
+        Prices::default(),
+    )
+    .unwrap();
+    let starts: Vec<usize> = r.turns.iter().map(|t| t.message).collect();
+    assert_eq!(
+        starts,
+        [1, 6, 10],
+        "a request before each response, not each item"
+    );
+    // the second response's call names a file only the first call's output showed, three items in
+    assert_eq!(r.turns[1].references, 1);
+    assert_eq!(r.turns[1].references_visible, 1);
+}
