@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
+use ctxfit_compactor::HoldReason;
 use ctxfit_compactor::{Compactor, Report};
 use ctxfit_import::SourceFormat;
 use ctxfit_model::to_value;
@@ -82,6 +83,22 @@ fn report_text(r: &Report) -> String {
             r.dropped_messages
         ));
     }
+    if let Some(h) = &r.held_back {
+        let why = match h.reason {
+            HoldReason::MinReclaimTokens => "fewer than min_reclaim_tokens",
+            HoldReason::MinReclaimRatio => {
+                "less than min_reclaim_ratio of the cache it would break"
+            }
+            HoldReason::CacheWritePremium => {
+                "would not pay back the cache write (cache_write_premium)"
+            }
+        };
+        out.push_str(&format!(
+            "held back: {} cut(s) reclaiming {} tokens — {why}\n",
+            h.results,
+            thousands(h.tokens)
+        ));
+    }
     if !r.new_blocks.is_empty() {
         out.push_str(&format!(
             "{:>7} {:>5}  {:<16} {:<10} {:<13} {:>15} {:>13}\n",
@@ -129,11 +146,11 @@ pub fn run(args: Args) -> Result<()> {
     if args.in_place
         && !matches!(
             sessions.first().map(|s| s.source),
-            Some(SourceFormat::Anthropic | SourceFormat::OpenAi)
+            Some(SourceFormat::Anthropic | SourceFormat::OpenAi | SourceFormat::Responses)
         )
     {
         return Err(BadInput(format!(
-            "{name}: --in-place only rewrites plain Anthropic or OpenAI JSON (this is {}); use -o",
+            "{name}: --in-place only rewrites plain Anthropic, OpenAI Chat or OpenAI Responses JSON (this is {}); use -o",
             sessions.first().map_or("empty", |s| s.source.name())
         ))
         .into());

@@ -1,17 +1,22 @@
-//! `ctxfit convert`: write a conversation (or an imported session) in the Anthropic or OpenAI format.
+//! `ctxfit convert`: write a conversation (or an imported session) in the Anthropic, OpenAI Chat or OpenAI
+//! Responses format.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use ctxfit_model::{convert, to_value, WireFormat};
 
-use crate::input::{select, InputArgs};
-use crate::output::{documents_json, emit};
+use crate::input::{select, skipped_error, warn, InputArgs};
+use crate::output::{documents_json, emit, write_atomically};
+use crate::BadInput;
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum Target {
     Anthropic,
+    /// OpenAI Chat Completions
     Openai,
+    /// OpenAI Responses (`input` items)
+    Responses,
 }
 
 #[derive(clap::Args)]
@@ -25,7 +30,8 @@ pub struct Args {
     /// files give a JSON list with one document per session.
     #[arg(long)]
     session: Option<usize>,
-    /// Write to this file (atomically) instead of standard output.
+    /// Write to this file (atomically) instead of standard output. For a folder: the folder to write into, one
+    /// file per session file (`a/b.jsonl.gz` → `OUT/a/b.FORMAT.json`), created if missing.
     #[arg(short, long)]
     output: Option<PathBuf>,
     /// One line of JSON instead of indented JSON.
@@ -34,14 +40,71 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let (name, sessions) = args.input.load()?;
     let to = match args.to {
         Target::Anthropic => WireFormat::Anthropic,
         Target::Openai => WireFormat::OpenAi,
+        Target::Responses => WireFormat::Responses,
     };
+    if args.input.is_folder() {
+        return convert_folder(&args, to);
+    }
+    let (name, sessions) = args.input.load()?;
     let sessions = select(&name, sessions, args.session)?;
+    let text = converted_json(&name, &sessions, to, args.compact)?;
+    emit(args.output.as_deref(), &text)
+}
+
+/// Every session file below the input folder, each written to its own file under `-o`.
+fn convert_folder(args: &Args, to: WireFormat) -> Result<()> {
+    let folder = PathBuf::from(args.input.file.clone().unwrap_or_default());
+    let Some(out_dir) = &args.output else {
+        return Err(BadInput(format!(
+            "{}: a folder is converted into a folder: give it with -o",
+            folder.display()
+        ))
+        .into());
+    };
+    let (loaded, skipped) = args.input.load_each()?;
+    for l in &loaded {
+        warn(&l.name, &l.problems);
+        let sessions = select(&l.name, l.sessions.clone(), args.session)?;
+        let text = converted_json(&l.name, &sessions, to, args.compact)?;
+        let relative = Path::new(&l.name)
+            .strip_prefix(&folder)
+            .unwrap_or(Path::new(&l.name));
+        let file = relative.to_string_lossy();
+        let stem = file.strip_suffix(".gz").unwrap_or(&file);
+        let stem = [".jsonl", ".json", ".traj", ".af"]
+            .iter()
+            .find_map(|ext| stem.strip_suffix(ext))
+            .unwrap_or(stem);
+        let target = out_dir.join(format!("{stem}.{}.json", to.name()));
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        write_atomically(&target, text.as_bytes())?;
+    }
+    eprintln!(
+        "converted {} file(s) into {}",
+        loaded.len(),
+        out_dir.display()
+    );
+    if skipped > 0 {
+        return Err(skipped_error(skipped, skipped + loaded.len()));
+    }
+    Ok(())
+}
+
+/// The sessions converted to `to`, as JSON text; what has no counterpart is noted on standard error.
+fn converted_json(
+    name: &str,
+    sessions: &[ctxfit_import::Session],
+    to: WireFormat,
+    compact: bool,
+) -> Result<String> {
     let mut docs = Vec::with_capacity(sessions.len());
-    for s in &sessions {
+    for s in sessions {
         let (converted, report) = convert(&s.conversation, to);
         if !report.is_lossless() {
             let which = if s.name.is_empty() {
@@ -56,6 +119,5 @@ pub fn run(args: Args) -> Result<()> {
         }
         docs.push(to_value(&converted));
     }
-    let text = documents_json(docs, args.compact)?;
-    emit(args.output.as_deref(), &text)
+    documents_json(docs, compact)
 }

@@ -37,9 +37,13 @@ pub struct Args {
     /// Write the output to this file (replaced atomically) instead of standard output.
     #[arg(short, long)]
     output: Option<PathBuf>,
-    /// For a URL: allow loopback, private and link-local addresses (refused by default).
+    /// For a URL: allow loopback, private and link-local addresses (refused by default). The cloud metadata
+    /// services are not among them: see --allow-metadata.
     #[arg(long)]
     allow_private: bool,
+    /// For a URL: allow the cloud metadata services (169.254.169.254 and the like), which hand out credentials.
+    #[arg(long)]
+    allow_metadata: bool,
     /// For a URL: allow this one non-public address (repeatable).
     #[arg(long, value_name = "IP")]
     allow_address: Vec<IpAddr>,
@@ -78,12 +82,16 @@ pub fn run(args: Args) -> Result<()> {
             ..FetchOptions::default()
         };
         options.addresses.allow_private = args.allow_private;
+        options.addresses.allow_metadata = args.allow_metadata;
         options.addresses.allowed = args.allow_address.clone();
         let fetcher = Fetcher::new(options);
         match fetcher.fetch(&args.source) {
             Ok(page) => fetcher.result(&page),
             Err(e) => {
-                let message = format!("could not fetch {}: {e}", args.source);
+                let message = format!(
+                    "could not fetch {}: {e}",
+                    ctxfit_webfetch::redact_credentials(&args.source)
+                );
                 if args.json {
                     emit(
                         args.output.as_deref(),
@@ -105,13 +113,21 @@ pub fn run(args: Args) -> Result<()> {
             cleaner = cleaner.with_base_url(base.clone());
         }
         let (markdown, stats) = cleaner.clean_bytes(&bytes, None);
-        shape(
-            &markdown,
-            stats.original_size,
-            max_chars,
-            args.chunk,
-            &format!("{} ({})", display_name(&args.source), args.level.name()),
-        )
+        let (text, _) = ctxfit_html::decode_html(&bytes, None);
+        let m = ctxfit_html::page_metadata(&text, args.base_url.as_deref());
+        FetchResult {
+            title: m.title,
+            canonical_url: m.canonical_url,
+            published: m.published,
+            author: m.author,
+            ..shape(
+                &markdown,
+                stats.original_size,
+                max_chars,
+                args.chunk,
+                &format!("{} ({})", display_name(&args.source), args.level.name()),
+            )
+        }
     };
     if args.json {
         emit(args.output.as_deref(), &json_text(&result)?)?;

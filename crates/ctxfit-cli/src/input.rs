@@ -45,12 +45,132 @@ pub struct InputArgs {
     /// Read the input as this format instead of detecting it.
     #[arg(long, value_parser = parse_format)]
     pub format: Option<SourceFormat>,
+    /// Refuse input that reads but is probably wrong (several calls sharing a tool_use id, a result answering
+    /// no earlier call, a role the format does not have) instead of warning about it.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 impl InputArgs {
-    /// The display name of the input and its sessions.
+    /// The display name of the input and its sessions; problems are warned about on standard error (refused
+    /// under `--strict`).
     pub fn load(&self) -> Result<(String, Vec<Session>)> {
-        load(self.file.as_deref(), self.sample, self.format)
+        let (name, sessions, problems) = self.load_with_problems()?;
+        warn(&name, &problems);
+        Ok((name, sessions))
+    }
+
+    /// Is the input a folder (to walk) rather than one file?
+    pub fn is_folder(&self) -> bool {
+        !self.sample
+            && self
+                .file
+                .as_deref()
+                .is_some_and(|f| f != "-" && Path::new(f).is_dir())
+    }
+
+    /// Every session file the input names — the file itself, or each one below a folder — with its sessions and
+    /// problems. A file of a folder that cannot be read (or is refused under `--strict`) is reported on standard
+    /// error and skipped; the second value counts them.
+    pub fn load_each(&self) -> Result<(Vec<Loaded>, usize)> {
+        if !self.is_folder() {
+            let (name, sessions, problems) = self.load_with_problems()?;
+            return Ok((
+                vec![Loaded {
+                    name,
+                    sessions,
+                    problems,
+                }],
+                0,
+            ));
+        }
+        let files = expand_inputs(&[self.file.clone().unwrap_or_default()])?;
+        let (mut loaded, mut skipped) = (Vec::new(), 0);
+        for file in files {
+            let one = load(Some(&file), false, self.format).and_then(|(name, sessions)| {
+                let problems = check(&name, &sessions, self.strict)?;
+                Ok(Loaded {
+                    name,
+                    sessions,
+                    problems,
+                })
+            });
+            match one {
+                Ok(l) => loaded.push(l),
+                Err(e) => {
+                    eprintln!("skipped: {e:#}");
+                    skipped += 1;
+                }
+            }
+        }
+        Ok((loaded, skipped))
+    }
+
+    /// Like [`InputArgs::load`], handing the problems back instead of warning (refused under `--strict`).
+    pub fn load_with_problems(&self) -> Result<(String, Vec<Session>, Vec<String>)> {
+        let (name, sessions) = load(self.file.as_deref(), self.sample, self.format)?;
+        let problems = check(&name, &sessions, self.strict)?;
+        Ok((name, sessions, problems))
+    }
+}
+
+/// One file's sessions and problems.
+pub struct Loaded {
+    pub name: String,
+    pub sessions: Vec<Session>,
+    pub problems: Vec<String>,
+}
+
+/// The error a batch command ends with when some of its files could not be read (exit code 2).
+pub fn skipped_error(skipped: usize, total: usize) -> anyhow::Error {
+    BadInput(format!(
+        "{skipped} of {total} files could not be read (named above); the output is of the rest"
+    ))
+    .into()
+}
+
+/// The problems of `sessions`, or under `strict` an error naming them.
+pub fn check(name: &str, sessions: &[Session], strict: bool) -> Result<Vec<String>> {
+    let problems = problems(sessions);
+    if strict && !problems.is_empty() {
+        return Err(BadInput(format!(
+            "{name}: refused under --strict: {}",
+            listed(&problems)
+        ))
+        .into());
+    }
+    Ok(problems)
+}
+
+/// The problems of every session (`ctxfit_model::problems`), prefixed with the session's name when it has one.
+pub fn problems(sessions: &[Session]) -> Vec<String> {
+    sessions
+        .iter()
+        .flat_map(|s| {
+            ctxfit_model::problems(&s.conversation)
+                .into_iter()
+                .map(move |p| match s.name.as_str() {
+                    "" => p.to_string(),
+                    name => format!("{name}: {p}"),
+                })
+        })
+        .collect()
+}
+
+/// The first few problems, and how many more.
+fn listed(problems: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let mut text = problems[..problems.len().min(SHOWN)].join("; ");
+    if problems.len() > SHOWN {
+        text.push_str(&format!("; and {} more", problems.len() - SHOWN));
+    }
+    text
+}
+
+/// Say on standard error what reads but is probably wrong.
+pub fn warn(name: &str, problems: &[String]) {
+    if !problems.is_empty() {
+        eprintln!("warning: {name}: {}", listed(problems));
     }
 }
 
@@ -123,17 +243,38 @@ pub fn read_bytes(path: &str) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Read a file, or standard input for `-`, as UTF-8 text.
+/// Read a file, or standard input for `-`, as UTF-8 text (a leading byte-order mark is dropped). Invalid UTF-8
+/// is reported at its line and column, like malformed JSON.
 pub fn read_text(path: &str) -> Result<String> {
     let bytes = read_bytes(path)?;
-    String::from_utf8(bytes).map_err(|e| {
+    let mut text = String::from_utf8(bytes).map_err(|e| {
         let name = display_name(path);
+        let at = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let (line, column) = line_and_column(bytes, at);
         BadInput(format!(
-            "{name}: not UTF-8 text (invalid byte at offset {})",
-            e.utf8_error().valid_up_to()
+            "{name}:{line}:{column}: not UTF-8 text (byte 0x{:02x} at offset {at})",
+            bytes[at]
         ))
-        .into()
-    })
+    })?;
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
+    Ok(text)
+}
+
+/// The 1-based line and column (in characters) of byte `at`, all of whose preceding bytes are valid UTF-8.
+fn line_and_column(bytes: &[u8], at: usize) -> (usize, usize) {
+    let before = &bytes[..at];
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let column = std::str::from_utf8(&before[line_start..])
+        .map_or(at - line_start, |s| s.chars().count())
+        + 1;
+    (line, column)
 }
 
 pub fn display_name(path: &str) -> &str {

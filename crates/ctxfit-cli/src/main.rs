@@ -33,7 +33,7 @@ struct Cli {
 enum Command {
     /// Messages, tool calls and results per tool, characters and tokens of a session.
     Stats(stats::Args),
-    /// Convert a conversation (or an imported session) to the Anthropic or OpenAI format.
+    /// Convert a conversation (or an imported session) to the Anthropic, OpenAI Chat or OpenAI Responses format.
     Convert(convert::Args),
     /// Count the tokens of a text file, or of a conversation with --conversation.
     Tokens(tokens::Args),

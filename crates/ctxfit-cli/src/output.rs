@@ -1,11 +1,41 @@
 //! Writing outputs: standard output, or a file replaced atomically (temporary file + rename).
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, Once};
 
 use anyhow::{Context, Result};
 
+/// The temporary file being written, removed if the process is interrupted (Ctrl-C, SIGTERM, SIGHUP).
+static WRITING: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// Remove the temporary file being written, if any (what an interrupt does before exiting).
+fn remove_unfinished() {
+    if let Some(tmp) = WRITING.lock().ok().and_then(|mut w| w.take()) {
+        let _ = std::fs::remove_file(tmp);
+    }
+}
+
+fn remove_on_interrupt(path: Option<PathBuf>) {
+    static HANDLER: Once = Once::new();
+    HANDLER.call_once(|| {
+        // without a handler the default action (exit) stays; a second handler elsewhere is not ours to replace
+        let _ = ctrlc::set_handler(|| {
+            remove_unfinished();
+            std::process::exit(130);
+        });
+    });
+    if let Ok(mut w) = WRITING.lock() {
+        *w = path;
+    }
+}
+
 /// Write `contents` to `path` so that readers see the old file or the whole new one, never a part.
+///
+/// The temporary file is created beside `path` exclusively under a random name (`O_EXCL`: a file or symlink
+/// planted at a guessable name cannot be written through), gets the permissions and — where allowed — the
+/// owner of the file it replaces (a new file gets the usual mode under the umask), is synced, and is renamed
+/// over `path`. It is removed on any error, and when the process is interrupted while writing.
 pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -14,22 +44,36 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
     let file_name = path
         .file_name()
         .with_context(|| format!("{}: not a file name", path.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        file_name.to_string_lossy(),
-        std::process::id()
-    ));
+    let replaced = std::fs::metadata(path).ok().filter(|m| m.is_file());
     let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(contents)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
+        let prefix = format!(".{}.", file_name.to_string_lossy());
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".ctxfit-tmp");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            // created as a new output file would be (0666 under the umask); a replaced file's mode is set below
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let mut tmp = builder.tempfile_in(dir)?;
+        remove_on_interrupt(Some(tmp.path().to_owned()));
+        if let Some(old) = &replaced {
+            tmp.as_file().set_permissions(old.permissions())?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::MetadataExt;
+                // only root may give a file away; anyone may keep their own uid and group
+                let _ = std::os::unix::fs::fchown(tmp.as_file(), Some(old.uid()), Some(old.gid()));
+            }
+        }
+        tmp.write_all(contents)?;
+        tmp.as_file().sync_all()?;
+        let persisted = tmp.persist(path).map_err(|e| e.error);
+        remove_on_interrupt(None);
+        persisted.map(drop)
     })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("cannot write {}", path.display()));
-    }
-    Ok(())
+    remove_on_interrupt(None);
+    result.with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Write to `out` when given, else to standard output.
@@ -72,8 +116,12 @@ pub fn documents_json(mut docs: Vec<serde_json::Value>, compact: bool) -> Result
 mod tests {
     use super::*;
 
+    /// The temporary file being written is process-wide state: these tests take turns.
+    static SERIAL: Mutex<()> = Mutex::new(());
+
     #[test]
     fn atomic_write_replaces_whole_file_and_leaves_no_temp() {
+        let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let dir = std::env::temp_dir().join(format!("ctxfit-out-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("out.json");
@@ -89,6 +137,61 @@ mod tests {
         let blocked = dir.join("sub");
         std::fs::create_dir_all(blocked.join("x")).unwrap();
         assert!(write_atomically(&blocked, b"x").is_err());
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_interrupt_removes_the_temporary_file_being_written() {
+        let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = std::env::temp_dir().join(format!("ctxfit-int-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = dir.join(".out.json.x.ctxfit-tmp");
+        std::fs::write(&tmp, b"half").unwrap();
+        remove_on_interrupt(Some(tmp.clone()));
+        remove_unfinished();
+        assert!(!tmp.exists());
+        // after a write, nothing is registered: an interrupt then removes nothing
+        let done = dir.join("done.json");
+        write_atomically(&done, b"whole").unwrap();
+        remove_unfinished();
+        assert_eq!(std::fs::read(&done).unwrap(), b"whole");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_replaced_file_keeps_its_mode_and_a_planted_link_is_not_written_through() {
+        let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("ctxfit-perm-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("secret.json");
+        std::fs::write(&path, b"old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        // links planted at the names the old code used (pid-based) and at a plausible random one
+        let victim = dir.join("victim.txt");
+        std::fs::write(&victim, b"untouched").unwrap();
+        for name in [
+            format!(".secret.json.{}.tmp", std::process::id()),
+            ".secret.json.ctxfit-tmp".to_owned(),
+        ] {
+            std::os::unix::fs::symlink(&victim, dir.join(name)).unwrap();
+        }
+        write_atomically(&path, b"new").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert_eq!(std::fs::read(&victim).unwrap(), b"untouched");
+        // a new file gets the ordinary mode, not the temporary file's 0600
+        let fresh = dir.join("fresh.json");
+        write_atomically(&fresh, b"x").unwrap();
+        let mode = std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
+        assert_ne!(mode & 0o044, 0, "{mode:o}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

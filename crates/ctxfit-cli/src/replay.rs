@@ -10,7 +10,7 @@ use ctxfit_replay::{replay, totals, Policy, PolicyTotals, PriceModel, SessionRep
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
-use crate::input::{expand_inputs, load, parse_format, read_text};
+use crate::input::{check, expand_inputs, load, parse_format, read_text, warn};
 use crate::output::{emit, thousands, write_atomically};
 use crate::tokens::parse_estimator;
 use crate::BadInput;
@@ -22,6 +22,10 @@ pub struct Args {
     /// Replay the embedded sample session.
     #[arg(long, conflicts_with = "files")]
     sample: bool,
+    /// Skip (and count as unreadable) files that read but are probably wrong — several calls sharing a
+    /// tool_use id, a result answering no earlier call, a role the format does not have — instead of warning.
+    #[arg(long)]
+    strict: bool,
     /// A policy to compare: `none`, `oracle` (evaluation only: it reads the session's future), a built-in
     /// profile, or a policy file (its default profile). Repeat for several; default: `none`, `oracle` and every
     /// built-in profile.
@@ -367,7 +371,11 @@ pub fn run(args: Args) -> Result<()> {
     let files = expand_inputs(&args.files)?;
     let mut unreadable = 0;
     for file in &files {
-        match load(Some(file), false, args.format) {
+        let loaded = load(Some(file), false, args.format).and_then(|(name, s)| {
+            warn(&name, &check(&name, &s, args.strict)?);
+            Ok((name, s))
+        });
+        match loaded {
             Ok((name, s)) => sessions.extend(s.into_iter().map(|s| {
                 let label = if s.name.is_empty() {
                     name.clone()

@@ -94,7 +94,7 @@ fn collect(sessions: &[ctxfit_import::Session], est: &dyn TokenEstimator) -> Sta
             *s.by_role.entry(msg.role.as_str().to_owned()).or_default() += 1;
             s.tokens += count_message(est, msg);
             s.chars += content_chars(&msg.content);
-            for block in &msg.content.blocks {
+            for (bi, block) in msg.content.blocks.iter().enumerate() {
                 match block {
                     Block::ToolUse(u) => {
                         s.tool_calls += 1;
@@ -102,8 +102,8 @@ fn collect(sessions: &[ctxfit_import::Session], est: &dyn TokenEstimator) -> Sta
                     }
                     Block::ToolResult(r) => {
                         let tool = index
-                            .tool_name(&r.tool_use_id)
-                            .unwrap_or("(unknown)")
+                            .call_before(&r.tool_use_id, (mi, bi))
+                            .map_or("(unknown)", |c| c.name.as_str())
                             .to_owned();
                         let chars = content_chars(&r.content);
                         let tokens = count_block(est, block);
@@ -142,12 +142,45 @@ fn percent(part: usize, whole: usize) -> f64 {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let (name, sessions) = args.input.load()?;
+    let (loaded, skipped) = args.input.load_each()?;
+    let name = if args.input.is_folder() {
+        args.input.file.clone().unwrap_or_default()
+    } else {
+        loaded.first().map(|l| l.name.clone()).unwrap_or_default()
+    };
+    let files = loaded.len();
+    let mut sessions = Vec::new();
+    let mut problems = Vec::new();
+    let mut formats = std::collections::BTreeSet::new();
+    for l in loaded {
+        let folder = args.input.is_folder();
+        problems.extend(l.problems.into_iter().map(|p| {
+            if folder {
+                format!("{}: {p}", l.name)
+            } else {
+                p
+            }
+        }));
+        for mut s in l.sessions {
+            formats.insert(s.source.name());
+            if folder {
+                s.name = match s.name.as_str() {
+                    "" => l.name.clone(),
+                    session => format!("{} — {session}", l.name),
+                };
+            }
+            sessions.push(s);
+        }
+    }
     let est = ctxfit_tokens::estimator(&args.estimator)
         .ok_or_else(|| anyhow::anyhow!("estimator {} is not built in", args.estimator))?;
     let mut s = collect(&sessions, est.as_ref());
     s.largest.truncate(args.top);
-    let format = sessions.first().map_or("-", |x| x.source.name());
+    let format = match formats.len() {
+        0 => "-".to_owned(),
+        1 => formats.first().copied().unwrap_or("-").to_owned(),
+        _ => formats.into_iter().collect::<Vec<_>>().join("+"),
+    };
     if args.json {
         let tools: serde_json::Map<String, serde_json::Value> = s
             .tools
@@ -165,17 +198,26 @@ pub fn run(args: Args) -> Result<()> {
             })
             .collect();
         let doc = json!({
-            "file": name, "format": format, "estimator": est.name(), "sessions": s.sessions,
+            "file": name, "files": files, "files_skipped": skipped, "format": format,
+            "estimator": est.name(), "sessions": s.sessions,
             "messages": s.messages, "messages_by_role": s.by_role, "tool_calls": s.tool_calls,
             "tool_results": s.tool_results, "chars": s.chars, "tokens": s.tokens,
             "tool_result_chars": s.result_chars, "tool_result_tokens": s.result_tokens,
-            "tools": tools, "largest_tool_results": largest,
+            "tools": tools, "largest_tool_results": largest, "warnings": problems,
         });
-        return emit(None, &format!("{}\n", serde_json::to_string_pretty(&doc)?));
+        emit(None, &format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
+        return finish(skipped, files);
     }
     let mut out = String::new();
     let roles: Vec<String> = s.by_role.iter().map(|(r, n)| format!("{r} {n}")).collect();
-    out.push_str(&format!("{name}: {format}, {} session(s)\n", s.sessions));
+    if args.input.is_folder() {
+        out.push_str(&format!(
+            "{name}: {} file(s), {format}, {} session(s)\n",
+            files, s.sessions
+        ));
+    } else {
+        out.push_str(&format!("{name}: {format}, {} session(s)\n", s.sessions));
+    }
     out.push_str(&format!(
         "messages      {} ({})\ntool calls    {}\ntool results  {}\ncharacters    {}\ntokens        {} ({} estimator)\n",
         thousands(s.messages),
@@ -235,5 +277,20 @@ pub fn run(args: Args) -> Result<()> {
             ));
         }
     }
-    emit(None, &out)
+    if !problems.is_empty() {
+        out.push_str(&format!("\nwarnings ({})\n", problems.len()));
+        for p in &problems {
+            out.push_str(&format!("  {p}\n"));
+        }
+    }
+    emit(None, &out)?;
+    finish(skipped, files)
+}
+
+/// Exit 2 when files of a folder were skipped (named on standard error), after printing the rest.
+fn finish(skipped: usize, read: usize) -> Result<()> {
+    if skipped > 0 {
+        return Err(crate::input::skipped_error(skipped, skipped + read));
+    }
+    Ok(())
 }

@@ -1,7 +1,7 @@
 //! The `ctxfit` binary end to end: outputs, exit codes, and that bad input loses nothing.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 fn ctxfit(args: &[&str], stdin: Option<&[u8]>) -> Output {
@@ -107,36 +107,29 @@ fn convert_there_and_back_keeps_every_tool_call() {
     let dir = temp_dir("convert");
     let openai = dir.join("sample.openai.json");
     let anthropic = dir.join("sample.anthropic.json");
-    let o = ctxfit(
-        &[
-            "convert",
-            "--sample",
-            "--to",
-            "openai",
-            "-o",
-            openai.to_str().unwrap(),
-        ],
-        None,
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("11 tool_result is_error flag"),
-        "{}",
+    let responses = dir.join("sample.responses.json");
+    let convert = |input: &str, to: &str, out: &Path| {
+        let o = ctxfit(
+            &["convert", input, "--to", to, "-o", out.to_str().unwrap()],
+            None,
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
         stderr(&o)
-    );
-    let o = ctxfit(
-        &[
-            "convert",
-            openai.to_str().unwrap(),
-            "--to",
-            "anthropic",
-            "-o",
-            anthropic.to_str().unwrap(),
-        ],
-        None,
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    for file in [&openai, &anthropic] {
+    };
+    let notes = convert("--sample", "openai", &openai);
+    assert!(notes.contains("11 tool_result is_error flag"), "{notes}");
+    convert(openai.to_str().unwrap(), "anthropic", &anthropic);
+    // and through the Responses format: every call and result its own item
+    convert(anthropic.to_str().unwrap(), "responses", &responses);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&responses).unwrap()).unwrap();
+    let items = doc["input"].as_array().unwrap();
+    let calls = items
+        .iter()
+        .filter(|i| i["type"] == "function_call")
+        .count();
+    assert_eq!(calls, 48);
+    for file in [&openai, &anthropic, &responses] {
         let o = ctxfit(&["stats", "--json", file.to_str().unwrap()], None);
         let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
         assert_eq!(
@@ -186,7 +179,18 @@ fn bad_input_names_the_place_exits_2_and_overwrites_nothing() {
     let o = ctxfit(&["tokens", "-"], Some(b"ok\xff"));
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("not UTF-8 text (invalid byte at offset 2)"),
+        stderr(&o).contains("<stdin>:1:3: not UTF-8 text (byte 0xff at offset 2)"),
+        "{}",
+        stderr(&o)
+    );
+    // the line and column of a bad byte, counted in characters as for malformed JSON
+    let o = ctxfit(
+        &["stats", "-"],
+        Some(b"[{\"role\": \"user\",\n \"content\": \"caf\xc3\xa9 \xff\"}]"),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("<stdin>:2:19: not UTF-8 text (byte 0xff at offset 37)"),
         "{}",
         stderr(&o)
     );
@@ -299,6 +303,18 @@ fn compact_in_place_rewrites_only_plain_json() {
     );
     assert_eq!(after["model"], "m");
 
+    // a byte-order mark is read past, and numbers keep every digit (also beyond 64 bits)
+    let text = format!(
+        "\u{feff}{{\"model\": \"m\", \"seed\": 18446744073709551616, \"trace\": 123456789012345678901234567890, \"messages\": {}}}",
+        conv["messages"]
+    );
+    std::fs::write(&file, text).unwrap();
+    let o = ctxfit(&["compact", file.to_str().unwrap(), "--in-place"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let after = std::fs::read_to_string(&file).unwrap();
+    assert!(after.contains("18446744073709551616"), "{after}");
+    assert!(after.contains("123456789012345678901234567890"), "{after}");
+
     let o = ctxfit(&["compact", "--sample", "--in-place"], None);
     assert_eq!(o.status.code(), Some(2));
     let jsonl = dir.join("s.jsonl");
@@ -307,7 +323,7 @@ fn compact_in_place_rewrites_only_plain_json() {
     assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains(
-            "--in-place only rewrites plain Anthropic or OpenAI JSON (this is claude-code)"
+            "--in-place only rewrites plain Anthropic, OpenAI Chat or OpenAI Responses JSON (this is claude-code)"
         ),
         "{}",
         stderr(&o)
@@ -705,7 +721,16 @@ fn gzipped_sessions_are_read_as_they_are() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(
         (v["format"].as_str(), v["tool_results"].as_u64()),
-        (Some("openai"), Some(73))
+        (Some("mini-swe-agent"), Some(73))
+    );
+    let rollout =
+        corpus().join("sessions/codex-agentv/019ed917-1cf7-72a3-92f5-c0aa98fb134e.jsonl.gz");
+    let o = ctxfit(&["stats", "--json", rollout.to_str().unwrap()], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        (v["format"].as_str(), v["tool_calls"].as_u64()),
+        (Some("codex"), Some(98))
     );
 
     let dir = temp_dir("gz");
@@ -802,4 +827,105 @@ fn replay_json_carries_tokens_peak_costs_recall_and_the_oracle_share() {
         "{}",
         stderr(&o)
     );
+}
+
+#[test]
+fn problems_are_warned_about_and_refused_under_strict() {
+    let dir = temp_dir("strict");
+    let file = dir.join("reused.json");
+    let conv = serde_json::json!({"model": "m", "messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "read_file", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "one"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "bash", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "two"}]},
+        {"role": "assistant", "content": "done"}
+    ]});
+    std::fs::write(&file, conv.to_string()).unwrap();
+    let path = file.to_str().unwrap();
+    let o = ctxfit(&["stats", "--json", path], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["warnings"].as_array().unwrap().len(), 1);
+    // each result is credited to its own call
+    assert_eq!(v["tools"]["read_file"]["results"], 1);
+    assert_eq!(v["tools"]["bash"]["results"], 1);
+    let o = ctxfit(&["convert", path, "--to", "openai"], None);
+    assert!(o.status.success());
+    assert!(
+        stderr(&o).contains("warning: ") && stderr(&o).contains("used by 2 calls"),
+        "{}",
+        stderr(&o)
+    );
+    for args in [
+        &["stats", "--strict", path][..],
+        &["compact", "--strict", path],
+        &["replay", "--strict", path],
+    ] {
+        let o = ctxfit(args, None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&o).contains("refused under --strict: tool_use id `a` is used by 2 calls"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn stats_and_convert_walk_a_folder() {
+    let dir = temp_dir("walk");
+    let input = dir.join("in");
+    std::fs::create_dir_all(input.join("sub")).unwrap();
+    let conv = |text: &str| {
+        serde_json::json!({"model": "m", "messages": [
+            {"role": "user", "content": text},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "ls", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "a.rs"}]},
+            {"role": "assistant", "content": "done"}
+        ]})
+        .to_string()
+    };
+    std::fs::write(input.join("a.json"), conv("one")).unwrap();
+    std::fs::write(input.join("sub/b.json"), conv("two")).unwrap();
+    std::fs::write(input.join("broken.json"), "{\"messages\": [").unwrap();
+    std::fs::write(input.join("notes.txt"), "not a session").unwrap();
+    let folder = input.to_str().unwrap();
+
+    let o = ctxfit(&["stats", "--json", folder], None);
+    assert_eq!(o.status.code(), Some(2), "one file is broken");
+    assert!(stderr(&o).contains("skipped: ") && stderr(&o).contains("broken.json"));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        (v["files"].as_u64(), v["files_skipped"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(
+        (v["sessions"].as_u64(), v["tool_results"].as_u64()),
+        (Some(2), Some(2))
+    );
+
+    let o = ctxfit(&["convert", folder, "--to", "openai"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("give it with -o"), "{}", stderr(&o));
+    let out = dir.join("out");
+    let o = ctxfit(
+        &[
+            "convert",
+            folder,
+            "--to",
+            "openai",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    for file in ["a.openai.json", "sub/b.openai.json"] {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join(file)).unwrap()).unwrap();
+        assert_eq!(v["messages"][2]["role"], "tool", "{file}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
