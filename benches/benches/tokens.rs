@@ -31,6 +31,18 @@ fn estimators(c: &mut Criterion) {
         });
     }
     group.finish();
+
+    // one pathological piece: a 1 MB run without whitespace (a base64 blob), exact o200k counted in pieces
+    // of MAX_RUN bytes against the tokenizer's own single-piece count
+    let blob: String = "QmFzZTY0IGRhdGEgaGVyZQ".repeat((1 << 20) / 22);
+    let mut group = c.benchmark_group("tokens_one_long_run");
+    group.throughput(Throughput::Bytes(blob.len() as u64));
+    group.sample_size(10);
+    let o200k = ExactEstimator::o200k();
+    group.bench_function("o200k_in_pieces", |b| b.iter(|| o200k.count_text(&blob)));
+    let bpe = tiktoken_rs::o200k_base_singleton();
+    group.bench_function("o200k_one_piece", |b| b.iter(|| bpe.count_ordinary(&blob)));
+    group.finish();
 }
 
 criterion_group! {

@@ -4,9 +4,11 @@
 //! * `fit-tokens` — refit the fast token estimator against exact o200k counts on the corpus and rewrite
 //!   `crates/ctxfit-tokens/src/weights.rs`; prints the accuracy report.
 //! * `eval-tokens` — print the accuracy report of chars/4 and the fast estimator without refitting.
-//! * `eval-html` — precision, recall and F1 (4-word shingles against the ground truth), output size and speed of
-//!   each strip level on the 50 corpus pages, with htmd beside them; `--pages` adds each page's scores, `--deep` the cost of
-//!   100,000 nested elements.
+//! * `eval-html` — precision, recall, F1, output size and speed of each strip level on the three page sets beside
+//!   the corpus (ScrapingHub, Readability.js, trafilatura's own), with trafilatura as the yardstick in the same
+//!   run (installed into `target/eval-venv`; `--no-trafilatura` skips it); `--pages` lists each set's worst
+//!   pages. `eval-html --htmd` is the older table: the ScrapingHub pages with htmd beside the levels (`--pages`
+//!   adds each page's scores, `--deep` the cost of 100,000 nested elements).
 //! * `compare-profiles` — tokens of the final request of every corpus session under each built-in profile.
 //! * `gen-history --tokens N --seed S [-o FILE]` — a long realistic session (Anthropic JSON) made of real turns
 //!   sampled from the corpus, reproducible from its seed.
@@ -14,6 +16,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod html;
+mod html_sets;
 mod profiles;
 mod samples;
 mod tidy;
@@ -93,7 +96,8 @@ fn main() -> Result<()> {
         }
         Some("fit-tokens") => tokens::fit_and_write(&workspace_root()),
         Some("eval-tokens") => tokens::eval(),
-        Some("eval-html") => html::eval(&args[1..]),
+        Some("eval-html") if args.iter().any(|a| a == "--htmd") => html::eval(&args[1..]),
+        Some("eval-html") => html_sets::eval(&args[1..]),
         Some("compare-profiles") => profiles::compare(),
         Some("gen-history") => gen_history(&args[1..]),
         _ => {

@@ -1,0 +1,448 @@
+//! `cargo xtask eval-html`: each strip level on the three page sets beside the corpus, with trafilatura as the
+//! yardstick in the same run.
+//!
+//! * ScrapingHub's article-extraction benchmark (`html/`) and Readability.js's test pages (`html-readability/`):
+//!   4-word-shingle precision, recall and F1 against the reference article text, averaged over pages.
+//! * trafilatura's own evaluation set (`html-trafilatura/`): per page, each snippet the text must contain that it
+//!   does is a true positive, each it lacks a false negative, each snippet it must not contain that it does a
+//!   false positive; precision, recall and F1 over all pages — as trafilatura scores itself. Markdown is compared
+//!   as plain text (link URLs, emphasis and heading marks removed).
+//!
+//! Speed is megabytes of (decoded) HTML per second on one core, decoding left out on both sides: ctxfit the best
+//! of three rounds, trafilatura (2.x, `trafilatura.extract` with its defaults) one round in its own process. The
+//! command installs trafilatura with pip into `target/eval-venv` the first time; `--no-trafilatura` skips it.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use ctxfit_html::eval::{shingle_score, strip_link_urls};
+use ctxfit_html::{decode_html, HtmlCleaner, StripLevel};
+use serde_json::Value;
+
+/// What a page is scored against.
+enum Truth {
+    Article(String),
+    Snippets {
+        with: Vec<String>,
+        without: Vec<String>,
+    },
+}
+
+struct Page {
+    id: String,
+    url: Option<String>,
+    html: String,
+    truth: Truth,
+}
+
+struct Set {
+    name: &'static str,
+    metric: &'static str,
+    pages: Vec<Page>,
+}
+
+fn gunzip(path: &Path) -> Result<String> {
+    let mut bytes = Vec::new();
+    flate2::read::GzDecoder::new(
+        std::fs::File::open(path).with_context(|| path.display().to_string())?,
+    )
+    .read_to_end(&mut bytes)
+    .with_context(|| path.display().to_string())?;
+    // decoded as a browser would, once, before any timing
+    Ok(decode_html(&bytes, None).0.into_owned())
+}
+
+fn read_json(path: &Path) -> Result<Value> {
+    let text = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
+    serde_json::from_str(&text).with_context(|| path.display().to_string())
+}
+
+/// A set in the ScrapingHub shape: `ground-truth.json` `{id: {articleBody, url?}}`, pages `pages/<id>.html.gz`.
+fn article_set(dir: &Path, name: &'static str) -> Result<Set> {
+    let truth = read_json(&dir.join("ground-truth.json"))?;
+    let mut pages = Vec::new();
+    for (id, entry) in truth.as_object().context("ground truth is an object")? {
+        pages.push(Page {
+            id: id.clone(),
+            url: entry["url"].as_str().map(str::to_owned),
+            html: gunzip(&dir.join(format!("pages/{id}.html.gz")))?,
+            truth: Truth::Article(entry["articleBody"].as_str().unwrap_or_default().to_owned()),
+        });
+    }
+    pages.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(Set {
+        name,
+        metric: "4-word shingles, mean per page",
+        pages,
+    })
+}
+
+/// trafilatura's set: `evaldata.json` `{url: {file, with, without}}`, pages `pages/<file>.gz`.
+fn snippet_set(dir: &Path) -> Result<Set> {
+    let data = read_json(&dir.join("evaldata.json"))?;
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut pages = Vec::new();
+    for (url, entry) in data.as_object().context("evaldata is an object")? {
+        let Some(file) = entry["file"].as_str() else {
+            continue;
+        };
+        let path = dir.join(format!("pages/{file}.gz"));
+        if !path.exists() {
+            continue;
+        }
+        pages.push(Page {
+            id: file.to_owned(),
+            url: Some(url.clone()),
+            html: gunzip(&path)?,
+            truth: Truth::Snippets {
+                with: strings(&entry["with"]),
+                without: strings(&entry["without"]),
+            },
+        });
+    }
+    pages.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(Set {
+        name: "trafilatura eval set",
+        metric: "snippets found / missing / wrongly present, over all pages",
+        pages,
+    })
+}
+
+/// Markdown as plain text for snippet matching: link and image URLs, brackets, emphasis and heading marks
+/// removed, whitespace collapsed.
+fn plain_text(markdown: &str) -> String {
+    let stripped = strip_link_urls(markdown);
+    let text: String = stripped
+        .lines()
+        .map(|l| {
+            l.trim_start()
+                .trim_start_matches('#')
+                .trim_start_matches('>')
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    normalise(&text.replace(['*', '_', '`', '[', ']'], ""))
+}
+
+fn normalise(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[derive(Default, Clone, Copy)]
+struct Scores {
+    precision: f64,
+    recall: f64,
+    f1: f64,
+}
+
+/// Score the outputs of one converter on a set (`outputs[i]` for `pages[i]`; `plain` says they are text already).
+fn score(set: &Set, outputs: &[String], plain: bool) -> Scores {
+    let (mut p, mut r, mut f) = (0.0, 0.0, 0.0);
+    let (mut tp, mut fn_, mut fp) = (0usize, 0usize, 0usize);
+    for (page, out) in set.pages.iter().zip(outputs) {
+        match &page.truth {
+            Truth::Article(article) => {
+                let s = shingle_score(out, article);
+                p += s.precision;
+                r += s.recall;
+                f += s.f1;
+            }
+            Truth::Snippets { with, without } => {
+                let text = if plain {
+                    normalise(out)
+                } else {
+                    plain_text(out)
+                };
+                for s in with {
+                    if text.contains(&normalise(s)) {
+                        tp += 1;
+                    } else {
+                        fn_ += 1;
+                    }
+                }
+                fp += without
+                    .iter()
+                    .filter(|s| text.contains(&normalise(s)))
+                    .count();
+            }
+        }
+    }
+    if tp + fn_ + fp > 0 {
+        let precision = tp as f64 / (tp + fp).max(1) as f64;
+        let recall = tp as f64 / (tp + fn_).max(1) as f64;
+        let f1 = if tp == 0 {
+            0.0
+        } else {
+            2.0 * precision * recall / (precision + recall)
+        };
+        return Scores {
+            precision,
+            recall,
+            f1,
+        };
+    }
+    let n = set.pages.len().max(1) as f64;
+    Scores {
+        precision: p / n,
+        recall: r / n,
+        f1: f / n,
+    }
+}
+
+struct Row {
+    name: String,
+    scores: Scores,
+    chars: f64,
+    mb_per_s: f64,
+}
+
+fn ctxfit_row(set: &Set, level: StripLevel) -> Row {
+    let clean = |p: &Page| {
+        let mut cleaner = HtmlCleaner::new(level);
+        if let Some(url) = &p.url {
+            cleaner = cleaner.with_base_url(url.clone());
+        }
+        cleaner.clean(&p.html).0
+    };
+    let outputs: Vec<String> = set.pages.iter().map(clean).collect();
+    let bytes: usize = set.pages.iter().map(|p| p.html.len()).sum();
+    let mut best = Duration::MAX;
+    for _ in 0..3 {
+        let start = Instant::now();
+        for p in &set.pages {
+            std::hint::black_box(clean(p));
+        }
+        best = best.min(start.elapsed());
+    }
+    Row {
+        name: format!("ctxfit {}", level.name()),
+        scores: score(set, &outputs, false),
+        chars: outputs.iter().map(|o| o.chars().count()).sum::<usize>() as f64
+            / set.pages.len().max(1) as f64,
+        mb_per_s: bytes as f64 / 1e6 / best.as_secs_f64(),
+    }
+}
+
+const TRAFILATURA_RUNNER: &str = r#"
+import json, sys, time
+import trafilatura
+pages = json.load(open(sys.argv[1], encoding="utf-8"))
+texts, seconds = [], 0.0
+for html in pages:
+    start = time.perf_counter()
+    text = trafilatura.extract(html) or ""
+    seconds += time.perf_counter() - start
+    texts.append(text)
+json.dump({"seconds": seconds, "texts": texts, "version": trafilatura.__version__},
+          open(sys.argv[2], "w", encoding="utf-8"))
+"#;
+
+/// The Python of `target/eval-venv`, with trafilatura installed (created the first time).
+fn trafilatura_python(root: &Path) -> Result<PathBuf> {
+    let venv = root.join("target/eval-venv");
+    let python = venv.join("bin/python");
+    if !python.exists() {
+        eprintln!("installing trafilatura into {} (once)", venv.display());
+        let ok = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .context("python3 -m venv")?
+            .success();
+        if !ok {
+            bail!("could not create {}", venv.display());
+        }
+    }
+    let has = Command::new(&python)
+        .args(["-c", "import trafilatura"])
+        .stderr(std::process::Stdio::null())
+        .status()?
+        .success();
+    if !has {
+        let ok = Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "trafilatura>=2,<3",
+                // trafilatura imports lxml.html.clean, a package of its own since lxml 5.2
+                "lxml_html_clean",
+            ])
+            .status()
+            .context("pip install trafilatura")?
+            .success();
+        if !ok {
+            bail!("pip could not install trafilatura");
+        }
+    }
+    Ok(python)
+}
+
+fn trafilatura_row(python: &Path, set: &Set, work: &Path) -> Result<(Row, String)> {
+    let input = work.join("pages.json");
+    let output = work.join("texts.json");
+    let script = work.join("run.py");
+    std::fs::write(&script, TRAFILATURA_RUNNER)?;
+    let htmls: Vec<&str> = set.pages.iter().map(|p| p.html.as_str()).collect();
+    std::fs::write(&input, serde_json::to_string(&htmls)?)?;
+    let ok = Command::new(python)
+        .arg(&script)
+        .arg(&input)
+        .arg(&output)
+        .status()?
+        .success();
+    if !ok {
+        bail!("trafilatura failed on {}", set.name);
+    }
+    let result = read_json(&output)?;
+    let texts: Vec<String> = result["texts"]
+        .as_array()
+        .context("texts")?
+        .iter()
+        .map(|t| t.as_str().unwrap_or_default().to_owned())
+        .collect();
+    let seconds = result["seconds"].as_f64().unwrap_or(f64::NAN);
+    let bytes: usize = set.pages.iter().map(|p| p.html.len()).sum();
+    let version = result["version"].as_str().unwrap_or("?").to_owned();
+    Ok((
+        Row {
+            name: format!("trafilatura {version}"),
+            scores: score(set, &texts, true),
+            chars: texts.iter().map(|o| o.chars().count()).sum::<usize>() as f64
+                / set.pages.len().max(1) as f64,
+            mb_per_s: bytes as f64 / 1e6 / seconds,
+        },
+        version,
+    ))
+}
+
+/// `--pages`: the worst pages of each set at the aggressive level (mean shingle F1, or snippets missed plus
+/// wrongly present).
+fn worst_pages(set: &Set, count: usize) {
+    let mut rows: Vec<(f64, String)> = set
+        .pages
+        .iter()
+        .map(|p| {
+            let out = HtmlCleaner::new(StripLevel::Aggressive).clean(&p.html).0;
+            match &p.truth {
+                Truth::Article(a) => {
+                    let s = shingle_score(&out, a);
+                    (
+                        s.f1,
+                        format!(
+                            "{:<40} F1 {:.3} P {:.2} R {:.2}",
+                            p.id, s.f1, s.precision, s.recall
+                        ),
+                    )
+                }
+                Truth::Snippets { with, without } => {
+                    let text = plain_text(&out);
+                    let missed: Vec<&String> = with
+                        .iter()
+                        .filter(|s| !text.contains(&normalise(s)))
+                        .collect();
+                    let present: Vec<&String> = without
+                        .iter()
+                        .filter(|s| text.contains(&normalise(s)))
+                        .collect();
+                    let bad = missed.len() + present.len();
+                    (
+                        -(bad as f64),
+                        format!("{:<40} missed {missed:?} present {present:?}", p.id),
+                    )
+                }
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| a.0.total_cmp(&b.0));
+    println!("worst pages of {} (aggressive):", set.name);
+    for (_, line) in rows.iter().take(count) {
+        println!("  {line}");
+    }
+    println!();
+}
+
+pub fn eval(args: &[String]) -> Result<()> {
+    let corpus = ctxfit_import::corpus_dir().context(
+        "the shared corpus is missing: put it at ../shared/corpus beside the workspace or set CTXFIT_CORPUS",
+    )?;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let sets = vec![
+        article_set(&corpus.join("html"), "ScrapingHub article benchmark")?,
+        article_set(
+            &corpus.join("html-readability"),
+            "Readability.js test pages",
+        )?,
+        snippet_set(&corpus.join("html-trafilatura"))?,
+    ];
+    if args.iter().any(|a| a == "--pages") {
+        for set in &sets {
+            worst_pages(set, 15);
+        }
+    }
+    let python = if args.iter().any(|a| a == "--no-trafilatura") {
+        None
+    } else {
+        Some(trafilatura_python(&root)?)
+    };
+    let work = root.join("target/eval-html");
+    std::fs::create_dir_all(&work)?;
+    let mut summary: BTreeMap<&str, Vec<Row>> = BTreeMap::new();
+    for set in &sets {
+        let bytes: usize = set.pages.iter().map(|p| p.html.len()).sum();
+        println!(
+            "## {} — {} pages, {:.1} MB of HTML; {}",
+            set.name,
+            set.pages.len(),
+            bytes as f64 / 1e6,
+            set.metric
+        );
+        println!("| converter | precision | recall | F1 | output chars/page | MB/s (one core) |");
+        println!("|---|---|---|---|---|---|");
+        let mut rows: Vec<Row> = [
+            StripLevel::Minimal,
+            StripLevel::Moderate,
+            StripLevel::Aggressive,
+        ]
+        .into_iter()
+        .map(|level| ctxfit_row(set, level))
+        .collect();
+        if let Some(python) = &python {
+            rows.push(trafilatura_row(python, set, &work)?.0);
+        }
+        for r in &rows {
+            println!(
+                "| {} | {:.3} | {:.3} | **{:.3}** | {:.0} | {:.1} |",
+                r.name, r.scores.precision, r.scores.recall, r.scores.f1, r.chars, r.mb_per_s
+            );
+        }
+        println!();
+        summary.insert(set.name, rows);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_is_compared_as_plain_text() {
+        let md = "# Title\n\nSee **the [docs](https://x.io/a)** and `code`.\n> quoted  text";
+        assert_eq!(plain_text(md), "Title See the docs and code. quoted text");
+    }
+}
