@@ -4,6 +4,7 @@ use std::io::Read;
 use std::path::Path;
 
 use anyhow::Result;
+use ctxfit_import::files::{decode_text, inflate, session_files, SessionFiles};
 use ctxfit_import::{import_str, ImportError, Session, SourceFormat};
 
 use crate::BadInput;
@@ -16,22 +17,7 @@ pub const SAMPLE_NAME: &str = "<sample: claude-code-session.jsonl>";
 
 /// The embedded sample session's text.
 pub fn sample_text() -> Result<String> {
-    let bytes = gunzip(SAMPLE_NAME, SAMPLE_GZ)?;
-    String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{SAMPLE_NAME}: not UTF-8"))
-}
-
-/// The bytes gzip holds (`name` says whose, in errors).
-fn gunzip(name: &str, gz: &[u8]) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    flate2::read::MultiGzDecoder::new(gz)
-        .read_to_end(&mut out)
-        .map_err(|e| BadInput(format!("{name}: not a readable gzip file: {e}")))?;
-    Ok(out)
-}
-
-/// Does this look like gzip (its magic bytes)?
-fn is_gzip(bytes: &[u8]) -> bool {
-    bytes.starts_with(&[0x1f, 0x8b])
+    decode_text(SAMPLE_GZ.to_vec()).map_err(|e| anyhow::anyhow!("{SAMPLE_NAME}: {e}"))
 }
 
 /// Where a command's session comes from: a file, standard input, or the embedded sample.
@@ -174,14 +160,6 @@ pub fn warn(name: &str, problems: &[String]) {
     }
 }
 
-/// File names that may hold a recorded session, gzipped or not.
-const SESSION_SUFFIXES: &[&str] = &[".jsonl", ".json", ".traj", ".af"];
-
-fn looks_like_a_session(name: &str) -> bool {
-    let name = name.strip_suffix(".gz").unwrap_or(name);
-    SESSION_SUFFIXES.iter().any(|s| name.ends_with(s))
-}
-
 /// The inputs named on the command line, folders replaced by the session files below them (sorted; hidden
 /// entries left out). Says on standard error how many files of a folder were passed over for their names.
 pub fn expand_inputs(inputs: &[String]) -> Result<Vec<String>> {
@@ -192,43 +170,24 @@ pub fn expand_inputs(inputs: &[String]) -> Result<Vec<String>> {
             out.push(input.clone());
             continue;
         }
-        let (mut found, mut passed_over) = (Vec::new(), 0);
-        let mut folders = vec![path.to_path_buf()];
-        while let Some(dir) = folders.pop() {
-            let entries = std::fs::read_dir(&dir)
-                .map_err(|e| BadInput(format!("{}: cannot read the folder: {e}", dir.display())))?;
-            for entry in entries.flatten() {
-                let name = entry.file_name().to_string_lossy().into_owned();
-                if name.starts_with('.') {
-                    continue;
-                }
-                let p = entry.path();
-                if p.is_dir() {
-                    folders.push(p);
-                } else if looks_like_a_session(&name) {
-                    found.push(p.to_string_lossy().into_owned());
-                } else {
-                    passed_over += 1;
-                }
-            }
-        }
+        let SessionFiles { files, passed_over } = session_files(path)
+            .map_err(|e| BadInput(format!("{input}: cannot read the folder: {e}")))?;
         if passed_over > 0 {
             eprintln!(
                 "{input}: {passed_over} file(s) passed over (not .jsonl, .json, .traj or .af, gzipped or not)"
             );
         }
-        if found.is_empty() {
+        if files.is_empty() {
             return Err(BadInput(format!("{input}: no session files in the folder")).into());
         }
-        found.sort();
-        out.extend(found);
+        out.extend(files.into_iter().map(|p| p.to_string_lossy().into_owned()));
     }
     Ok(out)
 }
 
 /// Read a file, or standard input for `-`.
-pub fn read_bytes(path: &str) -> Result<Vec<u8>> {
-    let bytes = if path == "-" {
+fn read_raw(path: &str) -> Result<Vec<u8>> {
+    Ok(if path == "-" {
         let mut buf = Vec::new();
         std::io::stdin()
             .read_to_end(&mut buf)
@@ -236,45 +195,22 @@ pub fn read_bytes(path: &str) -> Result<Vec<u8>> {
         buf
     } else {
         std::fs::read(Path::new(path)).map_err(|e| BadInput(format!("{path}: cannot read: {e}")))?
-    };
-    if is_gzip(&bytes) {
-        return gunzip(display_name(path), &bytes);
-    }
-    Ok(bytes)
+    })
 }
 
-/// Read a file, or standard input for `-`, as UTF-8 text (a leading byte-order mark is dropped). Invalid UTF-8
-/// is reported at its line and column, like malformed JSON.
+/// Read a file, or standard input for `-`; gzip is inflated.
+pub fn read_bytes(path: &str) -> Result<Vec<u8>> {
+    inflate(read_raw(path)?).map_err(|e| BadInput(format!("{}: {e}", display_name(path))).into())
+}
+
+/// Read a file, or standard input for `-`, as UTF-8 text: gzip is inflated, a leading byte-order mark dropped,
+/// and invalid UTF-8 reported at its line and column, like malformed JSON.
 pub fn read_text(path: &str) -> Result<String> {
-    let bytes = read_bytes(path)?;
-    let mut text = String::from_utf8(bytes).map_err(|e| {
-        let name = display_name(path);
-        let at = e.utf8_error().valid_up_to();
-        let bytes = e.as_bytes();
-        let (line, column) = line_and_column(bytes, at);
-        BadInput(format!(
-            "{name}:{line}:{column}: not UTF-8 text (byte 0x{:02x} at offset {at})",
-            bytes[at]
-        ))
-    })?;
-    if text.starts_with('\u{feff}') {
-        text.drain(..'\u{feff}'.len_utf8());
-    }
-    Ok(text)
-}
-
-/// The 1-based line and column (in characters) of byte `at`, all of whose preceding bytes are valid UTF-8.
-fn line_and_column(bytes: &[u8], at: usize) -> (usize, usize) {
-    let before = &bytes[..at];
-    let line_start = before
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |i| i + 1);
-    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let column = std::str::from_utf8(&before[line_start..])
-        .map_or(at - line_start, |s| s.chars().count())
-        + 1;
-    (line, column)
+    let name = display_name(path);
+    decode_text(read_raw(path)?).map_err(|e| match e {
+        ImportError::NotUtf8 { .. } => BadInput(format!("{name}:{e}")).into(),
+        e => BadInput(format!("{name}: {e}")).into(),
+    })
 }
 
 pub fn display_name(path: &str) -> &str {

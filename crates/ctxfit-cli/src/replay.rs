@@ -1,16 +1,17 @@
 //! `ctxfit replay`: every built-in policy (or the ones named) on recorded sessions, side by side.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use ctxfit_compactor::{PolicyFile, BUILT_IN_PROFILES};
 use ctxfit_import::{Session, SourceFormat};
-use ctxfit_replay::{replay, totals, Policy, PolicyTotals, PriceModel, SessionReplay};
+use ctxfit_replay::{
+    default_policies, document, policy_rows, replay, totals, Policy, PolicyRow, PriceModel,
+    SessionReplay,
+};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
-use crate::input::{check, expand_inputs, load, parse_format, read_text, warn};
+use crate::input::{check, expand_inputs, load, parse_format, warn};
 use crate::output::{emit, thousands, write_atomically};
 use crate::tokens::parse_estimator;
 use crate::BadInput;
@@ -65,110 +66,14 @@ fn parse_prices(name: &str) -> Result<Vec<PriceModel>, String> {
 
 fn policies(names: &[String]) -> Result<Vec<Policy>> {
     let names: Vec<String> = if names.is_empty() {
-        ["none", "oracle"]
-            .into_iter()
-            .chain(BUILT_IN_PROFILES.iter().copied())
-            .map(str::to_owned)
-            .collect()
+        default_policies()
     } else {
         names.to_vec()
     };
     let env = |k: &str| std::env::var(k).ok();
     names
         .iter()
-        .map(|name| {
-            if name == "none" || name == "oracle" {
-                return Policy::named(name).map_err(|e| BadInput(e.to_string()).into());
-            }
-            let settings = if Path::new(name).is_file() {
-                PolicyFile::parse(&read_text(name)?, name)
-                    .and_then(|f| f.resolve(None, None, &env))
-                    .map_err(|e| BadInput(e.to_string()))?
-            } else {
-                PolicyFile::default()
-                    .resolve(Some(name), None, &env)
-                    .map_err(|e| BadInput(format!("--policy {name}: {e}")))?
-            };
-            Ok(Policy::Profile(settings))
-        })
-        .collect()
-}
-
-/// One policy's figures as the table and the JSON show them.
-#[derive(serde::Serialize)]
-struct Row {
-    policy: String,
-    sessions: usize,
-    turns: usize,
-    input_tokens: usize,
-    /// Input tokens saved against `none`, as a fraction of `none`'s.
-    tokens_saved: Option<f64>,
-    /// This policy's token saving as a share of the oracle's.
-    share_of_oracle: Option<f64>,
-    peak_tokens: usize,
-    /// Cost under the first price model.
-    cost: f64,
-    /// Cost under each price model asked for.
-    costs: BTreeMap<&'static str, f64>,
-    /// Cost against `none`'s under each price model (−0.25: a quarter cheaper).
-    cost_vs_none: BTreeMap<&'static str, f64>,
-    recall: f64,
-    references: usize,
-    references_visible: usize,
-    cache_read_tokens: usize,
-    cache_write_tokens: usize,
-}
-
-fn rows(totals: &[PolicyTotals], models: &[PriceModel]) -> Vec<Row> {
-    let find = |name: &str| totals.iter().find(|r| r.policy == name);
-    let none = find("none");
-    let oracle = find("oracle");
-    totals
-        .iter()
-        .map(|t| {
-            let costs: BTreeMap<&'static str, f64> = models
-                .iter()
-                .map(|m| (m.name(), t.cost_under(m.prices())))
-                .collect();
-            let cost_vs_none = match none {
-                Some(n) => models
-                    .iter()
-                    .filter_map(|m| {
-                        let base = n.cost_under(m.prices());
-                        (base > 0.0).then(|| (m.name(), costs[m.name()] / base - 1.0))
-                    })
-                    .collect(),
-                None => BTreeMap::new(),
-            };
-            let saved = none.map(|n| n.input_tokens as f64 - t.input_tokens as f64);
-            let tokens_saved = match (saved, none) {
-                (Some(s), Some(n)) if n.input_tokens > 0 => Some(s / n.input_tokens as f64),
-                _ => None,
-            };
-            let share_of_oracle = match (saved, none, oracle) {
-                (Some(s), Some(n), Some(o)) if n.input_tokens > o.input_tokens => {
-                    Some(s / (n.input_tokens - o.input_tokens) as f64)
-                }
-                _ => None,
-            };
-            Row {
-                policy: t.policy.clone(),
-                sessions: t.sessions,
-                turns: t.turns,
-                input_tokens: t.input_tokens,
-                tokens_saved,
-                share_of_oracle,
-                peak_tokens: t.peak_tokens,
-                cost: models.first().map_or(t.cost, |m| costs[m.name()]),
-                costs,
-                cost_vs_none,
-                recall: t.recall(),
-                references: t.references,
-                references_visible: t.references_visible,
-                cache_read_tokens: t.cache_read_tokens,
-                cache_write_tokens: t.cache_write_tokens,
-            }
-        })
+        .map(|name| Policy::resolve(name, &env).map_err(|e| BadInput(e).into()))
         .collect()
 }
 
@@ -176,7 +81,7 @@ fn percent(v: Option<f64>) -> String {
     v.map_or_else(|| "—".into(), |v| format!("{:+.1}%", 100.0 * v))
 }
 
-fn table(rows: &[Row], models: &[PriceModel]) -> String {
+fn table(rows: &[PolicyRow], models: &[PriceModel]) -> String {
     let width = rows
         .iter()
         .map(|r| r.policy.len())
@@ -227,7 +132,7 @@ fn table(rows: &[Row], models: &[PriceModel]) -> String {
 }
 
 /// Tokens saved (against `none`) over recall, one labelled point per policy.
-fn frontier(path: &Path, rows: &[Row]) -> Result<()> {
+fn frontier(path: &Path, rows: &[PolicyRow]) -> Result<()> {
     use plotters::prelude::*;
     // policies at the same point share one label
     let mut points: Vec<(String, f64, f64)> = Vec::new();
@@ -451,7 +356,7 @@ pub fn run(args: Args) -> Result<()> {
         .into_iter()
         .collect::<Result<_, _>>()
         .map_err(BadInput)?;
-    let rows = rows(&totals(&replays), &models);
+    let rows = policy_rows(&totals(&replays), &models);
     if let Some(path) = &args.plot {
         plot(path, &replays, &policies)?;
     }
@@ -459,8 +364,7 @@ pub fn run(args: Args) -> Result<()> {
         frontier(path, &rows)?;
     }
     if args.json {
-        let prices: BTreeMap<&str, _> = models.iter().map(|m| (m.name(), m.prices())).collect();
-        let doc = serde_json::json!({"prices": prices, "policies": rows, "sessions": replays});
+        let doc = document(&rows, &replays, &models);
         emit(None, &format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
     } else {
         emit(None, &table(&rows, &models))?;

@@ -1188,6 +1188,26 @@ impl<'a> Projection<'a> {
         })
     }
 
+    /// The source messages the request leaves out (`max_conversation_messages`), if any.
+    pub fn dropped(&self) -> Option<Range<usize>> {
+        self.drop.clone()
+    }
+
+    /// The source messages with sticky decisions — `(index, how many of its blocks)` in no particular order —
+    /// among those the request keeps; every other kept message is sent as the source has it. Decisions never
+    /// change once made, so while a message's count stays the same, [`Projection::message`] gives the same
+    /// message: a caller holding its own copy of the source's messages (a binding to another language, a proxy
+    /// with the client's bytes) sends that copy for the rest and converts each of these once per count.
+    pub fn changes(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.replaced
+            .iter()
+            .map(|(&i, changes)| (i, changes.len()))
+            .filter(|(i, _)| {
+                *i < self.source.messages.len()
+                    && !self.drop.as_ref().is_some_and(|r| r.contains(i))
+            })
+    }
+
     /// Every message of the request, in order.
     pub fn messages(&self) -> impl Iterator<Item = std::borrow::Cow<'a, Message>> + '_ {
         self.kept().map(|i| self.message(i))

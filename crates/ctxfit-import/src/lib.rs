@@ -25,6 +25,7 @@
 mod claude_code;
 mod codex;
 mod copilot_cli;
+pub mod files;
 mod gemini_cli;
 mod letta;
 mod mini_swe_agent;
@@ -151,6 +152,17 @@ pub enum ImportError {
     /// Valid JSON that is not what the format needs; `path` names the value.
     #[error("{path}: {message}")]
     Shape { path: String, message: String },
+    /// A gzip stream that does not inflate.
+    #[error("not a readable gzip file: {message}")]
+    Gzip { message: String },
+    /// Bytes that are not UTF-8 text; `line`/`column` are 1-based, `offset` counts bytes.
+    #[error("{line}:{column}: not UTF-8 text (byte 0x{byte:02x} at offset {offset})")]
+    NotUtf8 {
+        line: usize,
+        column: usize,
+        byte: u8,
+        offset: usize,
+    },
     #[error("not a recognised session format (expected one of: anthropic, openai, responses, claude-code, codex, gemini-cli, copilot-cli, swe-agent, mini-swe-agent, openhands, tau-bench, letta)")]
     Unrecognised,
 }
@@ -388,13 +400,9 @@ pub fn import_str(text: &str, format: Option<SourceFormat>) -> Result<Vec<Sessio
     })
 }
 
-/// Read and import a file.
+/// Read and import a file, gzipped or not ([`files::load_file`]).
 pub fn import_file(path: &Path, format: Option<SourceFormat>) -> Result<Vec<Session>, ImportError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ImportError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    import_str(&text, format)
+    files::load_file(path, format)
 }
 
 /// The shared corpus for a test that needs it: `Some` when it is there. When it is not, a test is skipped — one

@@ -180,6 +180,29 @@ impl Policy {
         }
     }
 
+    /// The policy `name` stands for: `none`, `oracle`, a policy file (its default profile) when a file of that
+    /// name exists, else a built-in profile. `env` supplies the policy's environment overrides
+    /// ([`ctxfit_compactor::ENV_OVERRIDES`]; `&|_| None` for none). Errors name the policy.
+    pub fn resolve(name: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Policy, String> {
+        if name == "none" || name == "oracle" {
+            return Policy::named(name).map_err(|e| e.to_string());
+        }
+        let path = std::path::Path::new(name);
+        let settings = if path.is_file() {
+            let text =
+                std::fs::read_to_string(path).map_err(|e| format!("{name}: cannot read: {e}"))?;
+            let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+            ctxfit_compactor::PolicyFile::parse(text, name)
+                .and_then(|f| f.resolve(None, None, env))
+                .map_err(|e| e.to_string())?
+        } else {
+            ctxfit_compactor::PolicyFile::default()
+                .resolve(Some(name), None, env)
+                .map_err(|e| format!("--policy {name}: {e}"))?
+        };
+        Ok(Policy::Profile(settings))
+    }
+
     /// The policy named `name`: `none`, `oracle`, or a built-in profile.
     pub fn named(name: &str) -> Result<Policy, ctxfit_compactor::PolicyError> {
         match name {
@@ -453,4 +476,103 @@ pub fn totals(replays: &[SessionReplay]) -> Vec<PolicyTotals> {
         t.references_visible += vis;
     }
     order.into_iter().filter_map(|p| by.remove(&p)).collect()
+}
+
+/// One policy's figures as `ctxfit replay` shows them (its table, and its JSON's `policies`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PolicyRow {
+    pub policy: String,
+    pub sessions: usize,
+    pub turns: usize,
+    pub input_tokens: usize,
+    /// Input tokens saved against `none`, as a fraction of `none`'s.
+    pub tokens_saved: Option<f64>,
+    /// This policy's token saving as a share of the oracle's.
+    pub share_of_oracle: Option<f64>,
+    pub peak_tokens: usize,
+    /// Cost under the first price model.
+    pub cost: f64,
+    /// Cost under each price model asked for.
+    pub costs: BTreeMap<&'static str, f64>,
+    /// Cost against `none`'s under each price model (−0.25: a quarter cheaper).
+    pub cost_vs_none: BTreeMap<&'static str, f64>,
+    pub recall: f64,
+    pub references: usize,
+    pub references_visible: usize,
+    pub cache_read_tokens: usize,
+    pub cache_write_tokens: usize,
+}
+
+/// Each policy's row: its totals against `none`'s and the oracle's (when they were replayed), costs under each
+/// price model in `models` (the first is `cost`).
+pub fn policy_rows(totals: &[PolicyTotals], models: &[PriceModel]) -> Vec<PolicyRow> {
+    let find = |name: &str| totals.iter().find(|r| r.policy == name);
+    let none = find("none");
+    let oracle = find("oracle");
+    totals
+        .iter()
+        .map(|t| {
+            let costs: BTreeMap<&'static str, f64> = models
+                .iter()
+                .map(|m| (m.name(), t.cost_under(m.prices())))
+                .collect();
+            let cost_vs_none = match none {
+                Some(n) => models
+                    .iter()
+                    .filter_map(|m| {
+                        let base = n.cost_under(m.prices());
+                        (base > 0.0).then(|| (m.name(), costs[m.name()] / base - 1.0))
+                    })
+                    .collect(),
+                None => BTreeMap::new(),
+            };
+            let saved = none.map(|n| n.input_tokens as f64 - t.input_tokens as f64);
+            let tokens_saved = match (saved, none) {
+                (Some(s), Some(n)) if n.input_tokens > 0 => Some(s / n.input_tokens as f64),
+                _ => None,
+            };
+            let share_of_oracle = match (saved, none, oracle) {
+                (Some(s), Some(n), Some(o)) if n.input_tokens > o.input_tokens => {
+                    Some(s / (n.input_tokens - o.input_tokens) as f64)
+                }
+                _ => None,
+            };
+            PolicyRow {
+                policy: t.policy.clone(),
+                sessions: t.sessions,
+                turns: t.turns,
+                input_tokens: t.input_tokens,
+                tokens_saved,
+                share_of_oracle,
+                peak_tokens: t.peak_tokens,
+                cost: models.first().map_or(t.cost, |m| costs[m.name()]),
+                costs,
+                cost_vs_none,
+                recall: t.recall(),
+                references: t.references,
+                references_visible: t.references_visible,
+                cache_read_tokens: t.cache_read_tokens,
+                cache_write_tokens: t.cache_write_tokens,
+            }
+        })
+        .collect()
+}
+
+/// The policies `ctxfit replay` compares when none are named: `none`, `oracle` and every built-in profile.
+pub fn default_policies() -> Vec<String> {
+    ["none", "oracle"]
+        .into_iter()
+        .chain(ctxfit_compactor::BUILT_IN_PROFILES.iter().copied())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `ctxfit replay --json`'s document: the price models, a row per policy, and every session's replay.
+pub fn document(
+    rows: &[PolicyRow],
+    replays: &[SessionReplay],
+    models: &[PriceModel],
+) -> serde_json::Value {
+    let prices: BTreeMap<&str, Prices> = models.iter().map(|m| (m.name(), m.prices())).collect();
+    serde_json::json!({"prices": prices, "policies": rows, "sessions": replays})
 }

@@ -1,0 +1,184 @@
+"""Type stubs of the compiled module ``ctxfit._ctxfit`` (re-exported by ``ctxfit``)."""
+
+from os import PathLike
+from typing import Any, Dict, Iterable, List, Literal, Optional, Sequence, Tuple, Union
+
+__version__: str
+
+Message = Dict[str, Any]
+WireFormat = Literal["anthropic", "openai", "responses"]
+StripLevel = Literal["minimal", "moderate", "aggressive"]
+StrPath = Union[str, "PathLike[str]"]
+
+class CtxfitError(ValueError):
+    """Input ctxfit cannot use: malformed messages or session files, an unknown profile, a bad policy.
+
+    The message is the one the CLI prints (malformed JSON is named by file, line and column).
+    """
+
+class PromptTooLarge(CtxfitError):
+    """The compacted request is above the profile's request budget (seed 003's guard).
+
+    >>> try:
+    ...     compactor.check_request()
+    ... except ctxfit.PromptTooLarge as e:
+    ...     print(e.tokens, e.budget)
+    """
+
+    tokens: int
+    budget: int
+
+class InternalError(RuntimeError):
+    """A fault inside ctxfit (a Rust panic, caught at the boundary). Please report it with the input."""
+
+class Compactor:
+    """Compacts the message list of one conversation before each model request.
+
+    ``profile`` is a built-in profile (``smart``, the default, ``seed-000``, ``seed-002``, ``mask-last-10``,
+    ``keep-last-30``, ``anthropic-clear``) or one of the policy's; ``policy`` is a policy file's path or its
+    TOML text, as the CLI's ``--policy`` takes it (then the default profile is the policy's own); ``agent``
+    applies the policy's ``[agents.NAME]`` overrides. The environment's ``CTXFIT_*`` overrides apply as in the
+    CLI. ``format`` fixes the wire format instead of detecting it from the messages.
+
+    >>> compactor = ctxfit.Compactor("smart")
+    >>> request = compactor.compact(messages)          # send this instead of `messages`
+    >>> compactor.last_report["tokens_after"] <= compactor.last_report["tokens_before"]
+    True
+
+    The object keeps the conversation: call ``compact`` with the whole, growing history before every request
+    (that is the live loop ``ctxfit replay`` measures). Only what was appended since the previous call is
+    converted; messages already read are recognised by identity, else by ``==``. A history whose earlier
+    messages changed starts a new conversation (its decisions are made anew).
+    """
+
+    def __init__(
+        self,
+        profile: Optional[str] = None,
+        policy: Optional[str] = None,
+        agent: Optional[str] = None,
+        *,
+        estimator: str = "fast",
+        format: Optional[WireFormat] = None,
+    ) -> None: ...
+    @property
+    def profile(self) -> str:
+        """The profile's name."""
+    @property
+    def format(self) -> WireFormat:
+        """The wire format of the conversation (detected until the first message that tells)."""
+    @property
+    def settings_toml(self) -> str:
+        """The effective profile as TOML (what ``ctxfit policy show`` prints)."""
+    def compact(
+        self,
+        messages: Sequence[Any],
+        *,
+        input_tokens: Optional[int] = None,
+        system: Optional[Union[str, List[Dict[str, Any]]]] = None,
+    ) -> List[Any]:
+        """The message list to send instead of ``messages`` (Anthropic Messages, OpenAI Chat or Responses dicts,
+        or the SDKs' response objects); ``messages`` is never changed.
+
+        Messages the request sends unchanged are your own objects; the ones compaction changed are new dicts.
+        ``input_tokens`` are the input tokens the provider reported for the previous request (the budget
+        trigger uses them; cache reads and writes included); ``system`` is Anthropic's top-level system prompt,
+        counted against the budget.
+        """
+    @property
+    def last_report(self) -> Optional[Dict[str, Any]]:
+        """The report of the last ``compact`` call (``tokens_before``, ``tokens_after``, ``new_blocks``,
+        ``first_changed_message`` — where the prompt cache breaks —, ``held_back``, ...)."""
+    def check_request(self) -> int:
+        """The token guard on the last request: returns its estimated tokens; a ``UserWarning`` above the
+        profile's warning threshold; raises :class:`PromptTooLarge` above its request budget."""
+    def reset(self) -> None:
+        """Forget the conversation: the next ``compact`` starts a new one."""
+    def __len__(self) -> int:
+        """Messages read so far."""
+
+def estimate_tokens(text: str, estimator: str = "fast") -> int:
+    """Estimated tokens of a text: ``fast`` (default, within a few percent of o200k), ``chars4``, or the exact
+    BPE counts ``o200k`` and ``cl100k``.
+
+    >>> ctxfit.estimate_tokens("fn main() { println!(\\"hello\\"); }")
+    12
+    >>> ctxfit.estimate_tokens("hello world", "o200k")
+    2
+    """
+
+def count_tokens(
+    messages: Sequence[Any],
+    *,
+    system: Optional[Union[str, List[Dict[str, Any]]]] = None,
+    estimator: str = "fast",
+) -> int:
+    """Estimated input tokens of a message list (any wire format), with its system prompt if given."""
+
+def convert_messages(
+    messages: Sequence[Any], to: WireFormat, *, source: Optional[WireFormat] = None
+) -> List[Message]:
+    """A message list in another wire format; what the target cannot carry is named in a ``UserWarning``.
+
+    >>> ctxfit.convert_messages(anthropic_messages, "openai")
+    """
+
+def clean_html(
+    html: Union[str, bytes], level: StripLevel = "moderate", base_url: Optional[str] = None
+) -> Tuple[str, Dict[str, Any]]:
+    """HTML to Markdown: ``(markdown, stats)``.
+
+    ``bytes`` are decoded by the page's declared or sniffed charset. ``stats`` has ``original_size``,
+    ``cleaned_size``, ``reduction_percent`` and what the page states about itself: ``title``,
+    ``canonical_url``, ``published``, ``author`` (``None`` when it does not).
+
+    >>> md, stats = ctxfit.clean_html("<html><title>T</title><body><nav>menu</nav><p>Text</p></body></html>")
+    >>> md, stats["title"]
+    ('Text\\n', 'T')
+    """
+
+def fetch_webpage_markdown(
+    url: str,
+    strip_level: StripLevel = "moderate",
+    max_chars: int = 5000,
+    chunk: Optional[int] = None,
+    *,
+    timeout: float = 30.0,
+    max_bytes: int = 10485760,
+    allow_private: bool = False,
+    allow_addresses: Optional[Iterable[str]] = None,
+) -> Dict[str, Any]:
+    """Fetch a page as the agent's page tool: seed 003's result dict (``success``, ``data``, ``tokens_used``,
+    ``was_truncated``, ``original_size``, ``is_chunked``, ``chunk_number``, ``total_chunks``, ``message``,
+    and ``title``/``canonical_url``/``published``/``author`` when the page states them). Never raises for a
+    page that cannot be fetched: ``success`` is false and ``message`` says why.
+
+    Only public addresses are fetched unless ``allow_private`` (loopback, private networks) or
+    ``allow_addresses`` (single IPs, e.g. ``["127.0.0.1"]`` for a local test server) say otherwise.
+    """
+
+def load_session(path: StrPath, index: int = 0, *, format: Optional[str] = None) -> List[Message]:
+    """The messages of a recorded session (Claude Code, Codex CLI, Gemini CLI, Copilot CLI, SWE-agent,
+    mini-swe-agent, OpenHands, tau-bench, Letta, or plain Anthropic/OpenAI JSON; gzipped or not) in its wire
+    format; ``index`` picks one session of a file that holds several."""
+
+def load_sessions(path: StrPath, *, format: Optional[str] = None) -> List[Dict[str, Any]]:
+    """Every session of a file: dicts with ``name``, ``source`` (the importer's format), ``format`` (the wire
+    format of ``messages``), ``messages``, ``system`` and ``tools``."""
+
+def replay(
+    paths: Union[StrPath, Iterable[StrPath]],
+    policies: Optional[List[str]] = None,
+    *,
+    prices: str = "anthropic",
+    estimator: str = "fast",
+) -> Dict[str, Any]:
+    """Replay recorded sessions (files or folders) request by request under each policy — ``none``,
+    ``oracle`` (evaluation only: it reads the future), built-in profiles, policy files — as ``ctxfit replay
+    --json`` does: ``{"prices": ..., "policies": [row per policy], "sessions": [every replay]}``. ``prices``:
+    ``anthropic``, ``openai``, ``uncached``, ``all``, or several comma-separated."""
+
+def profiles() -> List[str]:
+    """The built-in profiles."""
+
+def estimators() -> List[str]:
+    """The token estimators."""

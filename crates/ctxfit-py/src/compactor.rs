@@ -1,0 +1,368 @@
+//! `ctxfit.Compactor`: the live loop of one conversation, called before every model request.
+//!
+//! The object keeps the conversation as the compactor has read it and the caller's own message objects. A call
+//! converts only the messages appended since the previous one (a message already read is recognised by
+//! identity, else by `==`), compacts, and answers a new list that holds the caller's own objects for every
+//! message the request sends unchanged and new dicts only for the ones compaction changed (made once, then
+//! reused while the decision stands — decisions are sticky). So a call costs the Rust per-request work plus the
+//! conversion of what is new, not of the whole history.
+
+use ctxfit_compactor::{Compactor as Inner, Report, Settings};
+use ctxfit_model::{
+    anthropic, detect, openai, responses, Content, Conversation, Message, ModelError, Value,
+    WireFormat,
+};
+use ctxfit_tokens::BudgetStatus;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+use crate::json::{to_py, to_value};
+use crate::{errors, estimator, settings, shielded};
+
+/// One wire message read in `format`; `path` names it in errors.
+pub fn read_message(format: WireFormat, value: Value, path: &str) -> Result<Message, ModelError> {
+    match format {
+        WireFormat::Anthropic => anthropic::read_message(value, path),
+        WireFormat::OpenAi => openai::read_message(value, path),
+        WireFormat::Responses => responses::read_item(value, path),
+    }
+}
+
+/// One message written in `format`.
+pub fn write_message(format: WireFormat, msg: &Message) -> Value {
+    match format {
+        WireFormat::Anthropic => anthropic::write_message(msg),
+        WireFormat::OpenAi => openai::write_message(msg),
+        WireFormat::Responses => responses::write_item(msg),
+    }
+}
+
+/// Compacts the message list of one conversation before each model request.
+///
+/// `Compactor(profile="smart", policy=None, agent=None, *, estimator="fast", format=None)`: `profile` a built-in
+/// profile or the policy's; `policy` a policy file's path or its TOML text; `agent` the policy's
+/// `[agents.NAME]` overrides; `format` fixes the wire format instead of detecting it.
+///
+/// Call `compact(messages)` with the agent's whole, growing history before every request and send what it
+/// answers: your own objects where a message is sent unchanged, new dicts where a stale tool result was cut.
+/// Only what was appended since the previous call is converted.
+///
+/// >>> import ctxfit
+/// >>> compactor = ctxfit.Compactor("smart")
+/// >>> history = [{"role": "user", "content": "list the tree"}]
+/// >>> for i in range(3):
+/// ...     call = {"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": "ls -R"}}
+/// ...     history.append({"role": "assistant", "content": [call]})
+/// ...     listing = "\n".join(f"src/pkg/mod_{k}.py" for k in range(300))
+/// ...     result = {"type": "tool_result", "tool_use_id": f"t{i}", "content": listing}
+/// ...     history.append({"role": "user", "content": [result]})
+/// ...     request = compactor.compact(history)
+/// >>> report = compactor.last_report
+/// >>> report["tokens_after"] < report["tokens_before"], request[-1] is history[-1]
+/// (True, True)
+#[pyclass(module = "ctxfit._ctxfit")]
+pub struct Compactor {
+    settings: Settings,
+    estimator: String,
+    /// The wire format, when the caller named it; else detected from the messages.
+    fixed_format: Option<WireFormat>,
+    inner: Inner,
+    conv: Conversation,
+    /// The caller's message objects, one per message of `conv`.
+    seen: Py<PyList>,
+    /// The request as last sent, before any messages are dropped from the front: the caller's objects, and the
+    /// dicts made of the messages compaction changed.
+    sent: Py<PyList>,
+    /// The caller's system prompt object (Anthropic's top-level `system`), if given.
+    system: Option<Py<PyAny>>,
+    /// Per message, the dict made of it as compacted and the count of changes it was made with (decisions are
+    /// sticky: the same count is the same message).
+    returned: Vec<Option<(usize, Py<PyAny>)>>,
+    last_report: Option<Report>,
+    /// A panic left the state unknown: start over on the next call.
+    poisoned: bool,
+}
+
+impl Compactor {
+    fn fresh_inner(&self) -> PyResult<Inner> {
+        new_inner(&self.settings, &self.estimator)
+    }
+
+    /// Forget the conversation (the caller rewrote its history, or changed its format).
+    fn start_over(&mut self, py: Python<'_>, format: WireFormat) -> PyResult<()> {
+        self.inner = self.fresh_inner()?;
+        let system = self.conv.system.take();
+        self.conv = Conversation::new(format);
+        self.conv.system = system;
+        self.seen = PyList::empty(py).unbind();
+        self.sent = PyList::empty(py).unbind();
+        self.returned.clear();
+        self.poisoned = false;
+        Ok(())
+    }
+
+    /// The length of the prefix of `items` the compactor has read already: the caller's objects (or equal
+    /// ones), or the dicts the previous call answered with.
+    fn known_prefix(&mut self, items: &Bound<'_, PyList>) -> PyResult<usize> {
+        let py = items.py();
+        let seen = self.seen.bind(py);
+        let known = seen.len();
+        if items.len() < known {
+            return Ok(items.len());
+        }
+        // the common case, compared in one pass by the interpreter (identical objects are not looked into)
+        if items.get_slice(0, known).eq(seen)? {
+            return Ok(known);
+        }
+        let sent = self.sent.bind(py);
+        for i in 0..known {
+            let (item, old) = (items.get_item(i)?, seen.get_item(i)?);
+            if item.is(&old) {
+                continue;
+            }
+            if matches!(self.returned.get(i), Some(Some((_, r))) if item.is(r)) {
+                continue;
+            }
+            if item.eq(&old)? {
+                // an equal object: the caller rebuilt its list; remember the new one for the fast path
+                seen.set_item(i, &item)?;
+                if matches!(self.returned.get(i), Some(None) | None) {
+                    sent.set_item(i, &item)?;
+                }
+                continue;
+            }
+            return Ok(i);
+        }
+        Ok(known)
+    }
+}
+
+fn new_inner(settings: &Settings, estimator_name: &str) -> PyResult<Inner> {
+    let registry = crate::registry()?;
+    Inner::new(settings.clone(), &registry, estimator(estimator_name)?)
+        .map_err(|e| errors::bad_input(e.to_string()))
+}
+
+#[pymethods]
+impl Compactor {
+    #[new]
+    #[pyo3(signature = (profile = None, policy = None, agent = None, *, estimator = "fast", format = None))]
+    fn new(
+        py: Python<'_>,
+        profile: Option<&str>,
+        policy: Option<&str>,
+        agent: Option<&str>,
+        estimator: &str,
+        format: Option<&str>,
+    ) -> PyResult<Self> {
+        let settings = settings(profile, policy, agent)?;
+        let fixed_format = format.map(wire_format).transpose()?;
+        let inner = new_inner(&settings, estimator)?;
+        Ok(Compactor {
+            settings,
+            estimator: estimator.to_owned(),
+            fixed_format,
+            inner,
+            conv: Conversation::new(fixed_format.unwrap_or(WireFormat::Anthropic)),
+            seen: PyList::empty(py).unbind(),
+            sent: PyList::empty(py).unbind(),
+            system: None,
+            returned: Vec::new(),
+            last_report: None,
+            poisoned: false,
+        })
+    }
+
+    /// The profile's name.
+    #[getter]
+    fn profile(&self) -> &str {
+        &self.settings.profile
+    }
+
+    /// The wire format of the conversation: `anthropic`, `openai` or `responses`.
+    #[getter]
+    fn format(&self) -> &'static str {
+        self.conv.format.name()
+    }
+
+    /// The effective profile as TOML (what `ctxfit policy show` prints).
+    #[getter]
+    fn settings_toml(&self) -> String {
+        self.settings.to_string()
+    }
+
+    #[pyo3(signature = (messages, *, input_tokens = None, system = None))]
+    fn compact<'py>(
+        &mut self,
+        messages: &Bound<'py, PyAny>,
+        input_tokens: Option<usize>,
+        system: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let py = messages.py();
+        let items: Bound<'py, PyList> = match messages.cast::<PyList>() {
+            Ok(list) => list.clone(),
+            Err(_) => PyList::new(py, messages.try_iter()?.collect::<PyResult<Vec<_>>>()?)?,
+        };
+        if self.poisoned {
+            self.start_over(py, self.conv.format)?;
+        }
+
+        // the system prompt: a new one is a new conversation
+        let system_same = match (system, &self.system) {
+            (None, None) => true,
+            (Some(s), Some(old)) => s.is(old) || s.eq(old.bind(py))?,
+            _ => false,
+        };
+        let known = self.known_prefix(&items)?;
+        if !system_same || known < self.conv.messages.len() {
+            self.start_over(py, self.conv.format)?;
+        }
+        let system_value = match (system_same, system) {
+            (false, Some(s)) => Some(to_value(s, "system")?),
+            _ => None,
+        };
+        let read = |from: usize| -> PyResult<Vec<Value>> {
+            (from..items.len())
+                .map(|i| to_value(&items.get_item(i)?, &format!("messages[{i}]")))
+                .collect()
+        };
+
+        // read what is new (nothing is kept if any of it is malformed)
+        let mut start = self.conv.messages.len();
+        let mut values = read(start)?;
+        if self.fixed_format.is_none() && self.conv.format == WireFormat::Anthropic {
+            // plain text reads the same in every format; the first message that tells decides
+            let new = Value::Array(values);
+            let told = detect(&new);
+            let Value::Array(new) = new else {
+                unreachable!("built as an array")
+            };
+            values = new;
+            if told != WireFormat::Anthropic {
+                if start > 0 {
+                    // read again, in the format now known, what was read as plain text
+                    values = read(0)?;
+                    start = 0;
+                    self.start_over(py, told)?;
+                }
+                self.conv.format = told;
+            }
+        }
+        let format = self.conv.format;
+        let new_messages = values
+            .into_iter()
+            .enumerate()
+            .map(|(k, v)| read_message(format, v, &format!("messages[{}]", start + k)))
+            .collect::<Result<Vec<Message>, ModelError>>()
+            .map_err(|e| errors::bad_input(e.to_string()))?;
+        if let Some(v) = system_value {
+            self.conv.system = Some(Content::from_json(v));
+        } else if system.is_none() {
+            self.conv.system = None;
+        }
+        self.system = system.map(|s| s.clone().unbind());
+        self.conv.messages.extend(new_messages);
+        let (seen, sent) = (self.seen.bind(py), self.sent.bind(py));
+        for i in start..items.len() {
+            let item = items.get_item(i)?;
+            seen.append(&item)?;
+            sent.append(&item)?;
+        }
+        self.returned.resize_with(items.len(), || None);
+
+        // compact, without holding the interpreter
+        let (inner, conv) = (&mut self.inner, &self.conv);
+        let report = py.detach(|| shielded("compact", || inner.compact(conv, input_tokens)));
+        let report = match report {
+            Ok(r) => r,
+            Err(e) => {
+                self.poisoned = true;
+                return Err(e);
+            }
+        };
+
+        // the request: the caller's own objects where nothing changed, a dict made once per change otherwise
+        let projection = self.inner.projection(&self.conv);
+        for (i, changes) in projection.changes() {
+            if !matches!(&self.returned[i], Some((n, _)) if *n == changes) {
+                let obj = to_py(py, &write_message(format, &projection.message(i)))?;
+                sent.set_item(i, &obj)?;
+                self.returned[i] = Some((changes, obj.unbind()));
+            }
+        }
+        let out = sent.get_slice(0, sent.len());
+        if let Some(dropped) = projection.dropped() {
+            out.del_slice(dropped.start, dropped.end)?;
+        }
+        self.last_report = Some(report);
+        Ok(out)
+    }
+
+    /// The report of the last `compact` call as a dict (`None` before the first).
+    #[getter]
+    fn last_report<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.last_report
+            .as_ref()
+            .map(|r| {
+                let v =
+                    serde_json::to_value(r).map_err(|e| PyValueError::new_err(e.to_string()))?;
+                to_py(py, &v)
+            })
+            .transpose()
+    }
+
+    /// The token guard on the last request: its estimated tokens, a `UserWarning` above the profile's warning
+    /// threshold, `PromptTooLarge` above its request budget.
+    fn check_request(&self, py: Python<'_>) -> PyResult<usize> {
+        let report = self
+            .last_report
+            .as_ref()
+            .ok_or_else(|| PyValueError::new_err("no request yet: call compact(messages) first"))?;
+        match self.inner.check_request(report) {
+            Ok(BudgetStatus::Ok) => Ok(report.tokens_after),
+            Ok(BudgetStatus::Warning { tokens, threshold }) => {
+                errors::warn(
+                    py,
+                    &format!(
+                        "the request is {} tokens, above the warning threshold of {}",
+                        ctxfit_tokens::thousands(tokens),
+                        ctxfit_tokens::thousands(threshold)
+                    ),
+                )?;
+                Ok(tokens)
+            }
+            Err(e) => Err(errors::prompt_too_large(py, &e)),
+        }
+    }
+
+    /// Forget the conversation: the next `compact` starts a new one.
+    fn reset(&mut self, py: Python<'_>) -> PyResult<()> {
+        self.system = None;
+        self.last_report = None;
+        self.start_over(py, self.fixed_format.unwrap_or(WireFormat::Anthropic))
+    }
+
+    /// Messages read so far.
+    fn __len__(&self) -> usize {
+        self.conv.messages.len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Compactor(profile={:?}, format={:?}, messages={})",
+            self.settings.profile,
+            self.conv.format.name(),
+            self.conv.messages.len()
+        )
+    }
+}
+
+/// A wire format by name.
+pub fn wire_format(name: &str) -> PyResult<WireFormat> {
+    WireFormat::from_name(name).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "unknown wire format `{name}` (expected anthropic, openai or responses)"
+        ))
+    })
+}

@@ -1,0 +1,167 @@
+//! Python objects to JSON values and back, without a detour through JSON text.
+//!
+//! What a message list holds in Python: dicts, lists, tuples, strings, numbers, booleans, `None`, and the SDKs'
+//! response objects (pydantic models: `anthropic.types.TextBlock`, `openai.types.chat.ChatCompletionMessage`),
+//! which are read through their `model_dump(mode="json", exclude_none=True)`, as the SDKs send them.
+
+use ctxfit_model::{Map, Value};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+/// Nesting deeper than this is refused rather than risking the stack.
+const MAX_DEPTH: usize = 256;
+
+/// A Python object as a JSON value; `path` names it in errors (`messages[3]`).
+pub fn to_value(obj: &Bound<'_, PyAny>, path: &str) -> PyResult<Value> {
+    read(obj, 0).map_err(|e| match e {
+        Odd::Type(what, at) => PyTypeError::new_err(format!(
+            "{path}{at}: cannot send {what} as JSON (dicts, lists, strings, numbers, booleans, None, or an SDK model with model_dump)"
+        )),
+        Odd::Value(what, at) => PyValueError::new_err(format!("{path}{at}: {what}")),
+        Odd::Python(e) => e,
+    })
+}
+
+enum Odd {
+    /// An object of a type JSON has no place for (its type name), at a path below the root.
+    Type(String, String),
+    /// A value JSON cannot hold.
+    Value(String, String),
+    Python(PyErr),
+}
+
+impl From<PyErr> for Odd {
+    fn from(e: PyErr) -> Self {
+        Odd::Python(e)
+    }
+}
+
+fn within(e: Odd, step: impl FnOnce() -> String) -> Odd {
+    match e {
+        Odd::Type(what, at) => Odd::Type(what, format!("{}{at}", step())),
+        Odd::Value(what, at) => Odd::Value(what, format!("{}{at}", step())),
+        other => other,
+    }
+}
+
+fn read(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, Odd> {
+    if depth > MAX_DEPTH {
+        return Err(Odd::Value(
+            format!("nested more than {MAX_DEPTH} levels deep"),
+            String::new(),
+        ));
+    }
+    if obj.is_none() {
+        return Ok(Value::Null);
+    }
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(Value::String(s.to_cow()?.into_owned()));
+    }
+    if let Ok(i) = obj.cast::<PyInt>() {
+        if let Ok(n) = i.extract::<i64>() {
+            return Ok(Value::from(n));
+        }
+        if let Ok(n) = i.extract::<u64>() {
+            return Ok(Value::from(n));
+        }
+        // beyond 64 bits: kept as written (the model keeps numbers exactly)
+        let digits = i.str()?.to_cow()?.into_owned();
+        return serde_json::from_str(&digits)
+            .map_err(|e| Odd::Value(format!("integer {digits}: {e}"), String::new()));
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        let v = f.value();
+        return serde_json::Number::from_f64(v)
+            .map(Value::Number)
+            .ok_or_else(|| Odd::Value(format!("{v} is not a JSON number"), String::new()));
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
+        let mut map = Map::with_capacity(d.len());
+        for (k, v) in d.iter() {
+            let key = match k.cast::<PyString>() {
+                Ok(s) => s.to_cow()?.into_owned(),
+                Err(_) => {
+                    return Err(Odd::Type(
+                        format!("a dict key of type {}", type_name(&k)),
+                        String::new(),
+                    ))
+                }
+            };
+            let value = read(&v, depth + 1).map_err(|e| within(e, || format!(".{key}")))?;
+            map.insert(key, value);
+        }
+        return Ok(Value::Object(map));
+    }
+    if let Ok(l) = obj.cast::<PyList>() {
+        return items(l.iter(), depth);
+    }
+    if let Ok(t) = obj.cast::<PyTuple>() {
+        return items(t.iter(), depth);
+    }
+    if obj.hasattr("model_dump")? {
+        let kwargs = PyDict::new(obj.py());
+        kwargs.set_item("mode", "json")?;
+        kwargs.set_item("exclude_none", true)?;
+        let dumped = obj.call_method("model_dump", (), Some(&kwargs))?;
+        return read(&dumped, depth + 1);
+    }
+    Err(Odd::Type(
+        format!("an object of type {}", type_name(obj)),
+        String::new(),
+    ))
+}
+
+fn items<'py>(it: impl Iterator<Item = Bound<'py, PyAny>>, depth: usize) -> Result<Value, Odd> {
+    it.enumerate()
+        .map(|(i, v)| read(&v, depth + 1).map_err(|e| within(e, || format!("[{i}]"))))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Value::Array)
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map_or_else(|_| "?".to_owned(), |n| n.to_string())
+}
+
+/// A JSON value as a Python object: dicts, lists, `str`, `int` (any size), `float`, `bool`, `None`.
+pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                i.into_pyobject(py)?.into_any()
+            } else if let Some(u) = n.as_u64() {
+                u.into_pyobject(py)?.into_any()
+            } else {
+                let written = n.to_string();
+                if written.contains(['.', 'e', 'E']) {
+                    PyFloat::new(py, n.as_f64().unwrap_or(f64::NAN)).into_any()
+                } else {
+                    // an integer beyond 64 bits, exactly
+                    py.get_type::<PyInt>().call1((written,))?
+                }
+            }
+        }
+        Value::String(s) => PyString::new(py, s).into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(to_py(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(map) => {
+            let dict = PyDict::new(py);
+            for (k, v) in map {
+                dict.set_item(k, to_py(py, v)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}

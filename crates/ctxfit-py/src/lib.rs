@@ -1,0 +1,556 @@
+//! The Python package `ctxfit` (module `ctxfit._ctxfit`; the package's `__init__.py` re-exports it): the same
+//! crates as the CLI, called from Python with the interpreter released while they work.
+//!
+//! Built with maturin (`pip install ./crates/ctxfit-py`); tested with pytest (`crates/ctxfit-py/tests`); the
+//! Python side is documented in `docs/python.md` and the stubs in `python/ctxfit/_ctxfit.pyi`.
+
+mod compactor;
+mod errors;
+mod json;
+
+use std::net::IpAddr;
+use std::panic::AssertUnwindSafe;
+use std::path::Path;
+use std::time::Duration;
+
+use ctxfit_compactor::{PolicyFile, Settings, BUILT_IN_PROFILES};
+use ctxfit_html::{page_metadata, HtmlCleaner, StripLevel};
+use ctxfit_import::{ImportError, Session, SourceFormat};
+use ctxfit_model::{convert, detect, Conversation, Value};
+use ctxfit_replay::{Policy, PriceModel};
+use ctxfit_tokens::TokenEstimator;
+use ctxfit_webfetch::{FetchOptions, Fetcher};
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use rayon::prelude::*;
+
+use crate::compactor::{wire_format, write_message, Compactor};
+use crate::errors::{bad_input, unknown, CtxfitError, InternalError, PromptTooLarge};
+use crate::json::{to_py, to_value};
+
+/// Run `f`, turning a panic into `InternalError` (a Rust panic never crosses into Python).
+pub(crate) fn shielded<T>(what: &str, f: impl FnOnce() -> T) -> PyResult<T> {
+    std::panic::catch_unwind(AssertUnwindSafe(f)).map_err(|panic| {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_owned());
+        InternalError::new_err(format!("ctxfit {what}: internal error: {why}"))
+    })
+}
+
+/// The rules linked into this module.
+pub(crate) fn registry() -> PyResult<ctxfit_compactor::Registry> {
+    ctxfit_plugins::registry().map_err(|e| bad_input(e.to_string()))
+}
+
+/// A token estimator by name.
+pub(crate) fn estimator(name: &str) -> PyResult<Box<dyn TokenEstimator>> {
+    ctxfit_tokens::estimator(name)
+        .ok_or_else(|| unknown("estimator", name, ctxfit_tokens::estimator_names()))
+}
+
+/// The environment's overrides (`CTXFIT_BUDGET`, ...), as the CLI reads them.
+fn env(key: &str) -> Option<String> {
+    std::env::var(key).ok()
+}
+
+/// Settings from a profile name and a policy (a file's path, or TOML/JSON text), as the CLI resolves them.
+pub(crate) fn settings(
+    profile: Option<&str>,
+    policy: Option<&str>,
+    agent: Option<&str>,
+) -> PyResult<Settings> {
+    let file = match policy {
+        None => PolicyFile::default(),
+        Some(p) if !p.contains('\n') && Path::new(p).is_file() => {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| PyOSError::new_err(format!("{p}: cannot read: {e}")))?;
+            PolicyFile::parse(text.strip_prefix('\u{feff}').unwrap_or(&text), p)
+                .map_err(|e| bad_input(e.to_string()))?
+        }
+        Some(p) if p.contains('\n') || p.contains('=') || p.trim_start().starts_with('{') => {
+            PolicyFile::parse(p, "<policy>").map_err(|e| bad_input(e.to_string()))?
+        }
+        Some(p) => {
+            return Err(PyOSError::new_err(format!(
+                "{p}: no such policy file (give a path, or the policy's TOML text)"
+            )))
+        }
+    };
+    // without a policy the package's default is `smart`; with one, the policy's own default profile
+    let profile = profile.or(policy.is_none().then_some("smart"));
+    file.resolve(profile, agent, &env)
+        .map_err(|e| bad_input(e.to_string()))
+}
+
+/// A list of wire messages (and an optional Anthropic system prompt) as a conversation, its format detected.
+fn conversation(
+    messages: &Bound<'_, PyAny>,
+    system: Option<&Bound<'_, PyAny>>,
+    format: Option<&str>,
+) -> PyResult<Conversation> {
+    let items = messages
+        .try_iter()?
+        .enumerate()
+        .map(|(i, m)| to_value(&m?, &format!("messages[{i}]")))
+        .collect::<PyResult<Vec<Value>>>()?;
+    let value = Value::Array(items);
+    let format = match format {
+        Some(f) => wire_format(f)?,
+        None => detect(&value),
+    };
+    let Value::Array(items) = value else {
+        unreachable!("built as an array")
+    };
+    let mut conv = Conversation::new(format);
+    conv.messages = items
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| compactor::read_message(format, v, &format!("messages[{i}]")))
+        .collect::<Result<_, _>>()
+        .map_err(|e| bad_input(e.to_string()))?;
+    if let Some(s) = system {
+        conv.system = Some(ctxfit_model::Content::from_json(to_value(s, "system")?));
+    }
+    Ok(conv)
+}
+
+fn messages_to_py<'py>(py: Python<'py>, conv: &Conversation) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for m in &conv.messages {
+        list.append(to_py(py, &write_message(conv.format, m))?)?;
+    }
+    Ok(list)
+}
+
+/// Estimated tokens of a text: `fast` (default), `chars4`, or the exact BPE counts `o200k` and `cl100k`.
+///
+/// >>> import ctxfit
+/// >>> ctxfit.estimate_tokens("hello world", "o200k")
+/// 2
+#[pyfunction]
+#[pyo3(signature = (text, estimator = "fast"))]
+fn estimate_tokens(py: Python<'_>, text: String, estimator: &str) -> PyResult<usize> {
+    let est = crate::estimator(estimator)?;
+    py.detach(|| shielded("estimate_tokens", || est.count_text(&text)))
+}
+
+/// Estimated input tokens of a message list (either wire format), with its system prompt if given.
+///
+/// >>> import ctxfit
+/// >>> ctxfit.count_tokens([{"role": "user", "content": "hi"}], system="Be terse.") > 0
+/// True
+#[pyfunction]
+#[pyo3(signature = (messages, *, system = None, estimator = "fast"))]
+fn count_tokens(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+    system: Option<&Bound<'_, PyAny>>,
+    estimator: &str,
+) -> PyResult<usize> {
+    let est = crate::estimator(estimator)?;
+    let conv = conversation(messages, system, None)?;
+    py.detach(|| {
+        shielded("count_tokens", || {
+            ctxfit_tokens::count_conversation(est.as_ref(), &conv)
+        })
+    })
+}
+
+/// A message list in another wire format (`anthropic`, `openai`, `responses`); what the target cannot carry is
+/// named in a `UserWarning`.
+///
+/// >>> import ctxfit
+/// >>> call = {"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "ls"}}
+/// >>> ctxfit.convert_messages([{"role": "assistant", "content": [call]}], "openai")[0]["tool_calls"][0]["id"]
+/// 't1'
+#[pyfunction]
+#[pyo3(signature = (messages, to, *, source = None))]
+fn convert_messages<'py>(
+    messages: &Bound<'py, PyAny>,
+    to: &str,
+    source: Option<&str>,
+) -> PyResult<Bound<'py, PyList>> {
+    let py = messages.py();
+    let target = wire_format(to)?;
+    let conv = conversation(messages, None, source)?;
+    let (converted, report) = shielded("convert_messages", || convert(&conv, target))?;
+    if !report.is_lossless() {
+        let lost: Vec<String> = report
+            .dropped
+            .iter()
+            .map(|(what, n)| format!("{n} × {what}"))
+            .collect();
+        errors::warn(
+            py,
+            &format!(
+                "converting to {to} left out what it cannot carry: {}",
+                lost.join(", ")
+            ),
+        )?;
+    }
+    messages_to_py(py, &converted)
+}
+
+fn strip_level(name: &str) -> PyResult<StripLevel> {
+    StripLevel::parse(name).ok_or_else(|| {
+        unknown(
+            "strip level",
+            name,
+            &[
+                StripLevel::Minimal.name(),
+                StripLevel::Moderate.name(),
+                StripLevel::Aggressive.name(),
+            ],
+        )
+    })
+}
+
+/// HTML (text, or bytes whose charset is sniffed) to Markdown at a strip level (`minimal`, `moderate`,
+/// `aggressive`): `(markdown, stats)`, the stats with the sizes and the page's title, canonical URL, published
+/// date and author when it states them (else `None`).
+///
+/// >>> import ctxfit
+/// >>> markdown, stats = ctxfit.clean_html("<title>T</title><nav>menu</nav><p>Text</p>", "aggressive")
+/// >>> markdown, stats["title"]
+/// ('Text\n', 'T')
+#[pyfunction]
+#[pyo3(signature = (html, level = "moderate", base_url = None))]
+fn clean_html<'py>(
+    html: &Bound<'py, PyAny>,
+    level: &str,
+    base_url: Option<String>,
+) -> PyResult<(String, Bound<'py, PyDict>)> {
+    let py = html.py();
+    let mut cleaner = HtmlCleaner::new(strip_level(level)?);
+    if let Some(base) = &base_url {
+        cleaner = cleaner.with_base_url(base.clone());
+    }
+    enum Source {
+        Text(String),
+        Bytes(Vec<u8>),
+    }
+    let source = if let Ok(s) = html.cast::<PyString>() {
+        Source::Text(s.to_cow()?.into_owned())
+    } else if let Ok(b) = html.cast::<PyBytes>() {
+        Source::Bytes(b.as_bytes().to_vec())
+    } else {
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "clean_html takes the page as str or bytes",
+        ));
+    };
+    let (markdown, stats, meta) = py.detach(|| {
+        shielded("clean_html", || {
+            let (markdown, stats) = match &source {
+                Source::Text(t) => cleaner.clean(t),
+                Source::Bytes(b) => cleaner.clean_bytes(b, None),
+            };
+            let meta = match &source {
+                Source::Text(t) => page_metadata(t, base_url.as_deref()),
+                Source::Bytes(b) => page_metadata(&String::from_utf8_lossy(b), base_url.as_deref()),
+            };
+            (markdown, stats, meta)
+        })
+    })?;
+    let d = PyDict::new(py);
+    d.set_item("original_size", stats.original_size)?;
+    d.set_item("cleaned_size", stats.cleaned_size)?;
+    d.set_item("reduction_percent", stats.reduction_percent)?;
+    d.set_item("title", meta.title)?;
+    d.set_item("canonical_url", meta.canonical_url)?;
+    d.set_item("published", meta.published)?;
+    d.set_item("author", meta.author)?;
+    Ok((markdown, d))
+}
+
+/// Fetch a page and return seed 003's result dict (`success`, `data`, `tokens_used`, `was_truncated`,
+/// `original_size`, `is_chunked`, `chunk_number`, `total_chunks`, `message`, and the page's metadata).
+#[pyfunction]
+#[pyo3(signature = (
+    url,
+    strip_level = "moderate",
+    max_chars = ctxfit_webfetch::DEFAULT_MAX_CHARS,
+    chunk = None,
+    *,
+    timeout = 30.0,
+    max_bytes = 10 << 20,
+    allow_private = false,
+    allow_addresses = None,
+))]
+#[allow(clippy::too_many_arguments)]
+fn fetch_webpage_markdown<'py>(
+    py: Python<'py>,
+    url: &str,
+    strip_level: &str,
+    max_chars: usize,
+    chunk: Option<usize>,
+    timeout: f64,
+    max_bytes: u64,
+    allow_private: bool,
+    allow_addresses: Option<Vec<String>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    if !(timeout.is_finite() && timeout > 0.0) {
+        return Err(PyValueError::new_err(
+            "timeout must be a positive number of seconds",
+        ));
+    }
+    let mut options = FetchOptions {
+        strip_level: crate::strip_level(strip_level)?,
+        max_chars,
+        chunk,
+        timeout: Duration::from_secs_f64(timeout),
+        max_bytes,
+        ..FetchOptions::default()
+    };
+    options.addresses.allow_private = allow_private;
+    for a in allow_addresses.unwrap_or_default() {
+        let ip: IpAddr = a.parse().map_err(|_| {
+            PyValueError::new_err(format!("allow_addresses: `{a}` is not an IP address"))
+        })?;
+        options.addresses.allowed.push(ip);
+    }
+    let url = url.to_owned();
+    let result = py.detach(|| {
+        shielded("fetch_webpage_markdown", || {
+            Fetcher::new(options).fetch_markdown(&url)
+        })
+    })?;
+    let v = serde_json::to_value(&result).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    to_py(py, &v)
+}
+
+fn source_format(name: Option<&str>) -> PyResult<Option<SourceFormat>> {
+    name.map(|n| {
+        SourceFormat::from_name(n).ok_or_else(|| {
+            let names: Vec<&str> = SourceFormat::ALL.iter().map(|f| f.name()).collect();
+            unknown("format", n, &names)
+        })
+    })
+    .transpose()
+}
+
+/// An import error as a Python exception, named by its file (malformed JSON by line and column).
+fn import_error(path: &str, e: ImportError) -> PyErr {
+    match e {
+        ImportError::Io { source, .. } => PyOSError::new_err((
+            source.raw_os_error().unwrap_or(0),
+            format!("{path}: cannot read: {source}"),
+        )),
+        ImportError::Json {
+            line,
+            column,
+            message,
+        } => bad_input(format!("{path}:{line}:{column}: malformed JSON: {message}")),
+        ImportError::NotUtf8 { .. } => bad_input(format!("{path}:{e}")),
+        other => bad_input(format!("{path}: {other}")),
+    }
+}
+
+fn load(py: Python<'_>, path: &str, format: Option<&str>) -> PyResult<Vec<Session>> {
+    let format = source_format(format)?;
+    let p = path.to_owned();
+    py.detach(|| {
+        shielded("load_session", || {
+            ctxfit_import::files::load_file(Path::new(&p), format)
+        })
+    })?
+    .map_err(|e| import_error(path, e))
+}
+
+/// The messages of a recorded session (any importer's format, gzipped or not) in its wire format: session
+/// `index` of a file that holds several (tau-bench episodes, Letta agents).
+#[pyfunction]
+#[pyo3(signature = (path, index = 0, *, format = None))]
+fn load_session<'py>(
+    py: Python<'py>,
+    path: std::path::PathBuf,
+    index: usize,
+    format: Option<&str>,
+) -> PyResult<Bound<'py, PyList>> {
+    let name = path.display().to_string();
+    let sessions = load(py, &name, format)?;
+    let count = sessions.len();
+    let s = sessions.into_iter().nth(index).ok_or_else(|| {
+        pyo3::exceptions::PyIndexError::new_err(format!(
+            "{name}: session {index} asked for, the file holds {count}"
+        ))
+    })?;
+    messages_to_py(py, &s.conversation)
+}
+
+/// Every session of a file: dicts with `name`, `source` (the importer's format), `format` (the wire format of
+/// `messages`), `messages`, `system` and `tools` (None when the log has none).
+#[pyfunction]
+#[pyo3(signature = (path, *, format = None))]
+fn load_sessions<'py>(
+    py: Python<'py>,
+    path: std::path::PathBuf,
+    format: Option<&str>,
+) -> PyResult<Bound<'py, PyList>> {
+    let name = path.display().to_string();
+    let out = PyList::empty(py);
+    for s in load(py, &name, format)? {
+        let d = PyDict::new(py);
+        d.set_item("name", &s.name)?;
+        d.set_item("source", s.source.name())?;
+        d.set_item("format", s.conversation.format.name())?;
+        d.set_item("messages", messages_to_py(py, &s.conversation)?)?;
+        let doc = ctxfit_model::to_value(&Conversation {
+            messages: Vec::new(),
+            envelope: ctxfit_model::Envelope::Object,
+            ..s.conversation.clone()
+        });
+        let field = |k: &str| doc.get(k).filter(|v| !v.is_null());
+        d.set_item("system", field("system").map(|v| to_py(py, v)).transpose()?)?;
+        d.set_item("tools", field("tools").map(|v| to_py(py, v)).transpose()?)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+/// Replay recorded sessions (files or folders) request by request under each policy: `ctxfit replay --json`'s
+/// document (`prices`, a row per policy in `policies`, every replay in `sessions`). Policies: `none`, `oracle`
+/// (evaluation only: it reads the future), built-in profiles, policy files; default: all of those built in.
+///
+/// >>> report = ctxfit.replay(["sessions/"], ["none", "oracle", "smart"], prices="all")  # doctest: +SKIP
+/// >>> [(row["policy"], row["tokens_saved"], row["recall"]) for row in report["policies"]]  # doctest: +SKIP
+#[pyfunction]
+#[pyo3(signature = (paths, policies = None, *, prices = "anthropic", estimator = "fast"))]
+fn replay<'py>(
+    py: Python<'py>,
+    paths: &Bound<'py, PyAny>,
+    policies: Option<Vec<String>>,
+    prices: &str,
+    estimator: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let paths: Vec<String> = if let Ok(s) = paths.extract::<std::path::PathBuf>() {
+        vec![s.display().to_string()]
+    } else {
+        paths
+            .try_iter()?
+            .map(|p| {
+                p?.extract::<std::path::PathBuf>()
+                    .map(|p| p.display().to_string())
+            })
+            .collect::<PyResult<_>>()?
+    };
+    let mut models = Vec::new();
+    for name in prices.split(',').map(str::trim) {
+        let add: Vec<PriceModel> = if name == "all" {
+            PriceModel::ALL.to_vec()
+        } else {
+            vec![PriceModel::parse(name).ok_or_else(|| {
+                unknown(
+                    "price model",
+                    name,
+                    &["anthropic", "openai", "uncached", "all"],
+                )
+            })?]
+        };
+        for m in add {
+            if !models.contains(&m) {
+                models.push(m);
+            }
+        }
+    }
+    let policies = policies
+        .unwrap_or_else(ctxfit_replay::default_policies)
+        .iter()
+        .map(|p| Policy::resolve(p, &env).map_err(bad_input))
+        .collect::<PyResult<Vec<Policy>>>()?;
+    crate::estimator(estimator)?;
+    let mut files = Vec::new();
+    for p in &paths {
+        let path = Path::new(p);
+        if path.is_dir() {
+            let found =
+                ctxfit_import::files::session_files(path).map_err(|e| import_error(p, e))?;
+            if found.files.is_empty() {
+                return Err(bad_input(format!("{p}: no session files in the folder")));
+            }
+            files.extend(found.files.into_iter().map(|f| f.display().to_string()));
+        } else {
+            files.push(p.clone());
+        }
+    }
+    let mut sessions: Vec<(String, Session)> = Vec::new();
+    for f in &files {
+        for s in load(py, f, None)? {
+            let label = if s.name.is_empty() {
+                f.clone()
+            } else {
+                format!("{f} — {}", s.name)
+            };
+            sessions.push((label, s));
+        }
+    }
+    let registry = registry()?;
+    let estimator_name = estimator.to_owned();
+    let make_estimator = move || {
+        ctxfit_tokens::estimator(&estimator_name)
+            .unwrap_or_else(|| Box::new(ctxfit_tokens::FastEstimator))
+    };
+    let doc = py
+        .detach(|| {
+            shielded("replay", || {
+                let jobs: Vec<(usize, usize)> = (0..sessions.len())
+                    .flat_map(|s| (0..policies.len()).map(move |p| (s, p)))
+                    .collect();
+                let replays = jobs
+                    .par_iter()
+                    .map(|&(s, p)| {
+                        let (label, session) = &sessions[s];
+                        ctxfit_replay::replay(
+                            label,
+                            &session.conversation,
+                            &policies[p],
+                            &registry,
+                            &make_estimator,
+                            models[0].prices(),
+                        )
+                        .map_err(|e| e.to_string())
+                    })
+                    .collect::<Result<Vec<_>, String>>()?;
+                let rows = ctxfit_replay::policy_rows(&ctxfit_replay::totals(&replays), &models);
+                Ok::<_, String>(ctxfit_replay::document(&rows, &replays, &models))
+            })
+        })?
+        .map_err(bad_input)?;
+    to_py(py, &doc)
+}
+
+/// The built-in profiles.
+#[pyfunction]
+fn profiles() -> Vec<&'static str> {
+    BUILT_IN_PROFILES.to_vec()
+}
+
+/// The token estimators.
+#[pyfunction]
+fn estimators() -> Vec<&'static str> {
+    ctxfit_tokens::estimator_names().to_vec()
+}
+
+#[pymodule]
+fn _ctxfit(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("CtxfitError", py.get_type::<CtxfitError>())?;
+    m.add("PromptTooLarge", py.get_type::<PromptTooLarge>())?;
+    m.add("InternalError", py.get_type::<InternalError>())?;
+    m.add_class::<Compactor>()?;
+    m.add_function(wrap_pyfunction!(estimate_tokens, m)?)?;
+    m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
+    m.add_function(wrap_pyfunction!(convert_messages, m)?)?;
+    m.add_function(wrap_pyfunction!(clean_html, m)?)?;
+    m.add_function(wrap_pyfunction!(fetch_webpage_markdown, m)?)?;
+    m.add_function(wrap_pyfunction!(load_session, m)?)?;
+    m.add_function(wrap_pyfunction!(load_sessions, m)?)?;
+    m.add_function(wrap_pyfunction!(replay, m)?)?;
+    m.add_function(wrap_pyfunction!(profiles, m)?)?;
+    m.add_function(wrap_pyfunction!(estimators, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,214 @@
+"""ctxfit.Compactor: the live loop, called before every request, on real sessions and on written ones."""
+
+import copy
+
+import pytest
+
+import ctxfit
+from conftest import session_files
+
+
+def requests_of(messages):
+    """The histories a live agent sends: the messages before each assistant message, then all of them."""
+    for i, m in enumerate(messages):
+        if i > 0 and m.get("role") == "assistant":
+            yield messages[:i]
+    yield messages
+
+
+def anthropic_pairs_ok(request):
+    """Every tool_result answers a tool_use of the message before it, every answered tool_use is answered."""
+    for i, m in enumerate(request):
+        blocks = m["content"] if isinstance(m.get("content"), list) else []
+        results = [b["tool_use_id"] for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+        if not results:
+            continue
+        prev = request[i - 1]["content"] if i > 0 and isinstance(request[i - 1].get("content"), list) else []
+        uses = {b["id"] for b in prev if isinstance(b, dict) and b.get("type") == "tool_use"}
+        missing = [r for r in results if r not in uses]
+        assert not missing, f"message {i}: results {missing} answer no call of message {i - 1}"
+    return True
+
+
+def openai_pairs_ok(request):
+    """Every `tool` message answers a call of the assistant message before its run of results."""
+    calls = set()
+    for i, m in enumerate(request):
+        if m.get("role") == "assistant":
+            calls = {c["id"] for c in m.get("tool_calls") or []}
+        elif m.get("role") == "tool":
+            assert m["tool_call_id"] in calls, f"message {i}: result {m['tool_call_id']} answers no call"
+    return True
+
+
+def short(text):
+    return [{"role": "user", "content": text}]
+
+
+def tool_turn(i, output, name="Bash", command="ls -R"):
+    return [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": f"t{i}", "name": name, "input": {"command": command}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": output}]},
+    ]
+
+
+def listing(n):
+    return "\n".join(f"src/module_{k}/file_{k}.py" for k in range(n))
+
+
+def written_session(turns=6):
+    messages = short("List the tree, then summarise it.")
+    for i in range(turns):
+        messages += tool_turn(i, listing(400 + i))
+    messages.append({"role": "assistant", "content": [{"type": "text", "text": "Done."}]})
+    return messages
+
+
+def test_compacts_stale_results_and_keeps_the_callers_objects():
+    messages = written_session()
+    before = copy.deepcopy(messages)
+    compactor = ctxfit.Compactor("smart")
+    for history in requests_of(messages):
+        request = compactor.compact(history)
+    assert messages == before, "the input was changed"
+    assert compactor.last_report["tokens_after"] < compactor.last_report["tokens_before"]
+    assert anthropic_pairs_ok(request)
+    changed = [i for i, (a, b) in enumerate(zip(messages, request)) if a is not b]
+    assert changed, "nothing was compacted"
+    for i, (a, b) in enumerate(zip(messages, request)):
+        if i not in changed:
+            assert a is b, f"message {i} is unchanged but not the caller's object"
+        else:
+            text = b["content"][0]["content"]
+            text = text if isinstance(text, str) else text[0]["text"]
+            assert len(text) < len(a["content"][0]["content"])
+    # the same history again: the same answer, the changed messages' dicts reused
+    again = compactor.compact(messages)
+    assert all(x is y for x, y in zip(again, request))
+
+
+def test_a_rebuilt_list_reads_as_the_same_conversation():
+    messages = written_session()
+    live = ctxfit.Compactor("smart")
+    rebuilt = ctxfit.Compactor("smart")
+    for history in requests_of(messages):
+        a = live.compact(history)
+        b = rebuilt.compact(copy.deepcopy(history))
+    assert a == b
+    assert len(rebuilt) == len(messages)
+
+
+def test_the_answer_may_be_the_history_the_caller_keeps():
+    # some loops keep the compacted list and append to it
+    messages = written_session(turns=3)
+    compactor = ctxfit.Compactor("smart")
+    history = []
+    expected = ctxfit.Compactor("smart")
+    for m in messages:
+        history.append(m)
+        if m["role"] == "assistant":
+            history = compactor.compact(history[:-1]) + [m]
+            reference = expected.compact(messages[: len(history) - 1])
+            assert history[:-1] == reference
+    assert len(compactor) == len(messages) - 1
+
+
+def test_a_rewritten_history_starts_over():
+    messages = written_session()
+    compactor = ctxfit.Compactor("smart")
+    compactor.compact(messages)
+    assert len(compactor) == len(messages)
+    other = short("Something else entirely.")
+    assert compactor.compact(other) == other
+    assert len(compactor) == 1
+
+
+def test_malformed_messages_are_refused_and_lose_nothing():
+    messages = written_session(turns=2)
+    compactor = ctxfit.Compactor("smart")
+    good = compactor.compact(messages)
+    with pytest.raises(ctxfit.CtxfitError, match=r"messages\[6\]"):
+        compactor.compact(messages + [{"content": "no role"}])
+    with pytest.raises(TypeError, match=r"messages\[6\]\.content\[0\]: cannot send an object of type object"):
+        compactor.compact(messages + [{"role": "user", "content": [object()]}])
+    with pytest.raises(ValueError, match=r"messages\[6\]\.temperature: NaN is not a JSON number"):
+        compactor.compact(messages + [{"role": "user", "content": "x", "temperature": float("nan")}])
+    assert len(compactor) == len(messages)
+    assert compactor.compact(messages) == good
+
+
+def test_sdk_objects_are_read_through_model_dump():
+    class Block:
+        """What `anthropic.types.ToolUseBlock` offers the compactor."""
+
+        def __init__(self, **fields):
+            self.fields = fields
+
+        def model_dump(self, mode="python", exclude_none=False):
+            assert mode == "json" and exclude_none
+            return dict(self.fields)
+
+    messages = short("go")
+    for i in range(4):
+        messages.append({"role": "assistant", "content": [Block(type="tool_use", id=f"t{i}", name="Bash", input={"command": "ls -R"})]})
+        messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": listing(500)}]})
+    messages.append({"role": "assistant", "content": [Block(type="text", text="ok")]})
+    request = ctxfit.Compactor("smart").compact(messages)
+    assert request[1] is messages[1], "an unchanged message with SDK objects is sent as it is"
+    assert request[2] is not messages[2]
+    assert ctxfit.count_tokens(request) < ctxfit.count_tokens(messages)
+
+
+def test_openai_chat_is_detected_when_the_first_call_appears():
+    messages = [{"role": "user", "content": "list the files"}]
+    compactor = ctxfit.Compactor("smart")
+    compactor.compact(messages)
+    assert compactor.format == "anthropic"  # plain text reads the same in every format
+    for i in range(5):
+        messages.append({"role": "assistant", "content": None, "tool_calls": [{"id": f"c{i}", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls -R"}'}}]})
+        messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": listing(500)})
+        request = compactor.compact(messages)
+        assert compactor.format == "openai"
+        assert openai_pairs_ok(request)
+    assert ctxfit.count_tokens(request) < ctxfit.count_tokens(messages)
+    assert compactor.last_report["compacted_total"] >= 4
+
+
+def test_request_budget_guard():
+    policy = 'default_profile = "tight"\n[profiles.tight]\nextends = "smart"\nrequest_budget = 50\nwarning_threshold = 1\n'
+    compactor = ctxfit.Compactor(policy=policy)
+    assert compactor.profile == "tight"
+    compactor.compact(short("hello"))
+    with pytest.warns(UserWarning, match="above the warning threshold of 1"):
+        assert compactor.check_request() > 0
+    compactor.compact(short("word " * 400))
+    with pytest.raises(ctxfit.PromptTooLarge, match=r"Prompt too large: \d+ tokens exceeds budget of 50") as e:
+        compactor.check_request()
+    assert e.value.budget == 50 and e.value.tokens > 50
+    assert isinstance(e.value, ctxfit.CtxfitError)
+
+
+def test_unknown_names_are_refused_clearly():
+    with pytest.raises(ctxfit.CtxfitError, match="no-such-profile"):
+        ctxfit.Compactor("no-such-profile")
+    with pytest.raises(ValueError, match="unknown estimator `nope`"):
+        ctxfit.Compactor("smart", estimator="nope")
+    with pytest.raises(OSError, match="no such policy file"):
+        ctxfit.Compactor(policy="missing.toml")
+    with pytest.raises(ctxfit.CtxfitError, match=r"<policy>:1:"):
+        ctxfit.Compactor(policy="default_profile = [")
+
+
+def test_every_profile_keeps_pairs_valid_on_real_sessions(corpus):
+    files = session_files(corpus / "trajectories" / "claude-code")[:4] + session_files(corpus / "trajectories" / "swe-agent")
+    assert files
+    for path in files:
+        for s in ctxfit.load_sessions(path):
+            check = anthropic_pairs_ok if s["format"] == "anthropic" else openai_pairs_ok
+            for profile in ctxfit.profiles():
+                compactor = ctxfit.Compactor(profile, format=s["format"])
+                before = copy.deepcopy(s["messages"])
+                for history in requests_of(s["messages"]):
+                    request = compactor.compact(history, system=s["system"])
+                    check(request)
+                assert s["messages"] == before, f"{path.name}: {profile} changed its input"

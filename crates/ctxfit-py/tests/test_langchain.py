@@ -1,0 +1,48 @@
+"""The LangChain / LangGraph bridge, offline with langchain-core."""
+
+import pytest
+
+pytest.importorskip("langchain_core")
+
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage  # noqa: E402
+
+import ctxfit  # noqa: E402
+from ctxfit.langchain import from_dicts, pre_model_hook, to_dicts  # noqa: E402
+
+
+def conversation(turns=5):
+    messages = [SystemMessage("You are a coding agent."), HumanMessage("What is in the tree?")]
+    for i in range(turns):
+        messages.append(AIMessage("", tool_calls=[{"id": f"c{i}", "name": "bash", "args": {"command": "ls -R"}}]))
+        messages.append(ToolMessage("\n".join(f"src/pkg_{i}/mod_{k}.py" for k in range(400)), tool_call_id=f"c{i}"))
+    return messages
+
+
+def test_messages_convert_both_ways():
+    messages = conversation(2)
+    dicts = to_dicts(messages)
+    assert dicts[0] == {"role": "system", "content": "You are a coding agent."}
+    assert dicts[2]["tool_calls"][0]["id"] == "c0"
+    assert dicts[3]["role"] == "tool" and dicts[3]["tool_call_id"] == "c0"
+    back = from_dicts(dicts)
+    assert [type(m) for m in back] == [type(m) for m in messages]
+    assert back[2].tool_calls[0]["args"] == {"command": "ls -R"}
+    assert back[3].content == messages[3].content
+
+
+def test_the_hook_compacts_what_the_model_sees_and_leaves_the_state():
+    hook = pre_model_hook("smart")
+    messages = conversation()
+    state = {"messages": list(messages)}
+    for n in range(3, len(messages) + 1):
+        out = hook({"messages": messages[:n]})["llm_input_messages"]
+    assert state["messages"] == messages
+    assert len(out) == len(messages)
+    assert out[0] is messages[0] and out[1] is messages[1]
+    shrunk = [i for i, (a, b) in enumerate(zip(messages, out)) if a is not b]
+    assert shrunk and all(isinstance(out[i], ToolMessage) for i in shrunk)
+    assert all(len(out[i].content) < len(messages[i].content) for i in shrunk)
+    assert all(out[i].tool_call_id == messages[i].tool_call_id for i in shrunk)
+    before = ctxfit.count_tokens(to_dicts(messages))
+    after = ctxfit.count_tokens(to_dicts(out))
+    assert after < before

@@ -1,0 +1,113 @@
+"""Importers and replay from Python: every family of the corpus, gzipped files, bad files."""
+
+import gzip
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import ctxfit
+from conftest import REPO, session_files
+
+
+def test_every_family_loads(corpus):
+    families = {
+        "trajectories/claude-code": "anthropic",
+        "trajectories/swe-agent": None,
+        "trajectories/openhands": None,
+        "trajectories/tau-bench": None,
+        "trajectories/letta": None,
+        "sessions/codex-agentv": None,
+        "sessions/mini-swe-agent": None,
+    }
+    for family, wire in families.items():
+        files = session_files(corpus / family)[:3]
+        assert files, family
+        for f in files:
+            sessions = ctxfit.load_sessions(f)
+            for s in sessions:
+                assert s["format"] in ("anthropic", "openai", "responses")
+                if wire:
+                    assert s["format"] == wire
+                assert isinstance(s["messages"], list)
+            if sessions and sessions[0]["messages"]:
+                assert ctxfit.load_session(f) == sessions[0]["messages"]
+
+
+def test_several_sessions_in_one_file(corpus):
+    path = session_files(corpus / "trajectories" / "tau-bench")[0]
+    sessions = ctxfit.load_sessions(path)
+    assert len(sessions) > 1
+    assert ctxfit.load_session(path, 1) == sessions[1]["messages"]
+    with pytest.raises(IndexError, match=f"the file holds {len(sessions)}"):
+        ctxfit.load_session(path, len(sessions))
+
+
+def test_bad_files_are_named(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"role": "user",\n  "content": "hi"')
+    with pytest.raises(ctxfit.CtxfitError, match=r"bad\.json:2:\d+: malformed JSON"):
+        ctxfit.load_session(bad)
+    not_utf8 = tmp_path / "latin1.json"
+    not_utf8.write_bytes(b'[{"role": "user", "content": "caf\xe9"}]')
+    with pytest.raises(ctxfit.CtxfitError, match=r"latin1\.json:1:34: not UTF-8 text \(byte 0xe9 at offset 33\)"):
+        ctxfit.load_session(not_utf8)
+    with pytest.raises(FileNotFoundError):
+        ctxfit.load_session(tmp_path / "missing.json")
+    gz = tmp_path / "chat.json.gz"
+    gz.write_bytes(gzip.compress(b'\xef\xbb\xbf[{"role": "user", "content": "hi"}]'))
+    assert ctxfit.load_session(gz) == [{"role": "user", "content": "hi"}]
+
+
+def test_count_and_convert():
+    anthropic = [
+        {"role": "user", "content": "list"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "ls"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a.py\nb.py"}]},
+    ]
+    openai = ctxfit.convert_messages(anthropic, "openai")
+    assert openai[1]["tool_calls"][0]["id"] == "t1"
+    assert openai[2] == {"role": "tool", "tool_call_id": "t1", "content": "a.py\nb.py"}
+    assert ctxfit.convert_messages(openai, "anthropic") == anthropic
+    assert ctxfit.count_tokens(anthropic) == ctxfit.count_tokens(openai)
+    assert ctxfit.count_tokens(anthropic, system="You are terse.") > ctxfit.count_tokens(anthropic)
+    assert ctxfit.estimate_tokens("hello world", "o200k") == 2
+
+
+def cli():
+    for profile in ("release", "debug"):
+        exe = REPO / "target" / profile / "ctxfit"
+        if exe.is_file():
+            return exe
+    return shutil.which("ctxfit")
+
+
+def test_replay_is_the_clis(corpus):
+    folder = corpus / "trajectories" / "swe-agent"
+    policies = ["none", "oracle", "smart", "seed-002"]
+    doc = ctxfit.replay(folder, policies, prices="anthropic,uncached")
+    assert [r["policy"] for r in doc["policies"]] == policies
+    rows = {r["policy"]: r for r in doc["policies"]}
+    assert rows["oracle"]["input_tokens"] < rows["none"]["input_tokens"]
+    assert rows["smart"]["recall"] >= 0.95
+    assert set(rows["smart"]["costs"]) == {"anthropic", "uncached"}
+    exe = cli()
+    if exe is None:
+        if os.environ.get("CTXFIT_REQUIRE_CORPUS") == "1":
+            pytest.fail("the ctxfit binary is not built (cargo build -p ctxfit-cli)")
+        pytest.skip("the ctxfit binary is not built: the comparison with the CLI is skipped")
+    args = [str(exe), "replay", str(folder), "--json", "--prices", "anthropic,uncached"]
+    for p in policies:
+        args += ["--policy", p]
+    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    assert json.loads(out) == doc
+
+
+def test_replay_refuses_unknown_policies(corpus):
+    with pytest.raises(ctxfit.CtxfitError, match="no-such-policy"):
+        ctxfit.replay(corpus / "trajectories" / "swe-agent", ["no-such-policy"])
+    with pytest.raises(ValueError, match="unknown price model `free`"):
+        ctxfit.replay(corpus / "trajectories" / "swe-agent", ["none"], prices="free")
