@@ -336,6 +336,26 @@ impl Compactor {
         }
     }
 
+    /// The compactor's decisions as a JSON-ready dict, to keep across a restart of the agent: a compactor of the
+    /// same profile given it with `restore` sends, for the same history, the same bytes as this one would.
+    fn save<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let v = serde_json::to_value(self.inner.save())
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        to_py(py, &v)
+    }
+
+    /// Take up the decisions `save` gave (before the first `compact` of the restarted agent, which then reads
+    /// the whole history once). A state of another profile or version is refused.
+    fn restore(&mut self, state: &Bound<'_, PyAny>) -> PyResult<()> {
+        let saved: ctxfit_compactor::SavedState = serde_json::from_value(to_value(state, "state")?)
+            .map_err(|e| errors::bad_input(format!("state: not a saved compactor state: {e}")))?;
+        let py = state.py();
+        self.start_over(py, self.conv.format)?;
+        self.inner
+            .restore(saved)
+            .map_err(|e| errors::bad_input(e.to_string()))
+    }
+
     /// Forget the conversation: the next `compact` starts a new one.
     fn reset(&mut self, py: Python<'_>) -> PyResult<()> {
         self.system = None;

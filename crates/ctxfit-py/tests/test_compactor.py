@@ -212,3 +212,31 @@ def test_every_profile_keeps_pairs_valid_on_real_sessions(corpus):
                     request = compactor.compact(history, system=s["system"])
                     check(request)
                 assert s["messages"] == before, f"{path.name}: {profile} changed its input"
+
+
+def test_a_restarted_agent_sends_the_same_bytes(tmp_path):
+    messages = written_session(turns=8)
+    points = [i for i, m in enumerate(messages) if i > 0 and m["role"] == "assistant"]
+    half = points[len(points) // 2]
+    through = ctxfit.Compactor("smart")
+    for i in points:
+        expected = through.compact(messages[:i])
+    first = ctxfit.Compactor("smart")
+    for i in points:
+        if i > half:
+            break
+        first.compact(messages[:i])
+    saved = tmp_path / "state.json"
+    import json
+
+    saved.write_text(json.dumps(first.save()))
+    second = ctxfit.Compactor("smart")
+    second.restore(json.loads(saved.read_text()))
+    for i in points:
+        if i > half:
+            got = second.compact(messages[:i])
+    assert got == expected
+    with pytest.raises(ctxfit.CtxfitError, match="profile `smart`, this compactor runs `seed-002`"):
+        ctxfit.Compactor("seed-002").restore(first.save())
+    with pytest.raises(ctxfit.CtxfitError, match="not a saved compactor state"):
+        ctxfit.Compactor("smart").restore({"version": 1})

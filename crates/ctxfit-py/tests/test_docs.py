@@ -21,3 +21,121 @@ def test_docstring_examples(obj):
         runner.run(t)
     assert runner.failures == 0
     assert runner.tries > 0 or obj is ctxfit.replay
+
+
+# --- the agent loops of docs/python.md, as written, with the official SDKs against a stand-in for the API ---
+
+import http.server  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import threading  # noqa: E402
+
+from conftest import REPO  # noqa: E402
+
+# what the stand-in model asks for, one command per request, then it answers
+COMMANDS = ["seq 1 20000", "seq 1 15000 | sed 's/$/ is a line of output/'", "ls"]
+
+
+def doc_blocks():
+    text = (REPO / "docs" / "python.md").read_text()
+    return re.findall(r"```python\n(.*?)```", text, re.S)
+
+
+class StandIn(http.server.BaseHTTPRequestHandler):
+    """The Messages and Chat Completions APIs as far as the agent loops use them; checks each request."""
+
+    requests = []
+    problems = []
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        StandIn.requests.append((self.path, body))
+        if self.path == "/v1/messages":
+            answer = self.anthropic(body)
+        elif self.path == "/v1/chat/completions":
+            answer = self.openai(body)
+        else:
+            self.send_error(404)
+            return
+        data = json.dumps(answer).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def anthropic(self, body):
+        messages = body["messages"]
+        uses = set()
+        for i, m in enumerate(messages):
+            blocks = m["content"] if isinstance(m["content"], list) else []
+            for b in blocks:
+                if b.get("type") == "tool_result" and b["tool_use_id"] not in uses:
+                    StandIn.problems.append(f"messages[{i}]: result {b['tool_use_id']} answers no call")
+            uses = {b["id"] for b in blocks if b.get("type") == "tool_use"}
+        turn = sum(m["role"] == "assistant" for m in messages)
+        if turn < len(COMMANDS):
+            content = [{"type": "tool_use", "id": f"toolu_{turn}", "name": "bash", "input": {"command": COMMANDS[turn]}}]
+            stop = "tool_use"
+        else:
+            content = [{"type": "text", "text": "A stand-in answer."}]
+            stop = "end_turn"
+        usage = {"input_tokens": len(json.dumps(body)) // 4, "output_tokens": 10,
+                 "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
+        return {"id": f"msg_{turn}", "type": "message", "role": "assistant", "model": body["model"],
+                "content": content, "stop_reason": stop, "stop_sequence": None, "usage": usage}
+
+    def openai(self, body):
+        messages = body["messages"]
+        calls = set()
+        for i, m in enumerate(messages):
+            if m["role"] == "assistant":
+                calls = {c["id"] for c in m.get("tool_calls") or []}
+            elif m["role"] == "tool" and m["tool_call_id"] not in calls:
+                StandIn.problems.append(f"messages[{i}]: result {m['tool_call_id']} answers no call")
+        turn = sum(m["role"] == "assistant" for m in messages)
+        if turn < len(COMMANDS):
+            message = {"role": "assistant", "content": None, "tool_calls": [{"id": f"call_{turn}", "type": "function",
+                       "function": {"name": "bash", "arguments": json.dumps({"command": COMMANDS[turn]})}}]}
+            finish = "tool_calls"
+        else:
+            message = {"role": "assistant", "content": "A stand-in answer."}
+            finish = "stop"
+        tokens = len(json.dumps(body)) // 4
+        return {"id": f"chatcmpl-{turn}", "object": "chat.completion", "created": 0, "model": body["model"],
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": {"prompt_tokens": tokens, "completion_tokens": 10, "total_tokens": tokens + 10}}
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def stand_in():
+    StandIn.requests, StandIn.problems = [], []
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StandIn)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+@pytest.mark.parametrize("sdk", ["anthropic", "openai"])
+def test_the_agent_loops_run_as_written(sdk, stand_in, tmp_path):
+    pytest.importorskip(sdk)
+    [code] = [b for b in doc_blocks() if f"import {sdk}\n" in b]
+    env = dict(os.environ, ANTHROPIC_BASE_URL=stand_in, ANTHROPIC_API_KEY="stand-in",
+               OPENAI_BASE_URL=stand_in + "/v1", OPENAI_API_KEY="stand-in")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "A stand-in answer." in done.stdout
+    assert not StandIn.problems, StandIn.problems
+    assert len(StandIn.requests) == len(COMMANDS) + 1
+    # by the last request, the long outputs the model had answered are cut to excerpts
+    last = json.dumps(StandIn.requests[-1][1])
+    first_output = "\n".join(str(n) for n in range(1, 20001))
+    assert first_output not in last
+    assert len(last) < 20_000, len(last)
+    assert re.search(r"last request: \d+ tokens of history sent as \d+", done.stdout)

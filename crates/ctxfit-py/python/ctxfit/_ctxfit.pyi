@@ -91,6 +91,12 @@ class Compactor:
     def check_request(self) -> int:
         """The token guard on the last request: returns its estimated tokens; a ``UserWarning`` above the
         profile's warning threshold; raises :class:`PromptTooLarge` above its request budget."""
+    def save(self) -> Dict[str, Any]:
+        """The compactor's decisions as a JSON-ready dict, to keep across a restart of the agent."""
+    def restore(self, state: Dict[str, Any]) -> None:
+        """Take up the decisions ``save`` gave, before the restarted agent's first ``compact``: for the same
+        history it then sends the same bytes as the compactor that saved them. Another profile's state is
+        refused (:class:`CtxfitError`)."""
     def reset(self) -> None:
         """Forget the conversation: the next ``compact`` starts a new one."""
     def __len__(self) -> int:
