@@ -11,8 +11,9 @@
 //!
 //! Levels:
 //! * `Minimal`: scripts, styles, SVG, images, media, templates are dropped with their content.
-//! * `Moderate`: also navigation, footers, sidebars, comment sections, and content hidden from readers
-//!   (`hidden`, `aria-hidden="true"`, inline `display:none` / `visibility:hidden` — hidden text is a
+//! * `Moderate`: also navigation, footers, sidebars, comment sections, link lists (blocks that are mostly links
+//!   with little text of their own: menus without a `<nav>`, "more stories" lists), and content hidden from
+//!   readers (`hidden`, `aria-hidden="true"`, inline `display:none` / `visibility:hidden` — hidden text is a
 //!   prompt-injection channel).
 //! * `Aggressive`: also forms, iframes, ads, cookie banners, share/newsletter/related blocks, and main-content
 //!   extraction: the subtree whose paragraphs carry the most text with the fewest links.
@@ -36,6 +37,7 @@ mod charset;
 pub mod eval;
 mod extract;
 mod flat;
+mod links;
 mod metadata;
 mod render;
 
@@ -157,7 +159,11 @@ impl HtmlCleaner {
             }
             _ => Rc::clone(&dom.document),
         };
-        render::render(&root, self.level, base.as_deref())
+        let link_lists = match self.level {
+            StripLevel::Moderate | StripLevel::Aggressive => links::link_lists(&dom.document),
+            _ => Default::default(),
+        };
+        render::render(&root, self.level, base.as_deref(), &link_lists)
     }
 }
 

@@ -476,7 +476,13 @@ fn enter_children(stack: &mut Vec<Step>, node: &Handle) {
 }
 
 /// Render `root` as Markdown.
-pub(crate) fn render(root: &Handle, level: StripLevel, base: Option<&str>) -> String {
+/// Markdown of `root` at `level`; the elements of `also_dropped` (by address) are left out with their content.
+pub(crate) fn render(
+    root: &Handle,
+    level: StripLevel,
+    base: Option<&str>,
+    also_dropped: &std::collections::HashSet<*const markup5ever_rcdom::Node>,
+) -> String {
     let mut w = Writer {
         out: String::new(),
         prefixes: Vec::new(),
@@ -504,7 +510,9 @@ pub(crate) fn render(root: &Handle, level: StripLevel, base: Option<&str>) -> St
                     _ => continue,
                 }
                 // the root is what the caller asked for (the main content): never dropped itself
-                if !Rc::ptr_eq(&node, root) && dropped(&node, level) {
+                if !Rc::ptr_eq(&node, root)
+                    && (dropped(&node, level) || also_dropped.contains(&Rc::as_ptr(&node)))
+                {
                     continue;
                 }
                 let t = tag(&node).unwrap_or("");

@@ -382,3 +382,58 @@ fn titles_match_the_readability_reference() {
         misses.join("\n")
     );
 }
+
+#[test]
+fn link_lists_outside_nav_are_dropped_and_prose_with_links_is_kept() {
+    let html = r#"<html><body>
+      <div class="top"><a href="/">Home</a> | <a href="/news">News</a> | <a href="/sport">Sport</a> | <a href="/about">About</a></div>
+      <article>
+        <h1>The bridge reopens</h1>
+        <p>The <a href="/bridge">old bridge</a> reopened on Monday after <a href="/works">two years of works</a>,
+           the city said, and traffic will be back to normal by <a href="/may">May</a>.</p>
+        <ul><li><a href="/a">One source</a></li><li><a href="/b">Another</a></li></ul>
+      </article>
+      <ul class="more"><li><a href="/x">Storm closes schools</a></li><li><a href="/y">Mayor resigns</a></li>
+        <li><a href="/z">Team wins cup</a></li></ul>
+    </body></html>"#;
+    for level in [StripLevel::Moderate, StripLevel::Aggressive] {
+        let md = clean(level, html);
+        assert!(md.contains("# The bridge reopens"), "{level:?}: {md}");
+        // a paragraph of prose keeps its links, however many
+        assert!(
+            md.contains("[old bridge](https://example.com/bridge)"),
+            "{level:?}: {md}"
+        );
+        assert!(
+            md.contains("[May](https://example.com/may)"),
+            "{level:?}: {md}"
+        );
+        // a list of two links is not a link list
+        assert!(md.contains("[One source]"), "{level:?}: {md}");
+        // a menu without <nav> and a list of other stories are
+        assert!(
+            !md.contains("Home") && !md.contains("Sport"),
+            "{level:?}: {md}"
+        );
+        assert!(!md.contains("Mayor resigns"), "{level:?}: {md}");
+    }
+    // the minimal level keeps everything but scripts, styles and media
+    let md = clean(StripLevel::Minimal, html);
+    assert!(md.contains("Home") && md.contains("Mayor resigns"), "{md}");
+}
+
+#[test]
+fn a_list_of_links_with_text_of_its_own_is_kept() {
+    // each entry links a title and says something of its own: content, not a menu
+    let entries: String = (0..4)
+        .map(|i| {
+            format!(
+                "<li><a href='/r{i}'>Report {i}</a>: measured the effect of the new schedule on the morning \
+                 commute across the northern districts over several weeks.</li>"
+            )
+        })
+        .collect();
+    let html = format!("<html><body><h1>Reports</h1><ul>{entries}</ul></body></html>");
+    let md = clean(StripLevel::Moderate, &html);
+    assert!(md.contains("[Report 3](https://example.com/r3)"), "{md}");
+}
