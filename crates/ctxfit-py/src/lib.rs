@@ -244,15 +244,14 @@ fn clean_html<'py>(
     };
     let (markdown, stats, meta) = py.detach(|| {
         shielded("clean_html", || {
-            let (markdown, stats) = match &source {
-                Source::Text(t) => cleaner.clean(t),
-                Source::Bytes(b) => cleaner.clean_bytes(b, None),
+            // bytes are decoded as a browser would (byte-order mark, <meta charset>, UTF-8, windows-1252)
+            let (text, original_size) = match &source {
+                Source::Text(t) => (std::borrow::Cow::Borrowed(t.as_str()), t.len()),
+                Source::Bytes(b) => (ctxfit_html::decode_html(b, None).0, b.len()),
             };
-            let meta = match &source {
-                Source::Text(t) => page_metadata(t, base_url.as_deref()),
-                Source::Bytes(b) => page_metadata(&String::from_utf8_lossy(b), base_url.as_deref()),
-            };
-            (markdown, stats, meta)
+            let (markdown, _) = cleaner.clean(&text);
+            let stats = ctxfit_html::CleanStats::new(original_size, markdown.len());
+            (markdown, stats, page_metadata(&text, base_url.as_deref()))
         })
     })?;
     let d = PyDict::new(py);

@@ -57,6 +57,14 @@ def test_text_and_bytes_give_the_same_markdown_and_metadata():
     assert text_stats == bytes_stats
 
 
+def test_bytes_in_a_declared_charset_are_decoded():
+    page = '<html><head><meta charset="windows-1252"><title>Caf\u00e9 cr\u00e8me</title></head><body><p>Un caf\u00e9.</p></body></html>'
+    markdown, stats = ctxfit.clean_html(page.encode("cp1252"))
+    assert "Un café." in markdown
+    assert stats["title"] == "Café crème"
+    assert stats["original_size"] == len(page.encode("cp1252"))
+
+
 def test_bad_arguments_are_refused():
     with pytest.raises(ValueError, match="unknown strip level `heavy`"):
         ctxfit.clean_html("<p>x</p>", "heavy")
