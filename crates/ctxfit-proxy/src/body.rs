@@ -1,0 +1,247 @@
+//! A request body as the client wrote it: its top-level fields in order, each as the client's own bytes, and the
+//! messages (or Responses `input` items) one by one, also as the client's bytes.
+
+use std::fmt;
+
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+/// Which API a body is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Api {
+    /// Anthropic `POST /v1/messages`: `system` at the top, `messages`.
+    AnthropicMessages,
+    /// OpenAI `POST /v1/chat/completions`: `messages`, the system prompt among them.
+    OpenAiChat,
+    /// OpenAI `POST /v1/responses` with the whole conversation in `input`.
+    OpenAiResponses,
+}
+
+impl Api {
+    /// The field that holds the conversation.
+    pub fn messages_key(self) -> &'static str {
+        match self {
+            Api::AnthropicMessages | Api::OpenAiChat => "messages",
+            Api::OpenAiResponses => "input",
+        }
+    }
+
+    /// The wire format of its messages.
+    pub fn wire_format(self) -> ctxfit_model::WireFormat {
+        match self {
+            Api::AnthropicMessages => ctxfit_model::WireFormat::Anthropic,
+            Api::OpenAiChat => ctxfit_model::WireFormat::OpenAi,
+            Api::OpenAiResponses => ctxfit_model::WireFormat::Responses,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Api::AnthropicMessages => "anthropic-messages",
+            Api::OpenAiChat => "openai-chat",
+            Api::OpenAiResponses => "openai-responses",
+        }
+    }
+}
+
+/// Why a body cannot be compacted (it is then answered with a 400 in the API's own error shape).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BodyError {
+    #[error("malformed JSON at line {line}, column {column}: {message}")]
+    Json {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("`{0}` must be a list")]
+    NotAList(&'static str),
+    #[error("the request has no `{0}`")]
+    Missing(&'static str),
+    #[error("{0}")]
+    Message(String),
+}
+
+impl BodyError {
+    fn json(e: &serde_json::Error) -> BodyError {
+        match ctxfit_model::ModelError::from_json(e) {
+            ctxfit_model::ModelError::Json {
+                line,
+                column,
+                message,
+            } => BodyError::Json {
+                line,
+                column,
+                message,
+            },
+            other => BodyError::Message(other.to_string()),
+        }
+    }
+}
+
+/// The top-level fields of a JSON object, in order, each as written.
+struct Fields(Vec<(String, Box<RawValue>)>);
+
+impl<'de> Deserialize<'de> for Fields {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Fields;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, Box<RawValue>>()? {
+                    out.push((k, v));
+                }
+                Ok(Fields(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// A request body, split.
+pub struct RequestBody {
+    pub api: Api,
+    /// Top-level fields in order; the messages field's value is left out (it is `messages`).
+    fields: Vec<(String, Box<RawValue>)>,
+    /// Where the messages field was among the fields.
+    messages_at: usize,
+    /// The messages as the client wrote them.
+    pub messages: Vec<Box<RawValue>>,
+}
+
+impl RequestBody {
+    /// Split a body; malformed JSON is named by line and column.
+    pub fn parse(api: Api, bytes: &[u8]) -> Result<RequestBody, BodyError> {
+        let Fields(mut fields) = serde_json::from_slice(bytes).map_err(|e| BodyError::json(&e))?;
+        let key = api.messages_key();
+        let messages_at = fields
+            .iter()
+            .position(|(k, _)| k == key)
+            .ok_or(BodyError::Missing(key))?;
+        let (_, raw) = fields.remove(messages_at);
+        let messages: Vec<Box<RawValue>> = match serde_json::from_str(raw.get()) {
+            Ok(m) => m,
+            // a Responses `input` may be one string: nothing to compact
+            Err(_) => return Err(BodyError::NotAList(key)),
+        };
+        Ok(RequestBody {
+            api,
+            fields,
+            messages_at,
+            messages,
+        })
+    }
+
+    /// The raw value of a top-level field.
+    pub fn field(&self, key: &str) -> Option<&RawValue> {
+        self.fields
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_ref())
+    }
+
+    /// The body again, with message `i` written as `message(i)` gives it (`None`: left out). Every other field
+    /// is written as the client wrote it.
+    pub fn write<'a>(&'a self, message: impl Fn(usize) -> Option<&'a str>) -> Vec<u8> {
+        let mut out = Vec::with_capacity(
+            self.messages
+                .iter()
+                .map(|m| m.get().len() + 1)
+                .sum::<usize>()
+                + 256,
+        );
+        out.push(b'{');
+        let key = self.api.messages_key();
+        let mut first = true;
+        let mut put_key = |out: &mut Vec<u8>, k: &str| {
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            out.extend_from_slice(serde_json::to_string(k).unwrap_or_default().as_bytes());
+            out.push(b':');
+        };
+        for (n, (k, v)) in self.fields.iter().enumerate() {
+            if n == self.messages_at {
+                put_key(&mut out, key);
+                self.write_messages(&mut out, &message);
+            }
+            put_key(&mut out, k);
+            out.extend_from_slice(v.get().as_bytes());
+        }
+        if self.messages_at == self.fields.len() {
+            put_key(&mut out, key);
+            self.write_messages(&mut out, &message);
+        }
+        out.push(b'}');
+        out
+    }
+
+    fn write_messages<'a>(
+        &'a self,
+        out: &mut Vec<u8>,
+        message: &impl Fn(usize) -> Option<&'a str>,
+    ) {
+        out.push(b'[');
+        let mut first = true;
+        for i in 0..self.messages.len() {
+            if let Some(m) = message(i) {
+                if !first {
+                    out.push(b',');
+                }
+                first = false;
+                out.extend_from_slice(m.as_bytes());
+            }
+        }
+        out.push(b']');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_and_messages_keep_their_bytes_and_order() {
+        let body = br#"{"model":"m", "system" : "be  terse",
+            "messages":[ {"role":"user","content":"hi"} ,{"role": "assistant","content":[{"type":"text","text":"yo"}]}],
+            "max_tokens":  10}"#;
+        let b = RequestBody::parse(Api::AnthropicMessages, body).unwrap();
+        assert_eq!(b.messages.len(), 2);
+        assert_eq!(
+            b.messages[1].get(),
+            r#"{"role": "assistant","content":[{"type":"text","text":"yo"}]}"#
+        );
+        assert_eq!(b.field("system").unwrap().get(), r#""be  terse""#);
+        let out = b.write(|i| Some(b.messages[i].get()));
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"model":"m","system":"be  terse","messages":[{"role":"user","content":"hi"},{"role": "assistant","content":[{"type":"text","text":"yo"}]}],"max_tokens":10}"#
+        );
+        let dropped = b.write(|i| (i == 1).then(|| b.messages[i].get()));
+        assert!(String::from_utf8(dropped)
+            .unwrap()
+            .contains(r#""messages":[{"role": "assistant""#));
+    }
+
+    #[test]
+    fn malformed_bodies_are_named() {
+        let err = RequestBody::parse(Api::OpenAiChat, b"{\"messages\": [\n  {\"role\": }]}").err();
+        assert!(
+            matches!(err, Some(BodyError::Json { line: 2, .. })),
+            "{err:?}"
+        );
+        assert_eq!(
+            RequestBody::parse(Api::OpenAiChat, br#"{"model":"m"}"#).err(),
+            Some(BodyError::Missing("messages"))
+        );
+        assert_eq!(
+            RequestBody::parse(Api::OpenAiResponses, br#"{"input":"hello"}"#).err(),
+            Some(BodyError::NotAList("input"))
+        );
+    }
+}

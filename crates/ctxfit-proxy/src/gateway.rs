@@ -1,0 +1,302 @@
+//! Conversations and their compaction: which conversation a request continues, and the body to forward.
+//!
+//! **Identity.** A conversation is known by a hash chain over the messages its client sent, each as the client's
+//! own bytes: `h₀ = SHA-256(api, system prompt)`, `hᵢ = SHA-256(hᵢ₋₁, message i)`. A request continues the
+//! conversation whose previous request's chain ends at one of its own prefix hashes — its messages begin with
+//! exactly the messages that conversation sent last — or the one its `x-ctxfit-session` names. Two conversations
+//! that share a system prompt part at their first differing message; nothing is guessed from a hash of the
+//! system prompt alone.
+//!
+//! **Bytes.** The forwarded body is the client's body with each message compaction left alone written as the
+//! client's own bytes, so what the provider cached of the previous request is sent again unchanged; a message
+//! compaction changed is written once per decision (decisions are sticky) and reused.
+
+use std::collections::HashMap;
+
+use ctxfit_compactor::{Compactor, Report, Settings};
+use ctxfit_model::{Content, Conversation, Message, WireFormat};
+use serde_json::value::RawValue;
+use sha2::{Digest, Sha256};
+
+use crate::body::{Api, BodyError, RequestBody};
+
+/// A hash of a conversation's messages so far.
+pub type ChainHash = [u8; 32];
+
+fn chain_start(api: Api, system: Option<&RawValue>) -> ChainHash {
+    let mut h = Sha256::new();
+    h.update(b"ctxfit-proxy/1\0");
+    h.update(api.name().as_bytes());
+    h.update([0]);
+    let system = system.map_or("", RawValue::get);
+    h.update((system.len() as u64).to_le_bytes());
+    h.update(system.as_bytes());
+    h.finalize().into()
+}
+
+fn chain_next(previous: &ChainHash, message: &RawValue) -> ChainHash {
+    let mut h = Sha256::new();
+    h.update(previous);
+    let m = message.get();
+    h.update((m.len() as u64).to_le_bytes());
+    h.update(m.as_bytes());
+    h.finalize().into()
+}
+
+/// The chain over a body's messages: `chain[i]` covers messages `0..=i`; `start` covers none.
+fn chain(api: Api, body: &RequestBody) -> (ChainHash, Vec<ChainHash>) {
+    let start = chain_start(api, body.field("system"));
+    let mut out = Vec::with_capacity(body.messages.len());
+    let mut h = start;
+    for m in &body.messages {
+        h = chain_next(&h, m);
+        out.push(h);
+    }
+    (start, out)
+}
+
+/// Why a request cannot be compacted.
+#[derive(Debug, thiserror::Error)]
+pub enum GatewayError {
+    #[error(transparent)]
+    Body(#[from] BodyError),
+    #[error("{0}")]
+    Policy(String),
+}
+
+/// What to forward, and what compaction did.
+#[derive(Debug, Clone)]
+pub struct Forwarded {
+    pub body: Vec<u8>,
+    /// The conversation's id (hex): stable for the conversation's life.
+    pub conversation: String,
+    /// Whether the request continued a known conversation.
+    pub continued: bool,
+    pub report: Report,
+}
+
+struct Conv {
+    id: String,
+    compactor: Compactor,
+    conv: Conversation,
+    /// The chain over the messages read so far.
+    chain: Vec<ChainHash>,
+    start: ChainHash,
+    /// Per message: the JSON written for it as compacted, and the count of changes it was written with.
+    written: Vec<Option<(usize, String)>>,
+    /// Input tokens the upstream reported for this conversation's previous request.
+    reported: Option<usize>,
+}
+
+/// The conversations one proxy serves, under one profile.
+pub struct Gateway {
+    settings: Settings,
+    registry: ctxfit_compactor::Registry,
+    convs: HashMap<String, Conv>,
+    /// Chain hash of each conversation's last request → its id.
+    tips: HashMap<ChainHash, String>,
+    next_id: u64,
+}
+
+impl Gateway {
+    pub fn new(settings: Settings) -> Result<Gateway, GatewayError> {
+        let registry =
+            ctxfit_plugins::registry().map_err(|e| GatewayError::Policy(e.to_string()))?;
+        // the rules must build: a bad policy fails here, not on the first request
+        Compactor::new(
+            settings.clone(),
+            &registry,
+            Box::new(ctxfit_tokens::FastEstimator),
+        )
+        .map_err(|e| GatewayError::Policy(e.to_string()))?;
+        Ok(Gateway {
+            settings,
+            registry,
+            convs: HashMap::new(),
+            tips: HashMap::new(),
+            next_id: 0,
+        })
+    }
+
+    /// Conversations known.
+    pub fn conversations(&self) -> usize {
+        self.convs.len()
+    }
+
+    /// Record the input tokens the upstream reported for a conversation's last request (cache reads and writes
+    /// included): its next request's budget trigger uses them.
+    pub fn report_usage(&mut self, conversation: &str, input_tokens: usize) {
+        if let Some(c) = self.convs.get_mut(conversation) {
+            c.reported = Some(input_tokens);
+        }
+    }
+
+    fn new_conv(
+        &mut self,
+        id: Option<&str>,
+        format: WireFormat,
+        start: ChainHash,
+    ) -> Result<String, GatewayError> {
+        let id = match id {
+            Some(id) => id.to_owned(),
+            None => {
+                self.next_id += 1;
+                let bytes: String = start[..8].iter().map(|b| format!("{b:02x}")).collect();
+                format!("c{}-{bytes}", self.next_id)
+            }
+        };
+        let compactor = Compactor::new(
+            self.settings.clone(),
+            &self.registry,
+            Box::new(ctxfit_tokens::FastEstimator),
+        )
+        .map_err(|e| GatewayError::Policy(e.to_string()))?;
+        if let Some(old) = self.convs.remove(&id) {
+            if let Some(tip) = old.chain.last() {
+                self.tips.remove(tip);
+            }
+        }
+        self.convs.insert(
+            id.clone(),
+            Conv {
+                id: id.clone(),
+                compactor,
+                conv: Conversation::new(format),
+                chain: Vec::new(),
+                start,
+                written: Vec::new(),
+                reported: None,
+            },
+        );
+        Ok(id)
+    }
+
+    /// Compact a request body of `api`: find or start its conversation (`session` is the client's
+    /// `x-ctxfit-session`, if any), read its new messages, compact, and write the body to forward.
+    pub fn forward(
+        &mut self,
+        api: Api,
+        bytes: &[u8],
+        session: Option<&str>,
+    ) -> Result<Forwarded, GatewayError> {
+        let body = RequestBody::parse(api, bytes)?;
+        let format = api.wire_format();
+        let (start, chain) = chain(api, &body);
+
+        // which conversation, and how much of this request it has read
+        let found = match session {
+            Some(s) => self.convs.get(s).map(|c| c.id.clone()),
+            None => chain.iter().rev().find_map(|h| self.tips.get(h)).cloned(),
+        };
+        // continued (the conversation has read a prefix of this request), or new (its session named or not)
+        let continued = found.as_ref().is_some_and(|id| {
+            let c = &self.convs[id];
+            c.start == start
+                && c.chain.len() <= chain.len()
+                && c.chain
+                    .last()
+                    .is_none_or(|tip| chain[c.chain.len() - 1] == *tip)
+        });
+        let from = match (&found, continued) {
+            (Some(id), true) => self.convs[id].conv.messages.len(),
+            _ => 0,
+        };
+
+        // read the new messages: nothing changes if one is malformed
+        let new: Vec<Message> = body.messages[from..]
+            .iter()
+            .enumerate()
+            .map(|(k, raw)| {
+                let value: serde_json::Value = serde_json::from_str(raw.get())
+                    .map_err(|e| BodyError::Message(format!("messages[{}]: {e}", from + k)))?;
+                read_message(
+                    format,
+                    value,
+                    &format!("{}[{}]", api.messages_key(), from + k),
+                )
+                .map_err(|e| BodyError::Message(e.to_string()))
+            })
+            .collect::<Result<_, _>>()?;
+        let system = match body.field("system") {
+            Some(raw) if from == 0 => Some(Content::from_json(
+                serde_json::from_str(raw.get())
+                    .map_err(|e| BodyError::Message(format!("system: {e}")))?,
+            )),
+            _ => None,
+        };
+        let id = match (found, continued) {
+            (Some(id), true) => id,
+            // a named session whose history was rewritten starts over under its name
+            (Some(id), false) if session.is_some() => self.new_conv(Some(&id), format, start)?,
+            _ => self.new_conv(session, format, start)?,
+        };
+        let c = self.convs.get_mut(&id).expect("just found or made");
+        if system.is_some() {
+            c.conv.system = system;
+        }
+        c.conv.messages.extend(new);
+        if let Some(tip) = c.chain.last() {
+            self.tips.remove(tip);
+        }
+        c.chain = chain;
+        if let Some(tip) = c.chain.last() {
+            self.tips.insert(*tip, id.clone());
+        }
+        c.written.resize_with(c.conv.messages.len(), || None);
+
+        // a conversation new to the gateway (or to a restarted one) is compacted request by request, as a live
+        // agent would have been: the same bytes as if the gateway had seen every request
+        let report = if continued {
+            c.compactor.compact(&c.conv, c.reported.take())
+        } else {
+            c.compactor.compact_history(&c.conv, c.reported.take())
+        };
+
+        // the body: the client's bytes where nothing changed
+        let projection = c.compactor.projection(&c.conv);
+        for (i, changes) in projection.changes() {
+            if !matches!(&c.written[i], Some((n, _)) if *n == changes) {
+                let json = write_message(format, &projection.message(i)).to_string();
+                c.written[i] = Some((changes, json));
+            }
+        }
+        let dropped = projection.dropped().unwrap_or(0..0);
+        let changed: HashMap<usize, usize> = projection.changes().collect();
+        let written = &c.written;
+        let out = body.write(|i| {
+            if dropped.contains(&i) {
+                None
+            } else if changed.contains_key(&i) {
+                written[i].as_ref().map(|(_, s)| s.as_str())
+            } else {
+                Some(body.messages[i].get())
+            }
+        });
+        Ok(Forwarded {
+            body: out,
+            conversation: id,
+            continued,
+            report,
+        })
+    }
+}
+
+fn read_message(
+    format: WireFormat,
+    value: serde_json::Value,
+    path: &str,
+) -> Result<Message, ctxfit_model::ModelError> {
+    match format {
+        WireFormat::Anthropic => ctxfit_model::anthropic::read_message(value, path),
+        WireFormat::OpenAi => ctxfit_model::openai::read_message(value, path),
+        WireFormat::Responses => ctxfit_model::responses::read_item(value, path),
+    }
+}
+
+fn write_message(format: WireFormat, msg: &Message) -> serde_json::Value {
+    match format {
+        WireFormat::Anthropic => ctxfit_model::anthropic::write_message(msg),
+        WireFormat::OpenAi => ctxfit_model::openai::write_message(msg),
+        WireFormat::Responses => ctxfit_model::responses::write_item(msg),
+    }
+}

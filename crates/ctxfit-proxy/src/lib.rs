@@ -1,0 +1,21 @@
+//! The core of `ctxfit proxy`: compaction for agents that cannot be changed, only pointed at another base URL.
+//!
+//! [`Gateway::forward`] takes a request body as the client sent it (Anthropic Messages, OpenAI Chat
+//! Completions, or OpenAI Responses with the whole conversation in `input`), finds the conversation it
+//! continues, compacts it with the conversation's own sticky compactor, and writes the body to send upstream.
+//! Three properties make it safe for the provider's prompt cache, each tested in `tests/gateway.rs`:
+//!
+//! * **Identity without collisions** — a hash chain over the client's messages ([`gateway`]); two conversations
+//!   that share a system prompt stay apart.
+//! * **The client's own bytes** — every message compaction left alone is forwarded byte for byte as the client
+//!   wrote it; the rest of the body too ([`body`]). Nothing is re-serialised but what compaction changed.
+//! * **Live equals replayed** — a conversation the gateway has not seen before (a new one, or any after a restart)
+//!   is compacted request by request as a live agent would have been, so it gets the bytes it got before.
+//!
+//! The HTTP side (listening, streaming, upstream TLS, control headers, statistics) is not here yet.
+
+pub mod body;
+pub mod gateway;
+
+pub use body::{Api, BodyError, RequestBody};
+pub use gateway::{Forwarded, Gateway, GatewayError};

@@ -1,0 +1,287 @@
+//! The gateway on real sessions sent request by request as a client would: the same decisions as the library's
+//! live loop, the client's own bytes for every message left alone, conversations kept apart, restarts invisible.
+
+use ctxfit_compactor::{Compactor, PolicyFile, Settings};
+use ctxfit_import::{corpus_or_skip, corpus_trajectory_files, import_file};
+use ctxfit_model::{begins_response, Conversation, Value, WireFormat};
+use ctxfit_proxy::{Api, Gateway};
+
+fn smart() -> Settings {
+    PolicyFile::default()
+        .resolve(Some("smart"), None, &|_| None)
+        .unwrap()
+}
+
+fn api(format: WireFormat) -> Api {
+    match format {
+        WireFormat::Anthropic => Api::AnthropicMessages,
+        WireFormat::OpenAi => Api::OpenAiChat,
+        WireFormat::Responses => Api::OpenAiResponses,
+    }
+}
+
+fn wire(format: WireFormat, m: &ctxfit_model::Message) -> Value {
+    match format {
+        WireFormat::Anthropic => ctxfit_model::anthropic::write_message(m),
+        WireFormat::OpenAi => ctxfit_model::openai::write_message(m),
+        WireFormat::Responses => ctxfit_model::responses::write_item(m),
+    }
+}
+
+/// The bodies a client sends: the history before each model response, pretty-printed (so that a re-serialised
+/// message would not match the client's bytes).
+fn requests(conv: &Conversation, system: &str) -> Vec<(Vec<Value>, Vec<u8>)> {
+    let key = conv.format.messages_key();
+    let messages: Vec<Value> = conv.messages.iter().map(|m| wire(conv.format, m)).collect();
+    (1..=conv.messages.len())
+        .filter(|&i| i == conv.messages.len() || begins_response(&conv.messages, i))
+        .map(|i| {
+            let mut body = serde_json::Map::new();
+            body.insert("model".into(), "stand-in".into());
+            if conv.format == WireFormat::Anthropic {
+                body.insert("system".into(), system.into());
+            }
+            body.insert(key.into(), Value::Array(messages[..i].to_vec()));
+            body.insert("max_tokens".into(), 1024.into());
+            let bytes = serde_json::to_vec_pretty(&Value::Object(body)).unwrap();
+            (messages[..i].to_vec(), bytes)
+        })
+        .collect()
+}
+
+fn sessions(corpus: &std::path::Path) -> Vec<ctxfit_import::Session> {
+    let mut out = Vec::new();
+    for path in corpus_trajectory_files(corpus) {
+        let name = path.to_string_lossy().into_owned();
+        if name.contains("claude-code") || name.contains("swe-agent") || name.contains("openhands")
+        {
+            out.extend(import_file(&path, None).unwrap());
+        }
+    }
+    out.retain(|s| s.conversation.messages.len() >= 6);
+    out
+}
+
+fn forwarded_messages(api: Api, body: &[u8]) -> Vec<Value> {
+    let v: Value = serde_json::from_slice(body).unwrap();
+    v[api.messages_key()].as_array().unwrap().clone()
+}
+
+#[test]
+fn the_gateway_decides_as_the_library_and_keeps_the_clients_bytes() {
+    let corpus = corpus_or_skip!();
+    let all = sessions(&corpus);
+    assert!(all.len() >= 5, "{} sessions", all.len());
+    let registry = ctxfit_plugins::registry().unwrap();
+    let (mut formats, mut changed, mut kept) = (std::collections::BTreeSet::new(), 0, 0);
+    for s in &all {
+        let format = s.conversation.format;
+        let api = api(format);
+        let mut gateway = Gateway::new(smart()).unwrap();
+        let mut library =
+            Compactor::new(smart(), &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
+        let mut conversation: Option<String> = None;
+        for (n, (messages, bytes)) in requests(&s.conversation, "You are a test agent.")
+            .iter()
+            .enumerate()
+        {
+            let out = gateway.forward(api, bytes, None).unwrap();
+            assert_eq!(out.continued, n > 0, "request {n}");
+            assert_eq!(
+                conversation.get_or_insert(out.conversation.clone()),
+                &out.conversation
+            );
+            // the library's live loop on the same messages
+            let mut conv = Conversation::new(format);
+            conv.system = (format == WireFormat::Anthropic)
+                .then(|| ctxfit_model::Content::from_json("You are a test agent.".into()));
+            conv.messages = s.conversation.messages[..messages.len()].to_vec();
+            library.compact(&conv, None);
+            let expected: Vec<Value> = library
+                .projection(&conv)
+                .messages()
+                .map(|m| wire(format, &m))
+                .collect();
+            let got = forwarded_messages(api, &out.body);
+            assert_eq!(got, expected, "request {n}");
+            // every message sent as the client sent it is the client's own bytes
+            let body = String::from_utf8(out.body.clone()).unwrap();
+            let client: Value = serde_json::from_slice(bytes).unwrap();
+            let client_messages = client[api.messages_key()].as_array().unwrap();
+            let raw: Vec<String> = {
+                let parsed = ctxfit_proxy::RequestBody::parse(api, bytes).unwrap();
+                parsed.messages.iter().map(|m| m.get().to_owned()).collect()
+            };
+            for (i, m) in client_messages.iter().enumerate() {
+                if got.get(i) == Some(m) {
+                    assert!(
+                        body.contains(&raw[i]),
+                        "request {n}: message {i} was re-serialised"
+                    );
+                    kept += 1;
+                } else {
+                    changed += 1;
+                }
+            }
+            formats.insert(format.name());
+            // and the other fields too
+            assert!(
+                body.starts_with("{\"model\":\"stand-in\""),
+                "{}",
+                &body[..40]
+            );
+        }
+    }
+    assert!(formats.len() >= 2, "{formats:?}");
+    assert!(
+        changed > 100 && kept > changed,
+        "{changed} messages changed, {kept} kept"
+    );
+}
+
+#[test]
+fn conversations_that_share_a_system_prompt_stay_apart() {
+    let corpus = corpus_or_skip!();
+    let all: Vec<_> = sessions(&corpus)
+        .into_iter()
+        .filter(|s| s.conversation.format == WireFormat::Anthropic)
+        .take(2)
+        .collect();
+    assert_eq!(all.len(), 2);
+    let solo: Vec<Vec<Vec<u8>>> = all
+        .iter()
+        .map(|s| {
+            let mut g = Gateway::new(smart()).unwrap();
+            requests(&s.conversation, "Shared prompt.")
+                .iter()
+                .map(|(_, b)| g.forward(Api::AnthropicMessages, b, None).unwrap().body)
+                .collect()
+        })
+        .collect();
+    // interleaved through one gateway, with the same system prompt
+    let mut g = Gateway::new(smart()).unwrap();
+    let (a, b) = (
+        requests(&all[0].conversation, "Shared prompt."),
+        requests(&all[1].conversation, "Shared prompt."),
+    );
+    // request k of each, in turn
+    let turns = a.len().max(b.len());
+    let mut ids = [None, None];
+    for k in 0..turns {
+        for (which, reqs) in [&a, &b].into_iter().enumerate() {
+            let Some((_, body)) = reqs.get(k) else {
+                continue;
+            };
+            let out = g.forward(Api::AnthropicMessages, body, None).unwrap();
+            assert_eq!(
+                Some(&out.body),
+                solo[which].get(k),
+                "conversation {which}, request {k}"
+            );
+            assert_eq!(
+                ids[which].get_or_insert(out.conversation.clone()),
+                &out.conversation
+            );
+        }
+    }
+    assert_ne!(ids[0], ids[1]);
+    assert_eq!(g.conversations(), 2);
+}
+
+#[test]
+fn a_retry_and_a_restart_get_the_same_bytes() {
+    let corpus = corpus_or_skip!();
+    let s = sessions(&corpus)
+        .into_iter()
+        .max_by_key(|s| s.conversation.messages.len())
+        .unwrap();
+    let api = api(s.conversation.format);
+    let reqs = requests(&s.conversation, "p");
+    let mut g = Gateway::new(smart()).unwrap();
+    let mut sent = Vec::new();
+    for (_, body) in &reqs {
+        let first = g.forward(api, body, None).unwrap();
+        let retry = g.forward(api, body, None).unwrap();
+        assert_eq!(first.body, retry.body);
+        assert_eq!(first.conversation, retry.conversation);
+        sent.push(first.body);
+    }
+    // a restarted gateway meets the conversation in the middle, and at its last request
+    for k in [reqs.len() / 2, reqs.len() - 1] {
+        let mut fresh = Gateway::new(smart()).unwrap();
+        let out = fresh.forward(api, &reqs[k].1, None).unwrap();
+        assert!(!out.continued);
+        assert_eq!(out.body, sent[k], "request {k} after a restart");
+    }
+}
+
+#[test]
+fn a_named_session_whose_history_is_rewritten_starts_over() {
+    let mut g = Gateway::new(smart()).unwrap();
+    let body = |msgs: &str| format!(r#"{{"model":"m","messages":[{msgs}]}}"#).into_bytes();
+    let one = r#"{"role":"user","content":"hello"}"#;
+    let two = r#"{"role":"assistant","content":"hi"},{"role":"user","content":"go on"}"#;
+    let a = g.forward(Api::OpenAiChat, &body(one), Some("s1")).unwrap();
+    assert_eq!(a.conversation, "s1");
+    let b = g
+        .forward(Api::OpenAiChat, &body(&format!("{one},{two}")), Some("s1"))
+        .unwrap();
+    assert!(b.continued);
+    let c = g
+        .forward(
+            Api::OpenAiChat,
+            &body(r#"{"role":"user","content":"new start"}"#),
+            Some("s1"),
+        )
+        .unwrap();
+    assert!(!c.continued);
+    assert_eq!(c.conversation, "s1");
+    assert_eq!(g.conversations(), 1);
+}
+
+#[test]
+fn unknown_blocks_and_fields_pass_through_byte_for_byte() {
+    let mut g = Gateway::new(smart()).unwrap();
+    let body = br#"{"model":"m","stream":true,"metadata":{"user_id":"u 1"},"messages":[
+        {"role":"user","content":"search"},
+        {"role":"assistant","content":[{"type":"server_tool_use","id":"srv_1","name":"web_search","input":{"query":"q"}},
+                                       {"type":"web_search_tool_result","tool_use_id":"srv_1","content":[{"type":"web_search_result","url":"https://x.example","title":"X","encrypted_content":"AbC=="}]}]},
+        {"role":"user","content":"thanks"}],"tools":[{"type":"web_search_20250305","name":"web_search"}]}"#;
+    let out = g.forward(Api::AnthropicMessages, body, None).unwrap();
+    let text = String::from_utf8(out.body).unwrap();
+    let parsed = ctxfit_proxy::RequestBody::parse(Api::AnthropicMessages, body).unwrap();
+    for m in &parsed.messages {
+        assert!(text.contains(m.get()), "{text}");
+    }
+    assert!(text.contains(r#""stream":true,"metadata":{"user_id":"u 1"}"#));
+    assert!(text.ends_with(r#""tools":[{"type":"web_search_20250305","name":"web_search"}]}"#));
+}
+
+#[test]
+fn a_malformed_body_is_refused_with_its_place() {
+    let mut g = Gateway::new(smart()).unwrap();
+    let err = g
+        .forward(
+            Api::AnthropicMessages,
+            b"{\"messages\": [\n {\"role\": \"user\", }]}",
+            None,
+        )
+        .unwrap_err();
+    assert!(
+        err.to_string().starts_with("malformed JSON at line 2"),
+        "{err}"
+    );
+    let err = g
+        .forward(
+            Api::AnthropicMessages,
+            br#"{"messages":[{"content":"x"}]}"#,
+            None,
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("messages[0]"), "{err}");
+    assert_eq!(
+        g.conversations(),
+        0,
+        "a refused request starts no conversation"
+    );
+}
