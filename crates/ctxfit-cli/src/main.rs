@@ -13,6 +13,7 @@ mod html;
 mod input;
 mod output;
 mod policy;
+mod proxy;
 mod replay;
 mod stats;
 mod tokens;
@@ -47,6 +48,9 @@ enum Command {
     FileState(files::FileStateArgs),
     /// A web page (file, `-` or URL) as cleaned Markdown at a strip level, or as the page tool's JSON.
     Html(html::Args),
+    /// A local proxy that compacts each Anthropic or OpenAI request before forwarding it (point the agent's
+    /// ANTHROPIC_BASE_URL / OPENAI_BASE_URL at it).
+    Proxy(proxy::Args),
     /// Policies: `policy show` prints the effective profile and the registered rules.
     #[command(subcommand)]
     Policy(policy::Command),
@@ -78,6 +82,7 @@ fn main() -> ExitCode {
         Command::Changelog(args) => files::changelog(args),
         Command::FileState(args) => files::file_state(args),
         Command::Html(args) => html::run(args),
+        Command::Proxy(args) => proxy::run(args),
         Command::Policy(cmd) => policy::run(cmd),
     };
     match result {

@@ -86,6 +86,8 @@ struct Conv {
     written: Vec<Option<(usize, String)>>,
     /// Input tokens the upstream reported for this conversation's previous request.
     reported: Option<usize>,
+    /// When it was last used (the gateway's request count then): the least recently used goes first.
+    last_used: u64,
 }
 
 /// The conversations one proxy serves, under one profile.
@@ -96,7 +98,14 @@ pub struct Gateway {
     /// Chain hash of each conversation's last request → its id.
     tips: HashMap<ChainHash, String>,
     next_id: u64,
+    /// Requests handled: the clock of `last_used`.
+    requests: u64,
+    /// Conversations kept at most; the least recently used is forgotten (and replayed if it comes back).
+    pub max_conversations: usize,
 }
+
+/// Conversations a gateway keeps by default.
+pub const DEFAULT_MAX_CONVERSATIONS: usize = 1000;
 
 impl Gateway {
     pub fn new(settings: Settings) -> Result<Gateway, GatewayError> {
@@ -115,6 +124,8 @@ impl Gateway {
             convs: HashMap::new(),
             tips: HashMap::new(),
             next_id: 0,
+            requests: 0,
+            max_conversations: DEFAULT_MAX_CONVERSATIONS,
         })
     }
 
@@ -151,10 +162,17 @@ impl Gateway {
             Box::new(ctxfit_tokens::FastEstimator),
         )
         .map_err(|e| GatewayError::Policy(e.to_string()))?;
-        if let Some(old) = self.convs.remove(&id) {
-            if let Some(tip) = old.chain.last() {
-                self.tips.remove(tip);
-            }
+        self.forget(&id);
+        while self.convs.len() >= self.max_conversations.max(1) {
+            let Some(oldest) = self
+                .convs
+                .values()
+                .min_by_key(|c| c.last_used)
+                .map(|c| c.id.clone())
+            else {
+                break;
+            };
+            self.forget(&oldest);
         }
         self.convs.insert(
             id.clone(),
@@ -166,9 +184,18 @@ impl Gateway {
                 start,
                 written: Vec::new(),
                 reported: None,
+                last_used: self.requests,
             },
         );
         Ok(id)
+    }
+
+    fn forget(&mut self, id: &str) {
+        if let Some(old) = self.convs.remove(id) {
+            if let Some(tip) = old.chain.last() {
+                self.tips.remove(tip);
+            }
+        }
     }
 
     /// Compact a request body of `api`: find or start its conversation (`session` is the client's
@@ -230,7 +257,9 @@ impl Gateway {
             (Some(id), false) if session.is_some() => self.new_conv(Some(&id), format, start)?,
             _ => self.new_conv(session, format, start)?,
         };
+        self.requests += 1;
         let c = self.convs.get_mut(&id).expect("just found or made");
+        c.last_used = self.requests;
         if system.is_some() {
             c.conv.system = system;
         }

@@ -12,10 +12,13 @@
 //! * **Live equals replayed** — a conversation the gateway has not seen before (a new one, or any after a restart)
 //!   is compacted request by request as a live agent would have been, so it gets the bytes it got before.
 //!
-//! The HTTP side (listening, streaming, upstream TLS, control headers, statistics) is not here yet.
+//! The HTTP side is [`server`]: `ctxfit proxy` listens (loopback by default), compacts, forwards, and relays
+//! the upstream's answer — server-sent events included — as it arrives.
 
 pub mod body;
 pub mod gateway;
+pub mod server;
 
 pub use body::{Api, BodyError, RequestBody};
 pub use gateway::{Forwarded, Gateway, GatewayError};
+pub use server::{start, ProxyConfig, Running, StartError};

@@ -285,3 +285,30 @@ fn a_malformed_body_is_refused_with_its_place() {
         "a refused request starts no conversation"
     );
 }
+
+#[test]
+fn the_least_recently_used_conversation_is_forgotten_and_replayed() {
+    let mut g = Gateway::new(smart()).unwrap();
+    g.max_conversations = 2;
+    let body = |first: &str, more: &str| {
+        format!(r#"{{"model":"m","messages":[{{"role":"user","content":"{first}"}}{more}]}}"#)
+            .into_bytes()
+    };
+    let more = r#",{"role":"assistant","content":"ok"},{"role":"user","content":"next"}"#;
+    let a = g.forward(Api::OpenAiChat, &body("a", ""), None).unwrap();
+    g.forward(Api::OpenAiChat, &body("b", ""), None).unwrap();
+    g.forward(Api::OpenAiChat, &body("c", ""), None).unwrap();
+    assert_eq!(g.conversations(), 2);
+    // `a` was forgotten: its next request starts it again, with the same bytes a kept one would get
+    let again = g.forward(Api::OpenAiChat, &body("a", more), None).unwrap();
+    assert!(!again.continued);
+    assert_ne!(again.conversation, a.conversation);
+    let mut kept = Gateway::new(smart()).unwrap();
+    kept.forward(Api::OpenAiChat, &body("a", ""), None).unwrap();
+    assert_eq!(
+        kept.forward(Api::OpenAiChat, &body("a", more), None)
+            .unwrap()
+            .body,
+        again.body
+    );
+}

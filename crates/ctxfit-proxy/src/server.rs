@@ -1,0 +1,538 @@
+//! The HTTP side of `ctxfit proxy`: listen, compact the requests of the three APIs, forward them, and relay the
+//! upstream's answer as it arrives.
+//!
+//! * `POST /v1/messages` (Anthropic), `POST /v1/chat/completions` (OpenAI Chat), `POST /v1/responses` (OpenAI
+//!   Responses, when the client sends the whole conversation in `input` and no `previous_response_id`) are
+//!   compacted by the [`Gateway`] of the request's profile; every other request is forwarded untouched, to the
+//!   Anthropic upstream when it carries `x-api-key` or `anthropic-version`, else to the OpenAI one.
+//! * The answer — server-sent events included — is relayed frame by frame as the upstream sends it, never
+//!   buffered; an upstream error is passed through unchanged.
+//! * `x-ctxfit-bypass: 1` forwards a request untouched; `x-ctxfit-profile: NAME` picks a profile;
+//!   `x-ctxfit-session: ID` names the conversation. The answer carries `x-ctxfit-conversation`,
+//!   `x-ctxfit-tokens-before`, `x-ctxfit-tokens-after` and `x-ctxfit-tokens-saved`.
+//! * `GET /ctxfit/stats` (JSON) and `GET /metrics` (Prometheus text): requests, tokens in and forwarded, tokens
+//!   saved, conversations, per API.
+//! * Credentials (`x-api-key`, `authorization`) are forwarded and never logged or stored; only the configured
+//!   upstreams are ever called; a body over the size cap gets 413, a malformed one a 400 in the API's own error
+//!   shape, an unreachable upstream a 502.
+
+use std::collections::{BTreeMap, HashMap};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ctxfit_compactor::{PolicyFile, Settings};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{HeaderMap, HeaderName, HeaderValue};
+use hyper::service::service_fn;
+pub use hyper::Uri;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use tokio::net::TcpListener;
+
+use crate::body::Api;
+use crate::gateway::Gateway;
+
+type Body = BoxBody<Bytes, hyper::Error>;
+
+/// How the proxy runs.
+#[derive(Debug, Clone)]
+pub struct ProxyConfig {
+    /// Origin of the Anthropic API (`https://api.anthropic.com`); the request's path is appended.
+    pub anthropic: Uri,
+    /// Origin of the OpenAI API (`https://api.openai.com`).
+    pub openai: Uri,
+    /// The policy (profiles) and the profile used when a request names none.
+    pub policy: PolicyFile,
+    pub profile: Option<String>,
+    /// Bytes of request body accepted at most.
+    pub max_body: usize,
+    /// Conversations kept per profile.
+    pub max_conversations: usize,
+    /// Time allowed to connect to the upstream.
+    pub connect_timeout: Duration,
+}
+
+impl Default for ProxyConfig {
+    fn default() -> Self {
+        ProxyConfig {
+            anthropic: Uri::from_static("https://api.anthropic.com"),
+            openai: Uri::from_static("https://api.openai.com"),
+            policy: PolicyFile::default(),
+            profile: Some("smart".to_owned()),
+            max_body: 64 << 20,
+            max_conversations: crate::gateway::DEFAULT_MAX_CONVERSATIONS,
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+#[derive(Default, Clone, Copy)]
+struct ApiStats {
+    requests: u64,
+    compacted: u64,
+    bypassed: u64,
+    refused: u64,
+    tokens_in: u64,
+    tokens_forwarded: u64,
+}
+
+struct Shared {
+    config: ProxyConfig,
+    gateways: Mutex<HashMap<String, Gateway>>,
+    stats: Mutex<BTreeMap<&'static str, ApiStats>>,
+    client: Client<hyper_rustls::HttpsConnector<HttpConnector>, Body>,
+}
+
+/// A running proxy's address, and the task serving it.
+pub struct Running {
+    pub addr: SocketAddr,
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+/// Why the proxy cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("{0}")]
+    Policy(String),
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        addr: String,
+        source: std::io::Error,
+    },
+}
+
+fn settings(config: &ProxyConfig, profile: Option<&str>) -> Result<Settings, String> {
+    config
+        .policy
+        .resolve(profile.or(config.profile.as_deref()), None, &|k| {
+            std::env::var(k).ok()
+        })
+        .map_err(|e| e.to_string())
+}
+
+/// Listen on `addr` and serve until the task is dropped or aborted.
+pub async fn start(config: ProxyConfig, addr: &str) -> Result<Running, StartError> {
+    // the default profile must resolve and its rules build before anything is accepted
+    let default = settings(&config, None).map_err(StartError::Policy)?;
+    let mut gateway =
+        Gateway::new(default.clone()).map_err(|e| StartError::Policy(e.to_string()))?;
+    gateway.max_conversations = config.max_conversations;
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| StartError::Listen {
+            addr: addr.to_owned(),
+            source,
+        })?;
+    let local = listener.local_addr().map_err(|source| StartError::Listen {
+        addr: addr.to_owned(),
+        source,
+    })?;
+    let mut http = HttpConnector::new();
+    http.set_connect_timeout(Some(config.connect_timeout));
+    http.enforce_http(false);
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_webpki_roots()
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(http);
+    let client = Client::builder(TokioExecutor::new()).build(https);
+    let shared = Arc::new(Shared {
+        gateways: Mutex::new(HashMap::from([(default.profile.clone(), gateway)])),
+        stats: Mutex::new(BTreeMap::new()),
+        config,
+        client,
+    });
+    let task = tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let shared = Arc::clone(&shared);
+            tokio::spawn(async move {
+                let service = service_fn(move |req| {
+                    let shared = Arc::clone(&shared);
+                    async move { Ok::<_, Infallible>(handle(shared, req).await) }
+                });
+                // a connection that fails (the client went away) ends alone
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    Ok(Running { addr: local, task })
+}
+
+fn full(bytes: impl Into<Bytes>) -> Body {
+    Full::new(bytes.into())
+        .map_err(|never| match never {})
+        .boxed()
+}
+
+fn json_response(status: StatusCode, body: String) -> Response<Body> {
+    let mut r = Response::new(full(body));
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert("content-type", HeaderValue::from_static("application/json"));
+    r
+}
+
+/// An error in the API's own shape.
+fn api_error(api: Option<Api>, status: StatusCode, message: &str) -> Response<Body> {
+    let kind = match status {
+        StatusCode::PAYLOAD_TOO_LARGE => "request_too_large",
+        StatusCode::BAD_GATEWAY => "api_error",
+        _ => "invalid_request_error",
+    };
+    let body = match api {
+        Some(Api::AnthropicMessages) | None => serde_json::json!({
+            "type": "error",
+            "error": {"type": kind, "message": message},
+        }),
+        Some(Api::OpenAiChat | Api::OpenAiResponses) => serde_json::json!({
+            "error": {"message": message, "type": kind, "param": null, "code": null},
+        }),
+    };
+    json_response(status, body.to_string())
+}
+
+/// Headers that belong to one connection, not to the request.
+const HOP_BY_HOP: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+    "content-length",
+];
+
+fn forwarded_headers(from: &HeaderMap) -> HeaderMap {
+    let mut out = HeaderMap::with_capacity(from.len());
+    for (k, v) in from {
+        let name = k.as_str();
+        if HOP_BY_HOP.contains(&name) || name.starts_with("x-ctxfit-") {
+            continue;
+        }
+        out.append(k.clone(), v.clone());
+    }
+    out
+}
+
+fn api_of(method: &Method, path: &str) -> Option<Api> {
+    if method != Method::POST {
+        return None;
+    }
+    match path {
+        "/v1/messages" => Some(Api::AnthropicMessages),
+        "/v1/chat/completions" => Some(Api::OpenAiChat),
+        "/v1/responses" => Some(Api::OpenAiResponses),
+        _ => None,
+    }
+}
+
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
+    let path = req.uri().path().to_owned();
+    if req.method() == Method::GET && path == "/ctxfit/stats" {
+        return json_response(StatusCode::OK, stats_json(&shared));
+    }
+    if req.method() == Method::GET && path == "/metrics" {
+        let mut r = Response::new(full(metrics_text(&shared)));
+        r.headers_mut().insert(
+            "content-type",
+            HeaderValue::from_static("text/plain; version=0.0.4"),
+        );
+        return r;
+    }
+    let api = api_of(req.method(), &path);
+    let anthropic = matches!(api, Some(Api::AnthropicMessages))
+        || (api.is_none()
+            && (req.headers().contains_key("x-api-key")
+                || req.headers().contains_key("anthropic-version")));
+    let origin = if anthropic {
+        &shared.config.anthropic
+    } else {
+        &shared.config.openai
+    };
+    let target = match upstream_uri(origin, req.uri()) {
+        Ok(u) => u,
+        Err(e) => return api_error(api, StatusCode::BAD_REQUEST, &e),
+    };
+    let (parts, body) = req.into_parts();
+    let mut headers = forwarded_headers(&parts.headers);
+    let bypass = header(&parts.headers, "x-ctxfit-bypass").is_some_and(|v| v.trim() == "1");
+
+    let Some(api) = api.filter(|_| !bypass) else {
+        // untouched: streamed through as it comes
+        if let Some(api) = api {
+            count(&shared, api, |s| {
+                s.requests += 1;
+                s.bypassed += 1;
+            });
+        }
+        let mut up = Request::new(body.boxed());
+        *up.method_mut() = parts.method;
+        *up.uri_mut() = target;
+        *up.headers_mut() = headers;
+        return relay(&shared, None, up, HeaderMap::new()).await;
+    };
+
+    let bytes = match Limited::new(body, shared.config.max_body).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) => {
+            count(&shared, api, |s| {
+                s.requests += 1;
+                s.refused += 1;
+            });
+            let too_large = e
+                .downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some();
+            return if too_large {
+                api_error(
+                    Some(api),
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    &format!(
+                        "request body above the proxy's limit of {} bytes",
+                        shared.config.max_body
+                    ),
+                )
+            } else {
+                api_error(
+                    Some(api),
+                    StatusCode::BAD_REQUEST,
+                    "the request body could not be read",
+                )
+            };
+        }
+    };
+    // a Responses request that continues a stored response, or whose input is one string, is not ours
+    let compactable = api != Api::OpenAiResponses
+        || serde_json::from_slice::<serde_json::Value>(&bytes).is_ok_and(|v| {
+            v.get("previous_response_id")
+                .is_none_or(serde_json::Value::is_null)
+                && v.get("input").is_some_and(serde_json::Value::is_array)
+        });
+    let profile = header(&parts.headers, "x-ctxfit-profile").map(str::to_owned);
+    let session = header(&parts.headers, "x-ctxfit-session").map(str::to_owned);
+    let forwarded = if compactable {
+        match compact(&shared, api, &bytes, profile.as_deref(), session.as_deref()) {
+            Ok(f) => Some(f),
+            Err(message) => {
+                count(&shared, api, |s| {
+                    s.requests += 1;
+                    s.refused += 1;
+                });
+                return api_error(
+                    Some(api),
+                    StatusCode::BAD_REQUEST,
+                    &format!("ctxfit proxy: {message}"),
+                );
+            }
+        }
+    } else {
+        None
+    };
+    let mut extra = HeaderMap::new();
+    let body = match forwarded {
+        Some(f) => {
+            let (before, after) = (f.report.tokens_before as u64, f.report.tokens_after as u64);
+            count(&shared, api, |s| {
+                s.requests += 1;
+                s.compacted += 1;
+                s.tokens_in += before;
+                s.tokens_forwarded += after;
+            });
+            for (k, v) in [
+                ("x-ctxfit-conversation", f.conversation.clone()),
+                ("x-ctxfit-tokens-before", before.to_string()),
+                ("x-ctxfit-tokens-after", after.to_string()),
+                (
+                    "x-ctxfit-tokens-saved",
+                    before.saturating_sub(after).to_string(),
+                ),
+            ] {
+                if let Ok(v) = HeaderValue::from_str(&v) {
+                    extra.insert(HeaderName::from_static(k), v);
+                }
+            }
+            Bytes::from(f.body)
+        }
+        None => {
+            count(&shared, api, |s| {
+                s.requests += 1;
+                s.bypassed += 1;
+            });
+            bytes
+        }
+    };
+    headers.insert("content-length", HeaderValue::from(body.len()));
+    let mut up = Request::new(full(body));
+    *up.method_mut() = parts.method;
+    *up.uri_mut() = target;
+    *up.headers_mut() = headers;
+    relay(&shared, Some(api), up, extra).await
+}
+
+fn upstream_uri(origin: &Uri, request: &Uri) -> Result<Uri, String> {
+    let path = request.path_and_query().map_or("/", |p| p.as_str());
+    let base = origin.to_string();
+    format!("{}{path}", base.trim_end_matches('/'))
+        .parse()
+        .map_err(|e| format!("cannot address the upstream: {e}"))
+}
+
+fn compact(
+    shared: &Shared,
+    api: Api,
+    bytes: &[u8],
+    profile: Option<&str>,
+    session: Option<&str>,
+) -> Result<crate::gateway::Forwarded, String> {
+    let settings = settings(&shared.config, profile)?;
+    let mut gateways = shared.gateways.lock().unwrap_or_else(|p| p.into_inner());
+    if !gateways.contains_key(&settings.profile) {
+        let mut g = Gateway::new(settings.clone()).map_err(|e| e.to_string())?;
+        g.max_conversations = shared.config.max_conversations;
+        gateways.insert(settings.profile.clone(), g);
+    }
+    let gateway = gateways.get_mut(&settings.profile).expect("inserted above");
+    gateway
+        .forward(api, bytes, session)
+        .map_err(|e| e.to_string())
+}
+
+async fn relay(
+    shared: &Shared,
+    api: Option<Api>,
+    up: Request<Body>,
+    extra: HeaderMap,
+) -> Response<Body> {
+    match shared.client.request(up).await {
+        Ok(resp) => {
+            let (mut parts, body) = resp.into_parts();
+            for name in ["connection", "keep-alive", "transfer-encoding", "upgrade"] {
+                parts.headers.remove(name);
+            }
+            parts.headers.extend(extra);
+            // frame by frame, as the upstream sends them
+            Response::from_parts(parts, body.boxed())
+        }
+        Err(e) => {
+            let why = if e.is_connect() {
+                "cannot connect to the upstream"
+            } else {
+                "the upstream request failed"
+            };
+            api_error(
+                api,
+                StatusCode::BAD_GATEWAY,
+                &format!("ctxfit proxy: {why}"),
+            )
+        }
+    }
+}
+
+fn count(shared: &Shared, api: Api, f: impl FnOnce(&mut ApiStats)) {
+    let mut stats = shared.stats.lock().unwrap_or_else(|p| p.into_inner());
+    f(stats.entry(api.name()).or_default());
+}
+
+fn conversations(shared: &Shared) -> usize {
+    shared
+        .gateways
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .values()
+        .map(Gateway::conversations)
+        .sum()
+}
+
+/// The figures per API as they are now.
+fn snapshot(shared: &Shared) -> BTreeMap<&'static str, ApiStats> {
+    shared
+        .stats
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
+}
+
+fn stats_json(shared: &Shared) -> String {
+    let stats = snapshot(shared);
+    let apis: serde_json::Map<String, serde_json::Value> = stats
+        .iter()
+        .map(|(api, s)| {
+            (
+                (*api).to_owned(),
+                serde_json::json!({
+                    "requests": s.requests,
+                    "compacted": s.compacted,
+                    "bypassed": s.bypassed,
+                    "refused": s.refused,
+                    "tokens_in": s.tokens_in,
+                    "tokens_forwarded": s.tokens_forwarded,
+                    "tokens_saved": s.tokens_in.saturating_sub(s.tokens_forwarded),
+                }),
+            )
+        })
+        .collect();
+    serde_json::json!({"conversations": conversations(shared), "apis": apis}).to_string()
+}
+
+/// A Prometheus counter family: name, help, and its value of an API's figures.
+type Family = (&'static str, &'static str, fn(&ApiStats) -> u64);
+
+fn metrics_text(shared: &Shared) -> String {
+    let stats = snapshot(shared);
+    let mut out = String::new();
+    let families: [Family; 5] = [
+        (
+            "ctxfit_proxy_requests_total",
+            "Requests received, per API.",
+            |s| s.requests,
+        ),
+        (
+            "ctxfit_proxy_compacted_total",
+            "Requests compacted, per API.",
+            |s| s.compacted,
+        ),
+        (
+            "ctxfit_proxy_tokens_in_total",
+            "Estimated input tokens of the requests as received.",
+            |s| s.tokens_in,
+        ),
+        (
+            "ctxfit_proxy_tokens_forwarded_total",
+            "Estimated input tokens of the requests as forwarded.",
+            |s| s.tokens_forwarded,
+        ),
+        (
+            "ctxfit_proxy_tokens_saved_total",
+            "Estimated input tokens compaction removed.",
+            |s| s.tokens_in.saturating_sub(s.tokens_forwarded),
+        ),
+    ];
+    for (name, help, value) in families {
+        out.push_str(&format!("# HELP {name} {help}\n# TYPE {name} counter\n"));
+        for (api, s) in &stats {
+            out.push_str(&format!("{name}{{api=\"{api}\"}} {}\n", value(s)));
+        }
+    }
+    out.push_str(&format!(
+        "# HELP ctxfit_proxy_conversations Conversations kept.\n# TYPE ctxfit_proxy_conversations gauge\nctxfit_proxy_conversations {}\n",
+        conversations(shared)
+    ));
+    out
+}

@@ -1,0 +1,243 @@
+"""`ctxfit proxy` with the official anthropic and openai SDKs, against a stand-in upstream on 127.0.0.1.
+
+The stand-in records what it receives and answers in the APIs' shapes, server-sent events included; a streamed
+answer sends its first event and then waits until the test has received it, so a proxy that buffered would
+never deliver it.
+"""
+
+import json
+import os
+import re
+import subprocess
+import threading
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+import ctxfit
+from conftest import REPO, session_files
+
+anthropic = pytest.importorskip("anthropic")
+openai = pytest.importorskip("openai")
+
+
+def ctxfit_binary():
+    for profile in ("release", "debug"):
+        exe = REPO / "target" / profile / "ctxfit"
+        if exe.is_file():
+            return exe
+    if os.environ.get("CTXFIT_REQUIRE_CORPUS") == "1":
+        pytest.fail("the ctxfit binary is not built (cargo build -p ctxfit-cli)")
+    pytest.skip("the ctxfit binary is not built: the proxy tests are skipped")
+
+
+class Upstream(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # chunked answers need it
+    received = []
+    first_event_seen = threading.Event()
+
+    def do_POST(self):
+        raw = self.rfile.read(int(self.headers["Content-Length"]))
+        body = json.loads(raw)
+        Upstream.received.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "raw": raw, "body": body})
+        if body.get("model") == "overloaded":
+            return self.send_json(429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}})
+        if self.path == "/v1/messages":
+            if body.get("stream"):
+                return self.anthropic_stream()
+            return self.send_json(200, {
+                "id": "msg_1", "type": "message", "role": "assistant", "model": body["model"],
+                "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn", "stop_sequence": None,
+                "usage": {"input_tokens": 10, "output_tokens": 1},
+            })
+        if self.path == "/v1/chat/completions":
+            if body.get("stream"):
+                return self.openai_stream()
+            return self.send_json(200, {
+                "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
+            })
+        self.send_json(404, {"error": "no such path"})
+
+    def send_json(self, status, obj):
+        data = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def sse(self, events):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for n, (name, data) in enumerate(events):
+            text = (f"event: {name}\n" if name else "") + f"data: {data if isinstance(data, str) else json.dumps(data)}\n\n"
+            chunk = text.encode()
+            self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+            self.wfile.flush()
+            if n == 0:
+                # the rest waits until the client has the first event: a buffering proxy never delivers it
+                assert Upstream.first_event_seen.wait(20), "the first event never reached the client"
+        self.wfile.write(b"0\r\n\r\n")
+
+    def anthropic_stream(self):
+        msg = {"id": "msg_s", "type": "message", "role": "assistant", "model": "m", "content": [],
+               "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 0}}
+        self.sse([
+            ("message_start", {"type": "message_start", "message": msg}),
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "streamed"}}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": 1}}),
+            ("message_stop", {"type": "message_stop"}),
+        ])
+
+    def openai_stream(self):
+        chunk = lambda delta, finish=None: {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",  # noqa: E731
+                                            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        self.sse([(None, chunk({"role": "assistant", "content": ""})), (None, chunk({"content": "streamed"})),
+                  (None, chunk({}, "stop")), (None, "[DONE]")])
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def upstream():
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def proxy(upstream):
+    exe = ctxfit_binary()
+    p = subprocess.Popen(
+        [str(exe), "proxy", "--listen", "127.0.0.1:0", "--upstream-anthropic", upstream, "--upstream-openai", upstream],
+        stderr=subprocess.PIPE, text=True,
+    )
+    line = p.stderr.readline()
+    m = re.search(r"listening on (http://127\.0\.0\.1:\d+)", line)
+    assert m, line
+    lines = []
+    threading.Thread(target=lambda: lines.extend(p.stderr), daemon=True).start()
+    yield m.group(1)
+    p.terminate()
+    p.wait(10)
+    # nothing the proxy printed holds a credential
+    assert not any("sk-test-secret" in line for line in lines), lines
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    Upstream.received.clear()
+    Upstream.first_event_seen.clear()
+
+
+def requests_of(messages):
+    for i, m in enumerate(messages):
+        if i > 0 and m["role"] == "assistant":
+            yield messages[:i]
+
+
+def long_session(corpus):
+    for f in session_files(corpus / "trajectories" / "claude-code"):
+        s = ctxfit.load_sessions(f)[0]
+        if len(s["messages"]) > 30 and s["format"] == "anthropic":
+            return s
+    pytest.fail("no long Claude Code session in the corpus")
+
+
+def test_an_agent_on_the_anthropic_sdk_gets_the_librarys_compaction(corpus, proxy):
+    s = long_session(corpus)
+    client = anthropic.Anthropic(base_url=proxy, api_key="sk-test-secret", max_retries=0)
+    library = ctxfit.Compactor("smart")
+    sent = 0
+    for history in requests_of(s["messages"]):
+        raw = client.messages.with_raw_response.create(model="m", max_tokens=16, system="You are a test agent.", messages=history)
+        assert raw.parse().content[0].text == "ok"
+        got = Upstream.received[-1]["body"]
+        expected = library.compact(history, system="You are a test agent.")
+        assert got["messages"] == json.loads(json.dumps(expected, default=str))
+        headers = Upstream.received[-1]["headers"]
+        assert "sk-test-secret" in headers.get("x-api-key", "") + headers.get("authorization", "")
+        assert int(raw.headers["x-ctxfit-tokens-before"]) >= int(raw.headers["x-ctxfit-tokens-after"])
+        sent += 1
+    assert sent > 10
+    last = Upstream.received[-1]["raw"]
+    assert len(last) < len(json.dumps(s["messages"]))
+    stats = json.load(urllib.request.urlopen(proxy + "/ctxfit/stats"))
+    assert stats["apis"]["anthropic-messages"]["requests"] >= sent
+    assert stats["apis"]["anthropic-messages"]["tokens_saved"] > 0
+    metrics = urllib.request.urlopen(proxy + "/metrics").read().decode()
+    assert re.search(r'ctxfit_proxy_tokens_saved_total\{api="anthropic-messages"\} [1-9]', metrics), metrics
+
+
+def test_streams_are_relayed_as_they_arrive(proxy):
+    client = anthropic.Anthropic(base_url=proxy, api_key="k", max_retries=0)
+    with client.messages.stream(model="m", max_tokens=16, messages=[{"role": "user", "content": "hi"}]) as stream:
+        events = iter(stream)
+        first = next(events)
+        assert first.type == "message_start"
+        Upstream.first_event_seen.set()
+        assert stream.get_final_text() == "streamed"
+
+    Upstream.first_event_seen.clear()
+    oa = openai.OpenAI(base_url=proxy + "/v1", api_key="k", max_retries=0)
+    chunks = oa.chat.completions.create(model="m", stream=True, messages=[{"role": "user", "content": "hi"}])
+    first = next(iter(chunks))
+    assert first.choices[0].delta.role == "assistant"
+    Upstream.first_event_seen.set()
+    assert "".join(c.choices[0].delta.content or "" for c in chunks) == "streamed"
+
+
+def test_openai_chat_goes_through_and_conversations_stay_apart(proxy):
+    oa = openai.OpenAI(base_url=proxy + "/v1", api_key="k", max_retries=0)
+    system = {"role": "system", "content": "The same system prompt."}
+    ids = []
+    for question in ("first conversation", "second conversation"):
+        raw = oa.chat.completions.with_raw_response.create(model="m", messages=[system, {"role": "user", "content": question}])
+        assert raw.parse().choices[0].message.content == "ok"
+        ids.append(raw.headers["x-ctxfit-conversation"])
+    assert ids[0] != ids[1]
+    # the first continues under its own id
+    history = [system, {"role": "user", "content": "first conversation"}, {"role": "assistant", "content": "ok"},
+               {"role": "user", "content": "more"}]
+    raw = oa.chat.completions.with_raw_response.create(model="m", messages=history)
+    assert raw.headers["x-ctxfit-conversation"] == ids[0]
+
+
+def test_bypass_forwards_the_clients_bytes(proxy, upstream):
+    client = anthropic.Anthropic(base_url=proxy, api_key="k", max_retries=0, default_headers={"x-ctxfit-bypass": "1"})
+    direct = anthropic.Anthropic(base_url=upstream, api_key="k", max_retries=0)
+    messages = [{"role": "user", "content": "x " * 1000}]
+    client.messages.create(model="m", max_tokens=16, messages=messages)
+    direct.messages.create(model="m", max_tokens=16, messages=messages)
+    through, straight = Upstream.received[-2], Upstream.received[-1]
+    assert through["raw"] == straight["raw"]
+    assert not any(k.lower().startswith("x-ctxfit-") for k in through["headers"])
+
+
+def test_errors_keep_the_apis_shape(proxy):
+    client = anthropic.Anthropic(base_url=proxy, api_key="k", max_retries=0)
+    with pytest.raises(anthropic.RateLimitError, match="slow down"):
+        client.messages.create(model="overloaded", max_tokens=16, messages=[{"role": "user", "content": "hi"}])
+    bad = urllib.request.Request(proxy + "/v1/messages", data=b'{"messages": [\n {"role": }]}', method="POST",
+                                 headers={"content-type": "application/json"})
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(bad)
+    assert e.value.code == 400
+    err = json.loads(e.value.read())
+    assert err["type"] == "error" and err["error"]["type"] == "invalid_request_error"
+    assert "line 2" in err["error"]["message"]
+    bad_openai = urllib.request.Request(proxy + "/v1/chat/completions", data=b'{"messages": 5}', method="POST",
+                                        headers={"content-type": "application/json"})
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(bad_openai)
+    assert e.value.code == 400
+    assert json.loads(e.value.read())["error"]["type"] == "invalid_request_error"
