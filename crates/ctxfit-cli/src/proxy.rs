@@ -34,6 +34,10 @@ pub struct Args {
     /// same bytes if it comes back).
     #[arg(long, default_value_t = ctxfit_proxy::gateway::DEFAULT_MAX_CONVERSATIONS)]
     max_conversations: usize,
+    /// Seconds after which an idle conversation is forgotten (0: never); a returning one is replayed to the
+    /// same bytes.
+    #[arg(long, default_value_t = 24 * 3600)]
+    idle_timeout: u64,
 }
 
 fn origin(flag: &str, url: &str) -> Result<Uri> {
@@ -67,6 +71,7 @@ pub fn run(args: Args) -> Result<()> {
         profile,
         max_body: args.max_body,
         max_conversations: args.max_conversations,
+        max_idle: (args.idle_timeout > 0).then(|| Duration::from_secs(args.idle_timeout)),
         connect_timeout: Duration::from_secs(10),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -88,6 +88,8 @@ struct Conv {
     reported: Option<usize>,
     /// When it was last used (the gateway's request count then): the least recently used goes first.
     last_used: u64,
+    /// When it was last used, by the clock: idle ones are forgotten.
+    last_seen: std::time::Instant,
 }
 
 /// The conversations one proxy serves, under one profile.
@@ -102,6 +104,8 @@ pub struct Gateway {
     requests: u64,
     /// Conversations kept at most; the least recently used is forgotten (and replayed if it comes back).
     pub max_conversations: usize,
+    /// Conversations idle this long are forgotten (and replayed if they come back); `None`: never.
+    pub max_idle: Option<std::time::Duration>,
 }
 
 /// Conversations a gateway keeps by default.
@@ -126,6 +130,7 @@ impl Gateway {
             next_id: 0,
             requests: 0,
             max_conversations: DEFAULT_MAX_CONVERSATIONS,
+            max_idle: None,
         })
     }
 
@@ -185,9 +190,24 @@ impl Gateway {
                 written: Vec::new(),
                 reported: None,
                 last_used: self.requests,
+                last_seen: std::time::Instant::now(),
             },
         );
         Ok(id)
+    }
+
+    /// Forget the conversations idle longer than `max_idle`.
+    fn forget_idle(&mut self) {
+        let Some(max) = self.max_idle else { return };
+        let idle: Vec<String> = self
+            .convs
+            .values()
+            .filter(|c| c.last_seen.elapsed() > max)
+            .map(|c| c.id.clone())
+            .collect();
+        for id in idle {
+            self.forget(&id);
+        }
     }
 
     fn forget(&mut self, id: &str) {
@@ -208,6 +228,7 @@ impl Gateway {
     ) -> Result<Forwarded, GatewayError> {
         let body = RequestBody::parse(api, bytes)?;
         let format = api.wire_format();
+        self.forget_idle();
         let (start, chain) = chain(api, &body);
 
         // which conversation, and how much of this request it has read
@@ -260,6 +281,7 @@ impl Gateway {
         self.requests += 1;
         let c = self.convs.get_mut(&id).expect("just found or made");
         c.last_used = self.requests;
+        c.last_seen = std::time::Instant::now();
         if system.is_some() {
             c.conv.system = system;
         }

@@ -3,7 +3,8 @@
 //!
 //! * `POST /v1/messages` (Anthropic), `POST /v1/chat/completions` (OpenAI Chat), `POST /v1/responses` (OpenAI
 //!   Responses, when the client sends the whole conversation in `input` and no `previous_response_id`) are
-//!   compacted by the [`Gateway`] of the request's profile; every other request is forwarded untouched, to the
+//!   compacted by the [`Gateway`] of the request's profile; `POST /v1/messages/count_tokens` counts the request
+//!   as it would be sent (compacted by a gateway of its own, so no conversation changes); every other request is forwarded untouched, to the
 //!   Anthropic upstream when it carries `x-api-key` or `anthropic-version`, else to the OpenAI one.
 //! * The answer — server-sent events included — is relayed frame by frame as the upstream sends it, never
 //!   buffered; an upstream error is passed through unchanged.
@@ -54,6 +55,8 @@ pub struct ProxyConfig {
     pub max_body: usize,
     /// Conversations kept per profile.
     pub max_conversations: usize,
+    /// Conversations idle this long are forgotten (a returning one is replayed to the same bytes).
+    pub max_idle: Option<Duration>,
     /// Time allowed to connect to the upstream.
     pub connect_timeout: Duration,
 }
@@ -67,6 +70,7 @@ impl Default for ProxyConfig {
             profile: Some("smart".to_owned()),
             max_body: 64 << 20,
             max_conversations: crate::gateway::DEFAULT_MAX_CONVERSATIONS,
+            max_idle: Some(Duration::from_secs(24 * 3600)),
             connect_timeout: Duration::from_secs(10),
         }
     }
@@ -123,6 +127,7 @@ pub async fn start(config: ProxyConfig, addr: &str) -> Result<Running, StartErro
     let mut gateway =
         Gateway::new(default.clone()).map_err(|e| StartError::Policy(e.to_string()))?;
     gateway.max_conversations = config.max_conversations;
+    gateway.max_idle = config.max_idle;
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|source| StartError::Listen {
@@ -233,7 +238,7 @@ fn api_of(method: &Method, path: &str) -> Option<Api> {
         return None;
     }
     match path {
-        "/v1/messages" => Some(Api::AnthropicMessages),
+        "/v1/messages" | "/v1/messages/count_tokens" => Some(Api::AnthropicMessages),
         "/v1/chat/completions" => Some(Api::OpenAiChat),
         "/v1/responses" => Some(Api::OpenAiResponses),
         _ => None,
@@ -327,8 +332,17 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
         });
     let profile = header(&parts.headers, "x-ctxfit-profile").map(str::to_owned);
     let session = header(&parts.headers, "x-ctxfit-session").map(str::to_owned);
+    // a token count is of the request as it would be sent, and changes no conversation
+    let preview = path.ends_with("/count_tokens");
     let forwarded = if compactable {
-        match compact(&shared, api, &bytes, profile.as_deref(), session.as_deref()) {
+        match compact(
+            &shared,
+            api,
+            &bytes,
+            profile.as_deref(),
+            session.as_deref(),
+            preview,
+        ) {
             Ok(f) => Some(f),
             Err(message) => {
                 count(&shared, api, |s| {
@@ -400,12 +414,19 @@ fn compact(
     bytes: &[u8],
     profile: Option<&str>,
     session: Option<&str>,
+    preview: bool,
 ) -> Result<crate::gateway::Forwarded, String> {
     let settings = settings(&shared.config, profile)?;
+    if preview {
+        // what the conversation would send: a gateway of its own replays it (live equals replayed)
+        let mut g = Gateway::new(settings).map_err(|e| e.to_string())?;
+        return g.forward(api, bytes, None).map_err(|e| e.to_string());
+    }
     let mut gateways = shared.gateways.lock().unwrap_or_else(|p| p.into_inner());
     if !gateways.contains_key(&settings.profile) {
         let mut g = Gateway::new(settings.clone()).map_err(|e| e.to_string())?;
         g.max_conversations = shared.config.max_conversations;
+        g.max_idle = shared.config.max_idle;
         gateways.insert(settings.profile.clone(), g);
     }
     let gateway = gateways.get_mut(&settings.profile).expect("inserted above");

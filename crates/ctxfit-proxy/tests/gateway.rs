@@ -312,3 +312,17 @@ fn the_least_recently_used_conversation_is_forgotten_and_replayed() {
         again.body
     );
 }
+
+#[test]
+fn idle_conversations_are_forgotten() {
+    let mut g = Gateway::new(smart()).unwrap();
+    g.max_idle = Some(std::time::Duration::from_millis(50));
+    let body = br#"{"model":"m","messages":[{"role":"user","content":"hello"}]}"#;
+    g.forward(Api::OpenAiChat, body, None).unwrap();
+    assert_eq!(g.conversations(), 1);
+    std::thread::sleep(std::time::Duration::from_millis(120));
+    let other = br#"{"model":"m","messages":[{"role":"user","content":"another"}]}"#;
+    g.forward(Api::OpenAiChat, other, None).unwrap();
+    assert_eq!(g.conversations(), 1, "the idle one was forgotten");
+    assert!(!g.forward(Api::OpenAiChat, body, None).unwrap().continued);
+}

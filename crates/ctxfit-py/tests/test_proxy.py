@@ -43,6 +43,8 @@ class Upstream(BaseHTTPRequestHandler):
         Upstream.received.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "raw": raw, "body": body})
         if body.get("model") == "overloaded":
             return self.send_json(429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}})
+        if self.path == "/v1/messages/count_tokens":
+            return self.send_json(200, {"input_tokens": len(raw) // 4})
         if self.path == "/v1/messages":
             if body.get("stream"):
                 return self.anthropic_stream()
@@ -241,3 +243,22 @@ def test_errors_keep_the_apis_shape(proxy):
         urllib.request.urlopen(bad_openai)
     assert e.value.code == 400
     assert json.loads(e.value.read())["error"]["type"] == "invalid_request_error"
+
+
+def test_count_tokens_counts_the_request_as_it_would_be_sent(corpus, proxy):
+    s = long_session(corpus)
+    client = anthropic.Anthropic(base_url=proxy, api_key="k", max_retries=0)
+    counted = client.messages.count_tokens(model="m", messages=s["messages"])
+    got = Upstream.received[-1]
+    assert got["path"] == "/v1/messages/count_tokens"
+    # what the conversation would send: the library's live loop over its requests, then the whole history
+    library = ctxfit.Compactor("smart")
+    for history in requests_of(s["messages"]):
+        library.compact(history)
+    assert got["body"]["messages"] == library.compact(s["messages"])
+    assert len(got["raw"]) < len(json.dumps(s["messages"]))
+    assert counted.input_tokens == len(got["raw"]) // 4
+    stats = json.load(urllib.request.urlopen(proxy + "/ctxfit/stats"))
+    before = stats["conversations"]
+    client.messages.count_tokens(model="m", messages=s["messages"])
+    assert json.load(urllib.request.urlopen(proxy + "/ctxfit/stats"))["conversations"] == before
