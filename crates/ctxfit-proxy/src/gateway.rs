@@ -72,6 +72,8 @@ pub struct Forwarded {
     pub conversation: String,
     /// Whether the request continued a known conversation.
     pub continued: bool,
+    /// The profile it was compacted under.
+    pub profile: String,
     pub report: Report,
 }
 
@@ -327,6 +329,7 @@ impl Gateway {
             body: out,
             conversation: id,
             continued,
+            profile: self.settings.profile.clone(),
             report,
         })
     }

@@ -18,6 +18,7 @@
 pub mod body;
 pub mod gateway;
 pub mod server;
+pub mod usage;
 
 pub use body::{Api, BodyError, RequestBody};
 pub use gateway::{Forwarded, Gateway, GatewayError};

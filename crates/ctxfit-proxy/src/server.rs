@@ -38,6 +38,7 @@ use tokio::net::TcpListener;
 
 use crate::body::Api;
 use crate::gateway::Gateway;
+use crate::usage::{input_tokens, UsageTap};
 
 type Body = BoxBody<Bytes, hyper::Error>;
 
@@ -292,7 +293,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
         *up.method_mut() = parts.method;
         *up.uri_mut() = target;
         *up.headers_mut() = headers;
-        return relay(&shared, None, up, HeaderMap::new()).await;
+        return relay(&shared, None, up, HeaderMap::new(), None).await;
     };
 
     let bytes = match Limited::new(body, shared.config.max_body).collect().await {
@@ -360,8 +361,15 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
         None
     };
     let mut extra = HeaderMap::new();
+    let mut usage_of = None;
     let body = match forwarded {
         Some(f) => {
+            if !preview {
+                usage_of = Some(UsageOf {
+                    profile: f.profile.clone(),
+                    conversation: f.conversation.clone(),
+                });
+            }
             let (before, after) = (f.report.tokens_before as u64, f.report.tokens_after as u64);
             count(&shared, api, |s| {
                 s.requests += 1;
@@ -393,11 +401,15 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
         }
     };
     headers.insert("content-length", HeaderValue::from(body.len()));
+    // the usage is read from the answer as it passes: ask for it uncompressed
+    if usage_of.is_some() {
+        headers.insert("accept-encoding", HeaderValue::from_static("identity"));
+    }
     let mut up = Request::new(full(body));
     *up.method_mut() = parts.method;
     *up.uri_mut() = target;
     *up.headers_mut() = headers;
-    relay(&shared, Some(api), up, extra).await
+    relay(&shared, Some(api), up, extra, usage_of).await
 }
 
 fn upstream_uri(origin: &Uri, request: &Uri) -> Result<Uri, String> {
@@ -435,11 +447,18 @@ fn compact(
         .map_err(|e| e.to_string())
 }
 
+/// Whose usage an answer reports: the profile's gateway and the conversation.
+struct UsageOf {
+    profile: String,
+    conversation: String,
+}
+
 async fn relay(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     api: Option<Api>,
     up: Request<Body>,
     extra: HeaderMap,
+    usage_of: Option<UsageOf>,
 ) -> Response<Body> {
     match shared.client.request(up).await {
         Ok(resp) => {
@@ -448,8 +467,23 @@ async fn relay(
                 parts.headers.remove(name);
             }
             parts.headers.extend(extra);
-            // frame by frame, as the upstream sends them
-            Response::from_parts(parts, body.boxed())
+            // frame by frame, as the upstream sends them; a successful answer's usage feeds the budget trigger
+            match usage_of.filter(|_| parts.status.is_success()) {
+                Some(of) => {
+                    let shared = Arc::clone(shared);
+                    let tap = UsageTap::new(body, move |answer| {
+                        if let Some(tokens) = input_tokens(answer) {
+                            let mut gateways =
+                                shared.gateways.lock().unwrap_or_else(|p| p.into_inner());
+                            if let Some(g) = gateways.get_mut(&of.profile) {
+                                g.report_usage(&of.conversation, tokens);
+                            }
+                        }
+                    });
+                    Response::from_parts(parts, tap.boxed())
+                }
+                None => Response::from_parts(parts, body.boxed()),
+            }
         }
         Err(e) => {
             let why = if e.is_connect() {

@@ -48,10 +48,12 @@ class Upstream(BaseHTTPRequestHandler):
         if self.path == "/v1/messages":
             if body.get("stream"):
                 return self.anthropic_stream()
+            # a model named usage-N reports N input tokens (N - 100 of them read from the cache)
+            reported = int(body["model"][6:]) if body["model"].startswith("usage-") else 110
             return self.send_json(200, {
                 "id": "msg_1", "type": "message", "role": "assistant", "model": body["model"],
                 "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn", "stop_sequence": None,
-                "usage": {"input_tokens": 10, "output_tokens": 1},
+                "usage": {"input_tokens": 100, "cache_read_input_tokens": reported - 100, "output_tokens": 1},
             })
         if self.path == "/v1/chat/completions":
             if body.get("stream"):
@@ -116,8 +118,7 @@ def upstream():
     httpd.shutdown()
 
 
-@pytest.fixture(scope="module")
-def proxy(upstream):
+def start_proxy(upstream):
     exe = ctxfit_binary()
     p = subprocess.Popen(
         [str(exe), "proxy", "--listen", "127.0.0.1:0", "--upstream-anthropic", upstream, "--upstream-openai", upstream],
@@ -128,11 +129,21 @@ def proxy(upstream):
     assert m, line
     lines = []
     threading.Thread(target=lambda: lines.extend(p.stderr), daemon=True).start()
-    yield m.group(1)
+    return p, m.group(1), lines
+
+
+def stop_proxy(p, lines):
     p.terminate()
     p.wait(10)
     # nothing the proxy printed holds a credential
     assert not any("sk-test-secret" in line for line in lines), lines
+
+
+@pytest.fixture(scope="module")
+def proxy(upstream):
+    p, url, lines = start_proxy(upstream)
+    yield url
+    stop_proxy(p, lines)
 
 
 @pytest.fixture(autouse=True)
@@ -155,7 +166,7 @@ def long_session(corpus):
     pytest.fail("no long Claude Code session in the corpus")
 
 
-def test_an_agent_on_the_anthropic_sdk_gets_the_librarys_compaction(corpus, proxy):
+def test_an_agent_on_the_anthropic_sdk_gets_the_librarys_compaction(corpus, proxy, upstream):
     s = long_session(corpus)
     client = anthropic.Anthropic(base_url=proxy, api_key="sk-test-secret", max_retries=0)
     library = ctxfit.Compactor("smart")
@@ -178,6 +189,14 @@ def test_an_agent_on_the_anthropic_sdk_gets_the_librarys_compaction(corpus, prox
     assert stats["apis"]["anthropic-messages"]["tokens_saved"] > 0
     metrics = urllib.request.urlopen(proxy + "/metrics").read().decode()
     assert re.search(r'ctxfit_proxy_tokens_saved_total\{api="anthropic-messages"\} [1-9]', metrics), metrics
+    # a restarted proxy meets the conversation at its last request and forwards the same bytes
+    p, restarted, lines = start_proxy(upstream)
+    try:
+        again = anthropic.Anthropic(base_url=restarted, api_key="sk-test-secret", max_retries=0)
+        again.messages.create(model="m", max_tokens=16, system="You are a test agent.", messages=history)
+        assert Upstream.received[-1]["raw"] == last
+    finally:
+        stop_proxy(p, lines)
 
 
 def test_streams_are_relayed_as_they_arrive(proxy):
@@ -262,3 +281,26 @@ def test_count_tokens_counts_the_request_as_it_would_be_sent(corpus, proxy):
     before = stats["conversations"]
     client.messages.count_tokens(model="m", messages=s["messages"])
     assert json.load(urllib.request.urlopen(proxy + "/ctxfit/stats"))["conversations"] == before
+
+
+def test_the_budget_trigger_uses_the_usage_the_upstream_reported(proxy):
+    """seed-000 compacts above 40,000 input tokens: these requests are estimated far below that, so only the
+    usage the upstream reported for the previous request (cache reads included) can trigger it."""
+    client = anthropic.Anthropic(base_url=proxy, api_key="k", max_retries=0)
+    output = "\n".join(f"line {i} of a long tool output" for i in range(150))
+
+    def turn(i):
+        return [{"role": "assistant", "content": [{"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": "ls"}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": output}]}]
+
+    results = {}
+    for reported in (50_000, 1_000):
+        history = [{"role": "user", "content": "go"}] + turn(1) + turn(2)
+        headers = {"x-ctxfit-profile": "seed-000", "x-ctxfit-session": f"budget-{reported}"}
+        client.messages.create(model=f"usage-{reported}", max_tokens=16, messages=history, extra_headers=headers)
+        history += [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "more"}] + turn(3)
+        client.messages.create(model=f"usage-{reported}", max_tokens=16, messages=history, extra_headers=headers)
+        results[reported] = Upstream.received[-1]["body"]["messages"][2]["content"][0]["content"]
+    assert results[1_000] == output, "below the budget: nothing compacted"
+    assert results[50_000].endswith("[truncated for context management]"), results[50_000][-80:]
+    assert len(results[50_000]) < 600
