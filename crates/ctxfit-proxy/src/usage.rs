@@ -14,11 +14,14 @@ use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
 /// Bytes of an answer kept for reading its usage.
 pub const KEEP: usize = 256 << 10;
 
+/// What is done with an answer's first bytes once it has passed.
+type Done = Box<dyn FnOnce(&[u8]) + Send + Sync>;
+
 /// An answer's body, relayed unchanged, with its first bytes kept for `done`.
 pub struct UsageTap {
     inner: Incoming,
     kept: Vec<u8>,
-    done: Option<Box<dyn FnOnce(&[u8]) + Send + Sync>>,
+    done: Option<Done>,
 }
 
 impl UsageTap {
