@@ -141,6 +141,8 @@ pub async fn start(config: ProxyConfig, addr: &str) -> Result<Running, StartErro
     })?;
     let mut http = HttpConnector::new();
     http.set_connect_timeout(Some(config.connect_timeout));
+    // a request is written in a few pieces: without this, delayed acknowledgements add tens of milliseconds
+    http.set_nodelay(true);
     http.enforce_http(false);
     let https = hyper_rustls::HttpsConnectorBuilder::new()
         .with_webpki_roots()
@@ -159,6 +161,7 @@ pub async fn start(config: ProxyConfig, addr: &str) -> Result<Running, StartErro
             let Ok((stream, _)) = listener.accept().await else {
                 continue;
             };
+            let _ = stream.set_nodelay(true);
             let shared = Arc::clone(&shared);
             tokio::spawn(async move {
                 let service = service_fn(move |req| {

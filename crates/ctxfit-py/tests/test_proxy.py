@@ -304,3 +304,34 @@ def test_the_budget_trigger_uses_the_usage_the_upstream_reported(proxy):
     assert results[1_000] == output, "below the budget: nothing compacted"
     assert results[50_000].endswith("[truncated for context management]"), results[50_000][-80:]
     assert len(results[50_000]) < 600
+
+
+def test_concurrent_streaming_conversations(proxy):
+    """A bounded load test: 20 conversations at once, 10 streaming requests each, every stream whole, every
+    conversation its own (`benches/python/proxy_load.py` is the full one: 100 × 50, with latencies)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    Upstream.first_event_seen.set()  # no hand-shake here: streams flow freely
+    client = anthropic.Anthropic(base_url=proxy, api_key="k", max_retries=0)
+    output = "\n".join(f"row {i}: value" for i in range(200))
+
+    def conversation(c):
+        history = [{"role": "user", "content": f"conversation {c}: same system prompt, own question"}]
+        ids = set()
+        for i in range(10):
+            with client.messages.with_streaming_response.create(
+                model="m", max_tokens=16, stream=True, system="Shared.", messages=history
+            ) as r:
+                ids.add(r.headers["x-ctxfit-conversation"])
+                text = r.read().decode()
+            assert "event: message_stop" in text, text[-200:]
+            history += [
+                {"role": "assistant", "content": [{"type": "tool_use", "id": f"t{c}-{i}", "name": "Bash", "input": {"command": "ls"}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{c}-{i}", "content": output}]},
+            ]
+        assert len(ids) == 1
+        return ids.pop()
+
+    with ThreadPoolExecutor(20) as pool:
+        ids = list(pool.map(conversation, range(20)))
+    assert len(set(ids)) == 20

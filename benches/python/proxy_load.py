@@ -1,0 +1,168 @@
+"""`ctxfit proxy` under load, against going straight to the same stand-in upstream, in one run.
+
+    cargo build --release -p ctxfit-cli
+    pip install ./crates/ctxfit-py httpx     # ctxfit loads the session; httpx is the client
+    python benches/python/proxy_load.py [target/release/ctxfit] [../shared/corpus]
+
+The stand-in (loopback) answers every request at once with a short stream of server-sent events.
+
+* **Added latency**: one conversation of a real long Claude Code session, its last 50 requests (the largest about
+  200,000 tokens), each sent straight to the stand-in and then through the proxy; time to the first byte of the
+  streamed answer, p50 and p99 of each and of the difference, request by request.
+* **Load**: 100 conversations at once (the same session's first 50 requests, each conversation's first message
+  made its own), 50 streaming requests each: errors, wall time, time to first byte through the proxy, and the
+  proxy's resident memory per conversation.
+
+Prints one JSON object.
+"""
+
+import asyncio
+import gzip
+import json
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx
+
+import ctxfit
+
+EVENTS = b"".join(
+    f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+    for name, data in [
+        ("message_start", {"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant",
+                                                                  "content": [], "model": "m", "usage": {"input_tokens": 1}}}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ok"}}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+)
+
+
+class StandIn(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def setup(self):
+        super().setup()
+        # headers and events go out in separate writes: without this, delayed acknowledgements add ~40 ms
+        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(EVENTS)))
+        self.end_headers()
+        self.wfile.write(EVENTS)
+
+    def log_message(self, *args):
+        pass
+
+
+def requests_of(messages):
+    return [messages[:i] for i, m in enumerate(messages) if i > 0 and m["role"] == "assistant"]
+
+
+def percentile(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+def rss_kib(pid):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+async def ttfb(client, url, body):
+    t = time.perf_counter()
+    async with client.stream("POST", url, content=body, headers={"content-type": "application/json",
+                                                                 "x-api-key": "k", "anthropic-version": "2023-06-01"}) as r:
+        first = None
+        async for chunk in r.aiter_raw():
+            if first is None:
+                first = time.perf_counter() - t
+        if r.status_code != 200:
+            raise RuntimeError(f"status {r.status_code}")
+    return first
+
+
+def body(history, system):
+    return json.dumps({"model": "m", "max_tokens": 16, "stream": True, "system": system, "messages": history}).encode()
+
+
+async def main():
+    exe = sys.argv[1] if len(sys.argv) > 1 else "target/release/ctxfit"
+    corpus = Path(sys.argv[2] if len(sys.argv) > 2 else "../shared/corpus")
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), StandIn)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    upstream = f"http://127.0.0.1:{httpd.server_address[1]}"
+    proxy = subprocess.Popen([exe, "proxy", "--listen", "127.0.0.1:0", "--upstream-anthropic", upstream],
+                             stderr=subprocess.PIPE, text=True)
+    base = re.search(r"(http://127\.0\.0\.1:\d+)", proxy.stderr.readline()).group(1)
+
+    # the session whose largest request is nearest 200,000 tokens
+    folder = corpus / "sessions" / "claude-code-entire"
+    figures = ctxfit.replay(folder, ["none"])
+    peaks = {s["session"]: max((t["input_tokens"] for t in s["turns"]), default=0) for s in figures["sessions"]}
+    name = min(peaks, key=lambda n: abs(peaks[n] - 200_000))
+    session = ctxfit.load_sessions(name.split(" — ")[0])[0]
+    reqs = requests_of(session["messages"])
+    system = session["system"] or "You are a coding agent."
+    out = {"session": Path(name).name, "largest_request_tokens": peaks[name], "requests_in_session": len(reqs)}
+
+    async with httpx.AsyncClient(timeout=120, limits=httpx.Limits(max_connections=200)) as client:
+        # added latency, request by request, one conversation
+        last = reqs[-51:]
+        await ttfb(client, base + "/v1/messages", body(last[0], system))  # the proxy meets it mid-way: replay
+        direct, through = [], []
+        for h in last[1:]:
+            b = body(h, system)
+            direct.append(await ttfb(client, upstream + "/v1/messages", b))
+            through.append(await ttfb(client, base + "/v1/messages", b))
+        added = [t - d for t, d in zip(through, direct)]
+        out["request_tokens_timed"] = [ctxfit.count_tokens(last[1], system=system), ctxfit.count_tokens(last[-1], system=system)]
+        for label, xs in (("direct", direct), ("proxy", through), ("added", added)):
+            out[f"{label}_ttfb_ms_p50"] = percentile(xs, 50) * 1e3
+            out[f"{label}_ttfb_ms_p99"] = percentile(xs, 99) * 1e3
+
+        # load: 100 conversations × 50 streaming requests
+        first50 = reqs[:50]
+        rss_before = rss_kib(proxy.pid)
+        errors, times = [], []
+
+        async def conversation(c):
+            for h in first50:
+                h = [dict(h[0], content=f"(conversation {c}) " + json.dumps(h[0]["content"]))] + h[1:]
+                try:
+                    times.append(await ttfb(client, base + "/v1/messages", body(h, system)))
+                except Exception as e:  # noqa: BLE001 - counted and reported
+                    errors.append(repr(e))
+
+        t = time.perf_counter()
+        await asyncio.gather(*(conversation(c) for c in range(100)))
+        out["load_wall_s"] = time.perf_counter() - t
+        out["load_requests"] = len(times) + len(errors)
+        out["load_errors"] = len(errors)
+        out["load_ttfb_ms_p50"] = percentile(times, 50) * 1e3
+        out["load_ttfb_ms_p99"] = percentile(times, 99) * 1e3
+        stats = (await client.get(base + "/ctxfit/stats")).json()
+        out["conversations"] = stats["conversations"]
+        out["proxy_rss_mib_before_after"] = [rss_before / 1024, rss_kib(proxy.pid) / 1024]
+        out["proxy_rss_kib_per_conversation"] = (rss_kib(proxy.pid) - rss_before) / 100
+        out["tokens_in_out"] = [stats["apis"]["anthropic-messages"]["tokens_in"], stats["apis"]["anthropic-messages"]["tokens_forwarded"]]
+    proxy.terminate()
+    httpd.shutdown()
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
