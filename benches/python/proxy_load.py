@@ -99,9 +99,8 @@ def body(history, system):
     return json.dumps({"model": "m", "max_tokens": 16, "stream": True, "system": system, "messages": history}).encode()
 
 
-async def main():
-    exe = sys.argv[1] if len(sys.argv) > 1 else "target/release/ctxfit"
-    corpus = Path(sys.argv[2] if len(sys.argv) > 2 else "../shared/corpus")
+async def run(exe, corpus, conversations=100):
+    """The whole measurement; `conversations` at once in the load phase."""
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), StandIn)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     upstream = f"http://127.0.0.1:{httpd.server_address[1]}"
@@ -148,7 +147,7 @@ async def main():
                     errors.append(repr(e))
 
         t = time.perf_counter()
-        await asyncio.gather(*(conversation(c) for c in range(100)))
+        await asyncio.gather(*(conversation(c) for c in range(conversations)))
         out["load_wall_s"] = time.perf_counter() - t
         out["load_requests"] = len(times) + len(errors)
         out["load_errors"] = len(errors)
@@ -157,12 +156,15 @@ async def main():
         stats = (await client.get(base + "/ctxfit/stats")).json()
         out["conversations"] = stats["conversations"]
         out["proxy_rss_mib_before_after"] = [rss_before / 1024, rss_kib(proxy.pid) / 1024]
-        out["proxy_rss_kib_per_conversation"] = (rss_kib(proxy.pid) - rss_before) / 100
+        out["proxy_rss_kib_per_conversation"] = (rss_kib(proxy.pid) - rss_before) / conversations
         out["tokens_in_out"] = [stats["apis"]["anthropic-messages"]["tokens_in"], stats["apis"]["anthropic-messages"]["tokens_forwarded"]]
     proxy.terminate()
+    proxy.wait(10)
     httpd.shutdown()
-    print(json.dumps(out, indent=1))
+    return out
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    exe = sys.argv[1] if len(sys.argv) > 1 else "target/release/ctxfit"
+    corpus = Path(sys.argv[2] if len(sys.argv) > 2 else "../shared/corpus")
+    print(json.dumps(asyncio.run(run(exe, corpus)), indent=1))

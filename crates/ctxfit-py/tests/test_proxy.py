@@ -335,3 +335,19 @@ def test_concurrent_streaming_conversations(proxy):
     with ThreadPoolExecutor(20) as pool:
         ids = list(pool.map(conversation, range(20)))
     assert len(set(ids)) == 20
+
+
+def test_the_load_test(corpus):
+    """benches/python/proxy_load.py as CI runs it: 100 conversations at once, 50 streaming requests each, through
+    the proxy to a stand-in — no error (its latencies are benchmark figures, not asserted here)."""
+    import asyncio
+    import sys
+
+    pytest.importorskip("httpx")
+    sys.path.insert(0, str(REPO / "benches" / "python"))
+    import proxy_load
+
+    out = asyncio.run(proxy_load.run(str(ctxfit_binary()), corpus))
+    assert out["load_requests"] == 5000 and out["load_errors"] == 0, out
+    assert out["conversations"] == 101
+    assert out["tokens_in_out"][1] < out["tokens_in_out"][0]
