@@ -3,8 +3,7 @@
 
 use std::fmt;
 
-use serde::de::{Deserializer, MapAccess, Visitor};
-use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 /// Which API a body is for.
@@ -79,55 +78,94 @@ impl BodyError {
     }
 }
 
-/// The top-level fields of a JSON object, in order, each as written.
-struct Fields(Vec<(String, Box<RawValue>)>);
+/// What the messages field must be.
+const EXPECTED_LIST: &str = "a list of messages";
 
-impl<'de> Deserialize<'de> for Fields {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+/// The messages list, each message borrowed as written.
+struct ListSeed;
+
+impl<'de> DeserializeSeed<'de> for ListSeed {
+    type Value = Vec<&'de RawValue>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = Fields;
+            type Value = Vec<&'de RawValue>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
+                f.write_str(EXPECTED_LIST)
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
-                let mut out = Vec::new();
-                while let Some((k, v)) = map.next_entry::<String, Box<RawValue>>()? {
-                    out.push((k, v));
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(16));
+                while let Some(m) = seq.next_element::<&'de RawValue>()? {
+                    out.push(m);
                 }
-                Ok(Fields(out))
+                Ok(out)
             }
         }
-        d.deserialize_map(V)
+        d.deserialize_seq(V)
     }
 }
 
-/// A request body, split.
-pub struct RequestBody {
+/// A body's top-level fields in order, each borrowed as written, and its messages, in one pass.
+struct SplitSeed(&'static str);
+
+type Split<'a> = (
+    Vec<(String, &'a RawValue)>,
+    Option<(usize, Vec<&'a RawValue>)>,
+);
+
+impl<'de> DeserializeSeed<'de> for SplitSeed {
+    type Value = Split<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        struct V(&'static str);
+        impl<'de> Visitor<'de> for V {
+            type Value = Split<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let (mut fields, mut messages) = (Vec::new(), None);
+                while let Some(k) = map.next_key::<String>()? {
+                    if k == self.0 && messages.is_none() {
+                        messages = Some((fields.len(), map.next_value_seed(ListSeed)?));
+                    } else {
+                        fields.push((k, map.next_value::<&'de RawValue>()?));
+                    }
+                }
+                Ok((fields, messages))
+            }
+        }
+        d.deserialize_map(V(self.0))
+    }
+}
+
+/// A request body, split; everything is borrowed from the client's bytes.
+pub struct RequestBody<'a> {
     pub api: Api,
-    /// Top-level fields in order; the messages field's value is left out (it is `messages`).
-    fields: Vec<(String, Box<RawValue>)>,
+    /// Top-level fields in order; the messages field is left out (it is `messages`).
+    fields: Vec<(String, &'a RawValue)>,
     /// Where the messages field was among the fields.
     messages_at: usize,
     /// The messages as the client wrote them.
-    pub messages: Vec<Box<RawValue>>,
+    pub messages: Vec<&'a RawValue>,
 }
 
-impl RequestBody {
-    /// Split a body; malformed JSON is named by line and column.
-    pub fn parse(api: Api, bytes: &[u8]) -> Result<RequestBody, BodyError> {
-        let Fields(mut fields) = serde_json::from_slice(bytes).map_err(|e| BodyError::json(&e))?;
+impl<'a> RequestBody<'a> {
+    /// Split a body in one pass, copying nothing; malformed JSON is named by line and column.
+    pub fn parse(api: Api, bytes: &'a [u8]) -> Result<RequestBody<'a>, BodyError> {
         let key = api.messages_key();
-        let messages_at = fields
-            .iter()
-            .position(|(k, _)| k == key)
-            .ok_or(BodyError::Missing(key))?;
-        let (_, raw) = fields.remove(messages_at);
-        let messages: Vec<Box<RawValue>> = match serde_json::from_str(raw.get()) {
-            Ok(m) => m,
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        let split = SplitSeed(key)
+            .deserialize(&mut de)
+            .and_then(|v| de.end().map(|()| v));
+        let (fields, messages) = match split {
+            Ok(v) => v,
             // a Responses `input` may be one string: nothing to compact
-            Err(_) => return Err(BodyError::NotAList(key)),
+            Err(e) if e.to_string().contains(EXPECTED_LIST) => {
+                return Err(BodyError::NotAList(key))
+            }
+            Err(e) => return Err(BodyError::json(&e)),
         };
+        let (messages_at, messages) = messages.ok_or(BodyError::Missing(key))?;
         Ok(RequestBody {
             api,
             fields,
@@ -137,16 +175,13 @@ impl RequestBody {
     }
 
     /// The raw value of a top-level field.
-    pub fn field(&self, key: &str) -> Option<&RawValue> {
-        self.fields
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_ref())
+    pub fn field(&self, key: &str) -> Option<&'a RawValue> {
+        self.fields.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
     }
 
     /// The body again, with message `i` written as `message(i)` gives it (`None`: left out). Every other field
     /// is written as the client wrote it.
-    pub fn write<'a>(&'a self, message: impl Fn(usize) -> Option<&'a str>) -> Vec<u8> {
+    pub fn write<'s>(&'s self, message: impl Fn(usize) -> Option<&'s str>) -> Vec<u8> {
         let mut out = Vec::with_capacity(
             self.messages
                 .iter()
@@ -181,10 +216,10 @@ impl RequestBody {
         out
     }
 
-    fn write_messages<'a>(
-        &'a self,
+    fn write_messages<'s>(
+        &'s self,
         out: &mut Vec<u8>,
-        message: &impl Fn(usize) -> Option<&'a str>,
+        message: &impl Fn(usize) -> Option<&'s str>,
     ) {
         out.push(b'[');
         let mut first = true;

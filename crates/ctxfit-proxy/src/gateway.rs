@@ -44,7 +44,7 @@ fn chain_next(previous: &ChainHash, message: &RawValue) -> ChainHash {
 }
 
 /// The chain over a body's messages: `chain[i]` covers messages `0..=i`; `start` covers none.
-fn chain(api: Api, body: &RequestBody) -> (ChainHash, Vec<ChainHash>) {
+fn chain(api: Api, body: &RequestBody<'_>) -> (ChainHash, Vec<ChainHash>) {
     let start = chain_start(api, body.field("system"));
     let mut out = Vec::with_capacity(body.messages.len());
     let mut h = start;
