@@ -152,6 +152,20 @@ def fresh():
     Upstream.first_event_seen.clear()
 
 
+def message_starts(raw):
+    """Byte offsets at which each message of a forwarded body starts, and where the last one ends."""
+    text = raw.decode()
+    at = text.index('"messages":[') + len('"messages":[')
+    decoder, starts = json.JSONDecoder(), []
+    while text[at] != "]":
+        starts.append(len(text[:at].encode()))
+        _, at = decoder.raw_decode(text, at)
+        end = len(text[:at].encode())
+        while text[at] in ", \n\r\t":
+            at += 1
+    return starts + [end]
+
+
 def requests_of(messages):
     for i, m in enumerate(messages):
         if i > 0 and m["role"] == "assistant":
@@ -182,6 +196,18 @@ def test_an_agent_on_the_anthropic_sdk_gets_the_librarys_compaction(corpus, prox
         assert int(raw.headers["x-ctxfit-tokens-before"]) >= int(raw.headers["x-ctxfit-tokens-after"])
         sent += 1
     assert sent > 10
+    # from one request to the next, the bytes sent before are sent again up to the first message compaction changed
+    bodies = [r for r in Upstream.received if r["path"] == "/v1/messages"][-sent:]
+    checked = 0
+    for before, after in zip(bodies, bodies[1:]):
+        old, new = before["body"]["messages"], after["body"]["messages"]
+        j = next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), len(old))
+        if j == 0:
+            continue
+        cut = message_starts(before["raw"])[j]
+        assert after["raw"][:cut] == before["raw"][:cut]
+        checked += 1
+    assert checked > 10
     last = Upstream.received[-1]["raw"]
     assert len(last) < len(json.dumps(s["messages"]))
     stats = json.load(urllib.request.urlopen(proxy + "/ctxfit/stats"))
