@@ -1228,11 +1228,7 @@ impl<'a> Projection<'a> {
     /// Write the request as JSON in the source's wire format, one message at a time: the whole compacted
     /// history is never held in memory.
     pub fn write_json(&self, mut w: impl std::io::Write, pretty: bool) -> std::io::Result<()> {
-        let write_message = |m: &Message| match self.source.format {
-            ctxfit_model::WireFormat::Anthropic => ctxfit_model::anthropic::write_message(m),
-            ctxfit_model::WireFormat::OpenAi => ctxfit_model::openai::write_message(m),
-            ctxfit_model::WireFormat::Responses => ctxfit_model::responses::write_item(m),
-        };
+        let write_message = |m: &Message| ctxfit_model::write_message(self.source.format, m);
         let write_value = |w: &mut dyn std::io::Write, v: &Value| {
             if pretty {
                 serde_json::to_writer_pretty(w, v)

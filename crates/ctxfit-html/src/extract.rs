@@ -39,11 +39,7 @@ pub(crate) fn main_content(document: &Handle) -> Option<Handle> {
             continue;
         }
         let own_text = match &node.data {
-            NodeData::Text { contents } => contents
-                .borrow()
-                .chars()
-                .filter(|c| !c.is_whitespace())
-                .count(),
+            NodeData::Text { contents } => crate::visible_chars(&contents.borrow()),
             _ => 0,
         };
         let i = nodes.len();

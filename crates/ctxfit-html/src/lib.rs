@@ -159,9 +159,10 @@ impl HtmlCleaner {
             }
             _ => Rc::clone(&dom.document),
         };
+        // only what is rendered: the whole page, or the main content the aggressive level chose
         let link_lists = match self.level {
-            StripLevel::Moderate | StripLevel::Aggressive => links::link_lists(&dom.document),
-            _ => Default::default(),
+            StripLevel::Moderate | StripLevel::Aggressive => links::link_lists(&root),
+            StripLevel::Minimal => Default::default(),
         };
         render::render(&root, self.level, base.as_deref(), &link_lists)
     }
@@ -183,6 +184,11 @@ pub(crate) fn descendants(node: &Handle) -> impl Iterator<Item = Handle> {
         stack.extend(next.children.borrow().iter().cloned());
         Some(next)
     })
+}
+
+/// Characters of a text that are not white space (what the extraction and link density weigh).
+pub(crate) fn visible_chars(text: &str) -> usize {
+    text.chars().filter(|c| !c.is_whitespace()).count()
 }
 
 /// `measure` summed over the text nodes below `node`.

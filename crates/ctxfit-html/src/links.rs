@@ -29,22 +29,18 @@ struct Counts {
     in_link: bool,
 }
 
-/// The link lists of a document, as node addresses (`Rc::as_ptr`), outermost and nested alike.
-pub(crate) fn link_lists(document: &Handle) -> HashSet<*const markup5ever_rcdom::Node> {
+/// The link lists below `root` (a document or an element), as node addresses (`Rc::as_ptr`), outermost and nested alike.
+pub(crate) fn link_lists(root: &Handle) -> HashSet<*const markup5ever_rcdom::Node> {
     // pre-order with parents; what the moderate level drops anyway is left out
     let mut nodes: Vec<(Handle, Counts)> = Vec::new();
-    let mut stack: Vec<(Handle, Option<usize>, bool)> = vec![(Rc::clone(document), None, false)];
+    let mut stack: Vec<(Handle, Option<usize>, bool)> = vec![(Rc::clone(root), None, false)];
     while let Some((node, parent, in_link)) = stack.pop() {
         if dropped(&node, StripLevel::Moderate) {
             continue;
         }
         let is_link = tag(&node) == Some("a");
         let text = match &node.data {
-            NodeData::Text { contents } => contents
-                .borrow()
-                .chars()
-                .filter(|c| !c.is_whitespace())
-                .count(),
+            NodeData::Text { contents } => crate::visible_chars(&contents.borrow()),
             _ => 0,
         };
         let i = nodes.len();

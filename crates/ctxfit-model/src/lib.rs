@@ -76,6 +76,29 @@ pub fn from_value(value: serde_json::Value) -> Result<Conversation, ModelError> 
     }
 }
 
+/// Read one wire message (an item, in the Responses format) in `format`; `path` names it in errors
+/// (`messages[3]`).
+pub fn read_message(
+    format: WireFormat,
+    value: serde_json::Value,
+    path: &str,
+) -> Result<Message, ModelError> {
+    match format {
+        WireFormat::Anthropic => anthropic::read_message(value, path),
+        WireFormat::OpenAi => openai::read_message(value, path),
+        WireFormat::Responses => responses::read_item(value, path),
+    }
+}
+
+/// Write one message in `format`.
+pub fn write_message(format: WireFormat, msg: &Message) -> serde_json::Value {
+    match format {
+        WireFormat::Anthropic => anthropic::write_message(msg),
+        WireFormat::OpenAi => openai::write_message(msg),
+        WireFormat::Responses => responses::write_item(msg),
+    }
+}
+
 /// Write a conversation in its own format.
 pub fn to_value(conv: &Conversation) -> serde_json::Value {
     match conv.format {

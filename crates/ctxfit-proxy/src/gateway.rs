@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 
 use ctxfit_compactor::{Compactor, Report, Settings};
-use ctxfit_model::{Content, Conversation, Message, WireFormat};
+use ctxfit_model::{read_message, write_message, Content, Conversation, Message, WireFormat};
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
@@ -332,25 +332,5 @@ impl Gateway {
             profile: self.settings.profile.clone(),
             report,
         })
-    }
-}
-
-fn read_message(
-    format: WireFormat,
-    value: serde_json::Value,
-    path: &str,
-) -> Result<Message, ctxfit_model::ModelError> {
-    match format {
-        WireFormat::Anthropic => ctxfit_model::anthropic::read_message(value, path),
-        WireFormat::OpenAi => ctxfit_model::openai::read_message(value, path),
-        WireFormat::Responses => ctxfit_model::responses::read_item(value, path),
-    }
-}
-
-fn write_message(format: WireFormat, msg: &Message) -> serde_json::Value {
-    match format {
-        WireFormat::Anthropic => ctxfit_model::anthropic::write_message(msg),
-        WireFormat::OpenAi => ctxfit_model::openai::write_message(msg),
-        WireFormat::Responses => ctxfit_model::responses::write_item(msg),
     }
 }

@@ -21,11 +21,7 @@ fn api(format: WireFormat) -> Api {
 }
 
 fn wire(format: WireFormat, m: &ctxfit_model::Message) -> Value {
-    match format {
-        WireFormat::Anthropic => ctxfit_model::anthropic::write_message(m),
-        WireFormat::OpenAi => ctxfit_model::openai::write_message(m),
-        WireFormat::Responses => ctxfit_model::responses::write_item(m),
-    }
+    ctxfit_model::write_message(format, m)
 }
 
 /// The bodies a client sends: the history before each model response, pretty-printed (so that a re-serialised

@@ -9,7 +9,7 @@
 
 use ctxfit_compactor::{Compactor as Inner, Report, Settings};
 use ctxfit_model::{
-    anthropic, detect, openai, responses, Content, Conversation, Message, ModelError, Value,
+    detect, read_message, write_message, Content, Conversation, Message, ModelError, Value,
     WireFormat,
 };
 use ctxfit_tokens::BudgetStatus;
@@ -19,24 +19,6 @@ use pyo3::types::PyList;
 
 use crate::json::{to_py, to_value};
 use crate::{errors, estimator, settings, shielded};
-
-/// One wire message read in `format`; `path` names it in errors.
-pub fn read_message(format: WireFormat, value: Value, path: &str) -> Result<Message, ModelError> {
-    match format {
-        WireFormat::Anthropic => anthropic::read_message(value, path),
-        WireFormat::OpenAi => openai::read_message(value, path),
-        WireFormat::Responses => responses::read_item(value, path),
-    }
-}
-
-/// One message written in `format`.
-pub fn write_message(format: WireFormat, msg: &Message) -> Value {
-    match format {
-        WireFormat::Anthropic => anthropic::write_message(msg),
-        WireFormat::OpenAi => openai::write_message(msg),
-        WireFormat::Responses => responses::write_item(msg),
-    }
-}
 
 /// Compacts the message list of one conversation before each model request.
 ///

@@ -16,7 +16,7 @@ use std::time::Duration;
 use ctxfit_compactor::{PolicyFile, Settings, BUILT_IN_PROFILES};
 use ctxfit_html::{page_metadata, HtmlCleaner, StripLevel};
 use ctxfit_import::{ImportError, Session, SourceFormat};
-use ctxfit_model::{convert, detect, Conversation, Value};
+use ctxfit_model::{convert, detect, read_message, write_message, Conversation, Value};
 use ctxfit_replay::{Policy, PriceModel};
 use ctxfit_tokens::TokenEstimator;
 use ctxfit_webfetch::{FetchOptions, Fetcher};
@@ -25,7 +25,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use rayon::prelude::*;
 
-use crate::compactor::{wire_format, write_message, Compactor};
+use crate::compactor::{wire_format, Compactor};
 use crate::errors::{bad_input, unknown, CtxfitError, InternalError, PromptTooLarge};
 use crate::json::{to_py, to_value};
 
@@ -109,7 +109,7 @@ fn conversation(
     conv.messages = items
         .into_iter()
         .enumerate()
-        .map(|(i, v)| compactor::read_message(format, v, &format!("messages[{i}]")))
+        .map(|(i, v)| read_message(format, v, &format!("messages[{i}]")))
         .collect::<Result<_, _>>()
         .map_err(|e| bad_input(e.to_string()))?;
     if let Some(s) = system {
