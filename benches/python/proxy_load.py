@@ -2,7 +2,7 @@
 
     cargo build --release -p ctxfit-cli
     pip install ./crates/ctxfit-py httpx     # ctxfit loads the session; httpx is the client
-    python benches/python/proxy_load.py [target/release/ctxfit] [../shared/corpus]
+    python benches/python/proxy_load.py [target/release/ctxfit] [../shared/corpus] [--state]
 
 The stand-in (loopback) answers every request at once with a short stream of server-sent events.
 
@@ -13,6 +13,7 @@ The stand-in (loopback) answers every request at once with a short stream of ser
   made its own), 50 streaming requests each: errors, wall time, time to first byte through the proxy, and the
   proxy's resident memory per conversation.
 
+With `--state`, the proxy runs with `--state` in a temporary directory (its writes are part of what is timed).
 Prints one JSON object.
 """
 
@@ -99,13 +100,13 @@ def body(history, system):
     return json.dumps({"model": "m", "max_tokens": 16, "stream": True, "system": system, "messages": history}).encode()
 
 
-async def run(exe, corpus, conversations=100):
-    """The whole measurement; `conversations` at once in the load phase."""
+async def run(exe, corpus, conversations=100, state=None):
+    """The whole measurement; `conversations` at once in the load phase; `state`: the proxy's `--state` dir."""
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), StandIn)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     upstream = f"http://127.0.0.1:{httpd.server_address[1]}"
-    proxy = subprocess.Popen([exe, "proxy", "--listen", "127.0.0.1:0", "--upstream-anthropic", upstream],
-                             stderr=subprocess.PIPE, text=True)
+    proxy = subprocess.Popen([exe, "proxy", "--listen", "127.0.0.1:0", "--upstream-anthropic", upstream]
+                             + (["--state", state] if state else []), stderr=subprocess.PIPE, text=True)
     base = re.search(r"(http://127\.0\.0\.1:\d+)", proxy.stderr.readline()).group(1)
 
     # the session whose largest request is nearest 200,000 tokens
@@ -158,6 +159,9 @@ async def run(exe, corpus, conversations=100):
         out["proxy_rss_mib_before_after"] = [rss_before / 1024, rss_kib(proxy.pid) / 1024]
         out["proxy_rss_kib_per_conversation"] = (rss_kib(proxy.pid) - rss_before) / conversations
         out["tokens_in_out"] = [stats["apis"]["anthropic-messages"]["tokens_in"], stats["apis"]["anthropic-messages"]["tokens_forwarded"]]
+        if state:
+            out["state"] = stats["state"]
+            out["state_file_mib"] = (Path(state) / "ctxfit-proxy.redb").stat().st_size / 2**20
     proxy.terminate()
     proxy.wait(10)
     httpd.shutdown()
@@ -165,6 +169,11 @@ async def run(exe, corpus, conversations=100):
 
 
 if __name__ == "__main__":
-    exe = sys.argv[1] if len(sys.argv) > 1 else "target/release/ctxfit"
-    corpus = Path(sys.argv[2] if len(sys.argv) > 2 else "../shared/corpus")
-    print(json.dumps(asyncio.run(run(exe, corpus)), indent=1))
+    import tempfile
+
+    args = [a for a in sys.argv[1:] if a != "--state"]
+    exe = args[0] if args else "target/release/ctxfit"
+    corpus = Path(args[1] if len(args) > 1 else "../shared/corpus")
+    with tempfile.TemporaryDirectory() as tmp:
+        state = tmp if "--state" in sys.argv else None
+        print(json.dumps(asyncio.run(run(exe, corpus, state=state)), indent=1))

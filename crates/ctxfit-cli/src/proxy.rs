@@ -5,6 +5,7 @@ use std::time::Duration;
 use anyhow::Result;
 use ctxfit_compactor::PolicyFile;
 use ctxfit_proxy::server::Uri;
+use ctxfit_proxy::state::StoreLimits;
 use ctxfit_proxy::{start, ProxyConfig};
 
 use crate::input::read_text;
@@ -38,6 +39,17 @@ pub struct Args {
     /// same bytes.
     #[arg(long, default_value_t = 24 * 3600)]
     idle_timeout: u64,
+    /// Directory of the state kept across restarts (created if missing): each conversation's decisions and the
+    /// usage its upstream reported last, in `ctxfit-proxy.redb`. Without it, a conversation met again after a
+    /// restart is replayed from its history (the same bytes, unless the budget trigger fired on reported usage).
+    #[arg(long, value_name = "DIR")]
+    state: Option<std::path::PathBuf>,
+    /// Conversations the state keeps at most; the least recently used go first.
+    #[arg(long, default_value_t = StoreLimits::default().max_conversations, requires = "state")]
+    state_max_conversations: usize,
+    /// Seconds after which an unused conversation leaves the state (0: never).
+    #[arg(long, default_value_t = 7 * 24 * 3600, requires = "state")]
+    state_ttl: u64,
 }
 
 fn origin(flag: &str, url: &str) -> Result<Uri> {
@@ -51,6 +63,22 @@ fn origin(flag: &str, url: &str) -> Result<Uri> {
         ))
         .into()),
     }
+}
+
+/// Ctrl-C, or (on Unix) the SIGTERM a service manager or `kill` sends.
+async fn stopped() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -73,6 +101,11 @@ pub fn run(args: Args) -> Result<()> {
         max_conversations: args.max_conversations,
         max_idle: (args.idle_timeout > 0).then(|| Duration::from_secs(args.idle_timeout)),
         connect_timeout: Duration::from_secs(10),
+        state: args.state.clone(),
+        state_limits: StoreLimits {
+            max_conversations: args.state_max_conversations,
+            ttl: (args.state_ttl > 0).then(|| Duration::from_secs(args.state_ttl)),
+        },
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -85,10 +118,16 @@ pub fn run(args: Args) -> Result<()> {
             "ctxfit proxy: listening on http://{} (Anthropic → {}, OpenAI → {})",
             running.addr, args.upstream_anthropic, args.upstream_openai
         );
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = running.task => {}
+        if let Some(store) = &running.store {
+            eprintln!(
+                "ctxfit proxy: state in {} ({} conversations)",
+                store.path().display(),
+                store.conversations()
+            );
         }
+        stopped().await;
+        // what was answered is on disk before the process ends
+        running.stop();
         eprintln!("ctxfit proxy: stopped");
         Ok(())
     })

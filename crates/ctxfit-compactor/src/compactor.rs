@@ -356,6 +356,12 @@ impl Compactor {
         }
     }
 
+    /// A count that grows each time a decision is made (a result replaced or kept for good): a saved state is
+    /// out of date when the revision it was saved at differs.
+    pub fn revision(&self) -> usize {
+        self.compacted_results + self.kept.len()
+    }
+
     /// Its decisions, to save across a restart (see [`SavedState`]).
     pub fn save(&self) -> SavedState {
         let mut decided: Vec<SavedDecision> = self

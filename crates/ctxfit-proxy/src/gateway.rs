@@ -10,8 +10,15 @@
 //! **Bytes.** The forwarded body is the client's body with each message compaction left alone written as the
 //! client's own bytes, so what the provider cached of the previous request is sent again unchanged; a message
 //! compaction changed is written once per decision (decisions are sticky) and reused.
+//!
+//! **Memory, then the store.** Conversations live in memory, the least recently used forgotten beyond
+//! `max_conversations`. With a [`Store`] (`--state`), each request's decisions are also recorded there, and a
+//! conversation not in memory — after a restart, or forgotten — is taken back from it with the usage its upstream
+//! reported last, so it gets the same bytes even where the budget trigger fired on that usage. Without one, or
+//! when the store does not have it, the conversation is compacted request by request from its history.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use ctxfit_compactor::{Compactor, Report, Settings};
 use ctxfit_model::{read_message, write_message, Content, Conversation, Message, WireFormat};
@@ -19,6 +26,7 @@ use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
 use crate::body::{Api, BodyError, RequestBody};
+use crate::state::{hex, now_ms, Record, Store};
 
 /// A hash of a conversation's messages so far.
 pub type ChainHash = [u8; 32];
@@ -92,6 +100,8 @@ struct Conv {
     last_used: u64,
     /// When it was last used, by the clock: idle ones are forgotten.
     last_seen: std::time::Instant,
+    /// The compactor's revision when its decisions were last put in the store (`None`: not yet).
+    stored_revision: Option<usize>,
 }
 
 /// The conversations one proxy serves, under one profile.
@@ -108,6 +118,8 @@ pub struct Gateway {
     pub max_conversations: usize,
     /// Conversations idle this long are forgotten (and replayed if they come back); `None`: never.
     pub max_idle: Option<std::time::Duration>,
+    /// Where decisions are kept across restarts, if anywhere.
+    store: Option<Arc<Store>>,
 }
 
 /// Conversations a gateway keeps by default.
@@ -133,7 +145,106 @@ impl Gateway {
             requests: 0,
             max_conversations: DEFAULT_MAX_CONVERSATIONS,
             max_idle: None,
+            store: None,
         })
+    }
+
+    /// Keep every conversation's decisions in `store` too, and take conversations back from it.
+    pub fn set_store(&mut self, store: Arc<Store>) {
+        self.store = Some(store);
+    }
+
+    /// Put a conversation's record in the store (its decisions too when they changed since last time).
+    fn persist(&mut self, id: &str) {
+        let (Some(store), Some(c)) = (&self.store, self.convs.get_mut(id)) else {
+            return;
+        };
+        let Some(tip) = c.chain.last() else { return };
+        let revision = c.compactor.revision();
+        let state = (c.stored_revision != Some(revision)).then(|| c.compactor.save());
+        c.stored_revision = Some(revision);
+        let record = Record {
+            version: Record::VERSION,
+            start: hex(&c.start),
+            tip: hex(tip),
+            messages: c.conv.messages.len(),
+            reported: c.reported,
+            last_used_ms: now_ms(),
+        };
+        store.put(&self.settings.profile, id, record, state);
+    }
+
+    /// Take conversation `id` back from the store if its last request's chain is a prefix of `chain` (and starts
+    /// at `start`). Its compactor gets the stored decisions; it reads the request's messages afresh.
+    fn recall(
+        &mut self,
+        id: &str,
+        format: WireFormat,
+        start: ChainHash,
+        chain: &[ChainHash],
+    ) -> bool {
+        let Some(store) = &self.store else {
+            return false;
+        };
+        let Some((record, mut saved)) = store.load(&self.settings.profile, id) else {
+            return false;
+        };
+        let n = record.messages;
+        let fits = record.start == hex(&start)
+            && n > 0
+            && n <= chain.len()
+            && record.tip == hex(&chain[n - 1]);
+        if !fits {
+            return false;
+        }
+        let Ok(mut compactor) = self.compactor() else {
+            return false;
+        };
+        saved.messages = n;
+        if compactor.restore(saved).is_err() {
+            return false;
+        }
+        let revision = compactor.revision();
+        self.insert(Conv {
+            id: id.to_owned(),
+            compactor,
+            conv: Conversation::new(format),
+            chain: chain[..n].to_vec(),
+            start,
+            written: Vec::new(),
+            reported: record.reported,
+            last_used: self.requests,
+            last_seen: std::time::Instant::now(),
+            stored_revision: Some(revision),
+        });
+        self.tips.insert(chain[n - 1], id.to_owned());
+        true
+    }
+
+    fn compactor(&self) -> Result<Compactor, GatewayError> {
+        Compactor::new(
+            self.settings.clone(),
+            &self.registry,
+            Box::new(ctxfit_tokens::FastEstimator),
+        )
+        .map_err(|e| GatewayError::Policy(e.to_string()))
+    }
+
+    /// Add a conversation to memory, forgetting the least recently used beyond `max_conversations`.
+    fn insert(&mut self, conv: Conv) {
+        self.forget(&conv.id);
+        while self.convs.len() >= self.max_conversations.max(1) {
+            let Some(oldest) = self
+                .convs
+                .values()
+                .min_by_key(|c| c.last_used)
+                .map(|c| c.id.clone())
+            else {
+                break;
+            };
+            self.forget(&oldest);
+        }
+        self.convs.insert(conv.id.clone(), conv);
     }
 
     /// Conversations known.
@@ -146,6 +257,7 @@ impl Gateway {
     pub fn report_usage(&mut self, conversation: &str, input_tokens: usize) {
         if let Some(c) = self.convs.get_mut(conversation) {
             c.reported = Some(input_tokens);
+            self.persist(conversation);
         }
     }
 
@@ -158,43 +270,34 @@ impl Gateway {
         let id = match id {
             Some(id) => id.to_owned(),
             None => {
+                // unique across restarts (the store keeps ids): the chain's start, the clock and a count
                 self.next_id += 1;
-                let bytes: String = start[..8].iter().map(|b| format!("{b:02x}")).collect();
-                format!("c{}-{bytes}", self.next_id)
+                let mut h = Sha256::new();
+                h.update(start);
+                h.update(self.next_id.to_le_bytes());
+                h.update(
+                    std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_nanos())
+                        .to_le_bytes(),
+                );
+                let h: ChainHash = h.finalize().into();
+                format!("c{}-{}", self.next_id, &hex(&h)[..16])
             }
         };
-        let compactor = Compactor::new(
-            self.settings.clone(),
-            &self.registry,
-            Box::new(ctxfit_tokens::FastEstimator),
-        )
-        .map_err(|e| GatewayError::Policy(e.to_string()))?;
-        self.forget(&id);
-        while self.convs.len() >= self.max_conversations.max(1) {
-            let Some(oldest) = self
-                .convs
-                .values()
-                .min_by_key(|c| c.last_used)
-                .map(|c| c.id.clone())
-            else {
-                break;
-            };
-            self.forget(&oldest);
-        }
-        self.convs.insert(
-            id.clone(),
-            Conv {
-                id: id.clone(),
-                compactor,
-                conv: Conversation::new(format),
-                chain: Vec::new(),
-                start,
-                written: Vec::new(),
-                reported: None,
-                last_used: self.requests,
-                last_seen: std::time::Instant::now(),
-            },
-        );
+        let compactor = self.compactor()?;
+        self.insert(Conv {
+            id: id.clone(),
+            compactor,
+            conv: Conversation::new(format),
+            chain: Vec::new(),
+            start,
+            written: Vec::new(),
+            reported: None,
+            last_used: self.requests,
+            last_seen: std::time::Instant::now(),
+            stored_revision: None,
+        });
         Ok(id)
     }
 
@@ -233,11 +336,23 @@ impl Gateway {
         self.forget_idle();
         let (start, chain) = chain(api, &body);
 
-        // which conversation, and how much of this request it has read
-        let found = match session {
+        // which conversation, and how much of this request it has read: in memory, else in the store
+        let mut found = match session {
             Some(s) => self.convs.get(s).map(|c| c.id.clone()),
             None => chain.iter().rev().find_map(|h| self.tips.get(h)).cloned(),
         };
+        if found.is_none() && self.store.is_some() {
+            let stored = match (session, &self.store) {
+                (Some(s), _) => Some(s.to_owned()),
+                (None, Some(store)) => store.find(&self.settings.profile, &chain).map(|(id, _)| id),
+                (None, None) => None,
+            };
+            if let Some(id) = stored {
+                if self.recall(&id, format, start, &chain) {
+                    found = Some(id);
+                }
+            }
+        }
         // continued (the conversation has read a prefix of this request), or new (its session named or not)
         let continued = found.as_ref().is_some_and(|id| {
             let c = &self.convs[id];
@@ -325,6 +440,7 @@ impl Gateway {
                 Some(body.messages[i].get())
             }
         });
+        self.persist(&id);
         Ok(Forwarded {
             body: out,
             conversation: id,

@@ -11,6 +11,9 @@
 //!   wrote it; the rest of the body too ([`body`]). Nothing is re-serialised but what compaction changed.
 //! * **Live equals replayed** — a conversation the gateway has not seen before (a new one, or any after a restart)
 //!   is compacted request by request as a live agent would have been, so it gets the bytes it got before.
+//! * **State that survives** — with a [`state::Store`] (`--state`), each conversation's decisions and the usage
+//!   its upstream reported are kept on disk, and a conversation met again is taken back from them: the same
+//!   bytes even where a token-budget trigger fired on reported usage, which no replay can know.
 //!
 //! The HTTP side is [`server`]: `ctxfit proxy` listens (loopback by default), compacts, forwards, and relays
 //! the upstream's answer — server-sent events included — as it arrives.
@@ -18,6 +21,7 @@
 pub mod body;
 pub mod gateway;
 pub mod server;
+pub mod state;
 pub mod usage;
 
 pub use body::{Api, BodyError, RequestBody};

@@ -38,6 +38,7 @@ use tokio::net::TcpListener;
 
 use crate::body::Api;
 use crate::gateway::Gateway;
+use crate::state::{Store, StoreError, StoreLimits};
 use crate::usage::{input_tokens, UsageTap};
 
 type Body = BoxBody<Bytes, hyper::Error>;
@@ -60,6 +61,10 @@ pub struct ProxyConfig {
     pub max_idle: Option<Duration>,
     /// Time allowed to connect to the upstream.
     pub connect_timeout: Duration,
+    /// Directory of the state kept across restarts (`--state`); `None`: memory only.
+    pub state: Option<std::path::PathBuf>,
+    /// What the state keeps at most.
+    pub state_limits: StoreLimits,
 }
 
 impl Default for ProxyConfig {
@@ -73,6 +78,8 @@ impl Default for ProxyConfig {
             max_conversations: crate::gateway::DEFAULT_MAX_CONVERSATIONS,
             max_idle: Some(Duration::from_secs(24 * 3600)),
             connect_timeout: Duration::from_secs(10),
+            state: None,
+            state_limits: StoreLimits::default(),
         }
     }
 }
@@ -89,6 +96,7 @@ struct ApiStats {
 
 struct Shared {
     config: ProxyConfig,
+    store: Option<Arc<Store>>,
     gateways: Mutex<HashMap<String, Gateway>>,
     stats: Mutex<BTreeMap<&'static str, ApiStats>>,
     client: Client<hyper_rustls::HttpsConnector<HttpConnector>, Body>,
@@ -98,6 +106,18 @@ struct Shared {
 pub struct Running {
     pub addr: SocketAddr,
     pub task: tokio::task::JoinHandle<()>,
+    /// The state kept across restarts, if any: [`Running::stop`] writes out what is queued.
+    pub store: Option<Arc<Store>>,
+}
+
+impl Running {
+    /// Stop serving, and wait until the state (if any) holds every request answered so far.
+    pub fn stop(self) {
+        self.task.abort();
+        if let Some(store) = &self.store {
+            store.flush();
+        }
+    }
 }
 
 /// Why the proxy cannot start.
@@ -105,6 +125,8 @@ pub struct Running {
 pub enum StartError {
     #[error("{0}")]
     Policy(String),
+    #[error(transparent)]
+    State(#[from] StoreError),
     #[error("cannot listen on {addr}: {source}")]
     Listen {
         addr: String,
@@ -129,6 +151,13 @@ pub async fn start(config: ProxyConfig, addr: &str) -> Result<Running, StartErro
         Gateway::new(default.clone()).map_err(|e| StartError::Policy(e.to_string()))?;
     gateway.max_conversations = config.max_conversations;
     gateway.max_idle = config.max_idle;
+    let store = match &config.state {
+        Some(dir) => Some(Arc::new(Store::open(dir, config.state_limits)?)),
+        None => None,
+    };
+    if let Some(store) = &store {
+        gateway.set_store(Arc::clone(store));
+    }
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|source| StartError::Listen {
@@ -154,6 +183,7 @@ pub async fn start(config: ProxyConfig, addr: &str) -> Result<Running, StartErro
         gateways: Mutex::new(HashMap::from([(default.profile.clone(), gateway)])),
         stats: Mutex::new(BTreeMap::new()),
         config,
+        store: store.clone(),
         client,
     });
     let task = tokio::spawn(async move {
@@ -175,7 +205,11 @@ pub async fn start(config: ProxyConfig, addr: &str) -> Result<Running, StartErro
             });
         }
     });
-    Ok(Running { addr: local, task })
+    Ok(Running {
+        addr: local,
+        task,
+        store,
+    })
 }
 
 fn full(bytes: impl Into<Bytes>) -> Body {
@@ -442,6 +476,9 @@ fn compact(
         let mut g = Gateway::new(settings.clone()).map_err(|e| e.to_string())?;
         g.max_conversations = shared.config.max_conversations;
         g.max_idle = shared.config.max_idle;
+        if let Some(store) = &shared.store {
+            g.set_store(Arc::clone(store));
+        }
         gateways.insert(settings.profile.clone(), g);
     }
     let gateway = gateways.get_mut(&settings.profile).expect("inserted above");
@@ -546,7 +583,16 @@ fn stats_json(shared: &Shared) -> String {
             )
         })
         .collect();
-    serde_json::json!({"conversations": conversations(shared), "apis": apis}).to_string()
+    let mut out = serde_json::json!({"conversations": conversations(shared), "apis": apis});
+    if let Some(store) = &shared.store {
+        out["state"] = serde_json::json!({
+            "path": store.path().display().to_string(),
+            "conversations": store.conversations(),
+            "errors": store.errors(),
+            "last_error": store.last_error(),
+        });
+    }
+    out.to_string()
 }
 
 /// A Prometheus counter family: name, help, and its value of an API's figures.
@@ -592,5 +638,15 @@ fn metrics_text(shared: &Shared) -> String {
         "# HELP ctxfit_proxy_conversations Conversations kept.\n# TYPE ctxfit_proxy_conversations gauge\nctxfit_proxy_conversations {}\n",
         conversations(shared)
     ));
+    if let Some(store) = &shared.store {
+        out.push_str(&format!(
+            "# HELP ctxfit_proxy_state_conversations Conversations in the state database.\n# TYPE ctxfit_proxy_state_conversations gauge\nctxfit_proxy_state_conversations {}\n",
+            store.conversations()
+        ));
+        out.push_str(&format!(
+            "# HELP ctxfit_proxy_state_errors_total Failed reads and writes of the state database.\n# TYPE ctxfit_proxy_state_errors_total counter\nctxfit_proxy_state_errors_total {}\n",
+            store.errors()
+        ));
+    }
     out
 }

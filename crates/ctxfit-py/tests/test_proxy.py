@@ -118,10 +118,11 @@ def upstream():
     httpd.shutdown()
 
 
-def start_proxy(upstream):
+def start_proxy(upstream, *extra):
     exe = ctxfit_binary()
     p = subprocess.Popen(
-        [str(exe), "proxy", "--listen", "127.0.0.1:0", "--upstream-anthropic", upstream, "--upstream-openai", upstream],
+        [str(exe), "proxy", "--listen", "127.0.0.1:0", "--upstream-anthropic", upstream, "--upstream-openai", upstream,
+         *extra],
         stderr=subprocess.PIPE, text=True,
     )
     line = p.stderr.readline()
@@ -330,6 +331,67 @@ def test_the_budget_trigger_uses_the_usage_the_upstream_reported(proxy):
     assert results[1_000] == output, "below the budget: nothing compacted"
     assert results[50_000].endswith("[truncated for context management]"), results[50_000][-80:]
     assert len(results[50_000]) < 600
+
+
+def test_a_restart_with_state_keeps_decisions_made_on_reported_usage(upstream, tmp_path):
+    """Under `--state`, what the budget trigger decided on the upstream's reported usage survives a restart (SIGTERM
+    writes out what was answered); a replay of the history, all a proxy without state can do, would not know it."""
+    output = "\n".join(f"line {i} of a long tool output" for i in range(150))
+
+    def turn(i):
+        return [{"role": "assistant", "content": [{"type": "tool_use", "id": f"s{i}", "name": "Bash", "input": {"command": "ls"}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"s{i}", "content": output}]}]
+
+    first = [{"role": "user", "content": "go"}] + turn(1) + turn(2)
+    second = first + [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "more"}] + turn(3)
+    third = second + [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "again"}]
+    args = ("--profile", "seed-000", "--state", str(tmp_path / "state"))
+
+    def send(url, messages):
+        client = anthropic.Anthropic(base_url=url, api_key="sk-test-secret", max_retries=0)
+        raw = client.messages.with_raw_response.create(model="usage-50000", max_tokens=16, messages=messages)
+        return raw.headers["x-ctxfit-conversation"], Upstream.received[-1]["raw"]
+
+    p, url, lines = start_proxy(upstream, *args)
+    try:
+        conversation, _ = send(url, first)
+        _, before = send(url, second)
+        stats = json.load(urllib.request.urlopen(url + "/ctxfit/stats"))
+        assert stats["state"]["errors"] == 0, stats
+    finally:
+        stop_proxy(p, lines)
+    assert b"[truncated for context management]" in before
+    assert (tmp_path / "state" / "ctxfit-proxy.redb").exists()
+
+    p, url, lines = start_proxy(upstream, *args)
+    try:
+        # the retry of the last request: the same bytes, under the same conversation
+        again, retried = send(url, second)
+        assert (again, retried) == (conversation, before)
+        # and the conversation goes on from the decisions it had
+        _, after = send(url, third)
+        assert after.startswith(before[:before.index(b'"content":"ok"')])
+    finally:
+        stop_proxy(p, lines)
+
+    # without the state, a restarted proxy replays the history on estimates alone: not what was sent
+    p, url, lines = start_proxy(upstream, "--profile", "seed-000")
+    try:
+        _, replayed = send(url, second)
+        assert replayed != before
+        assert b"[truncated for context management]" not in replayed
+    finally:
+        stop_proxy(p, lines)
+
+    # one state directory, one proxy
+    p, url, lines = start_proxy(upstream, *args)
+    try:
+        refused = subprocess.run([str(ctxfit_binary()), "proxy", "--listen", "127.0.0.1:0", *args],
+                                 capture_output=True, text=True, timeout=30)
+        assert refused.returncode != 0
+        assert "one proxy per state directory" in refused.stderr, refused.stderr
+    finally:
+        stop_proxy(p, lines)
 
 
 def test_concurrent_streaming_conversations(proxy):
