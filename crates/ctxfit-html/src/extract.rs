@@ -6,8 +6,14 @@
 //! density, is the candidate. It is then widened to its parent while the parent adds little text and few links,
 //! to the nearest ancestor that holds twice its prose spread over two or more substantial children — an
 //! article cut into sibling sections — and to the parent of a sibling of the same tag and class that has prose
-//! of its own (an article body continued after an inset). The constants were tuned on the 50 pages of the corpus (there is no
-//! held-out set): see `cargo xtask eval-html`.
+//! of its own (an article body continued after an inset).
+//!
+//! Around the chosen element: its **lead** — the standfirst or teaser just before it, often after the title in
+//! the article's header — is rendered before it ([`lead`]); inside it, the **edges** — labels, link lists and
+//! the headings over them, before its first paragraph of prose and after its last ("Share:", "Related posts",
+//! "Back to the overview") — are left out ([`edges`]). Both read structure, length, links and punctuation, never
+//! words of a language. The scoring's constants were first tuned on the 50 pages of the corpus; the lead and the
+//! edges were added against the other two sets: see `cargo xtask eval-html` and docs/html.md.
 
 use std::rc::Rc;
 
@@ -27,10 +33,41 @@ struct Info {
     /// The votes of every paragraph below (how much prose the subtree holds, wherever it sits).
     prose: f64,
     children: Vec<usize>,
+    /// Where its subtree ends in the pre-order list (exclusive).
+    end: usize,
+    /// What its subtree holds, itself included: [`H1`], [`HEADING`], [`MEDIA`], [`ITEM`].
+    holds: u8,
 }
 
-/// The main-content element, or `None` when no element holds enough paragraph text to be sure.
-pub(crate) fn main_content(document: &Handle) -> Option<Handle> {
+/// A title (`<h1>`).
+const H1: u8 = 1;
+/// A heading below the first rank.
+const HEADING: u8 = 2;
+/// A picture, a video, a frame.
+const MEDIA: u8 = 4;
+/// A list item, a table row, a term.
+const ITEM: u8 = 8;
+
+fn kind(node: &Handle) -> u8 {
+    match tag(node) {
+        Some("h1") => H1,
+        Some("h2" | "h3" | "h4" | "h5" | "h6") => HEADING,
+        Some("img" | "picture" | "figure" | "video" | "iframe") => MEDIA,
+        Some("li" | "tr" | "dt") => ITEM,
+        _ => 0,
+    }
+}
+
+/// The main content the aggressive level renders.
+pub(crate) struct MainContent {
+    /// In document order: the lead paragraphs that stand before the chosen element (see [`lead`]), then it.
+    pub roots: Vec<Handle>,
+    /// Elements of the chosen one left out: the boilerplate around its prose (see [`edges`]).
+    pub tail: Vec<Handle>,
+}
+
+/// The main content; `None` when no element holds enough paragraph text to be sure.
+pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
     // pre-order list with parents; dropped subtrees are left out
     let mut nodes: Vec<Info> = Vec::new();
     let mut stack: Vec<(Handle, Option<usize>)> = vec![(Rc::clone(document), None)];
@@ -52,6 +89,8 @@ pub(crate) fn main_content(document: &Handle) -> Option<Handle> {
             score: 0.0,
             prose: 0.0,
             children: Vec::new(),
+            end: 0,
+            holds: 0,
         });
         if let Some(p) = parent {
             nodes[p].children.push(i);
@@ -62,6 +101,11 @@ pub(crate) fn main_content(document: &Handle) -> Option<Handle> {
     }
     // bottom-up sums: children come after their parent in pre-order
     for i in (0..nodes.len()).rev() {
+        nodes[i].end = nodes[i].children.last().map_or(i + 1, |&c| nodes[c].end);
+        nodes[i].holds |= kind(&nodes[i].node);
+        if let Some(p) = nodes[i].parent {
+            nodes[p].holds |= nodes[i].holds;
+        }
         if let (Some(p), NodeData::Text { .. }) = (nodes[i].parent, &nodes[i].node.data) {
             nodes[p].direct_text += nodes[i].text;
         }
@@ -191,5 +235,300 @@ pub(crate) fn main_content(document: &Handle) -> Option<Handle> {
             at = p;
         }
     }
-    Some(Rc::clone(&nodes[chosen].node))
+    let mut blocks = lead(&nodes, chosen);
+    blocks.push(chosen);
+    let handles = |v: Vec<usize>| v.into_iter().map(|i| Rc::clone(&nodes[i].node)).collect();
+    Some(MainContent {
+        roots: handles(blocks),
+        tail: handles(edges(&nodes, chosen)),
+    })
+}
+
+/// The text below a node (the node itself, when it is text).
+fn text_of(node: &Handle) -> String {
+    match &node.data {
+        NodeData::Text { contents } => contents.borrow().to_string(),
+        _ => {
+            let mut out = String::new();
+            let mut stack = vec![Rc::clone(node)];
+            while let Some(n) = stack.pop() {
+                if let NodeData::Text { contents } = &n.data {
+                    out.push_str(&contents.borrow());
+                    out.push(' ');
+                }
+                stack.extend(n.children.borrow().iter().rev().cloned());
+            }
+            out
+        }
+    }
+}
+
+/// Does a sentence end in this text: a letter, then a closing mark (`colon`: a colon counts)?
+fn ends_a_sentence(text: &str, colon: bool) -> bool {
+    text.char_indices().any(|(i, c)| {
+        (matches!(c, '.' | '!' | '?' | '…' | '。' | '！' | '？')
+            || (colon && matches!(c, ':' | '：')))
+            && text[..i]
+                .chars()
+                .next_back()
+                .is_some_and(char::is_alphabetic)
+    })
+}
+
+/// What stands around the prose of the chosen element and is not prose itself — before its first paragraph and
+/// after its last: blocks dense with links, short labels that end no sentence ("Related posts", "Share:", "Back
+/// to the overview", "Home", "71 comments"), and the headings over nothing else. Sentences, tables, code, and
+/// lists that are not mostly links stay; a wrapper that is not boilerplate as a whole is looked into.
+fn edges(nodes: &[Info], chosen: usize) -> Vec<usize> {
+    let end = nodes[chosen].end;
+    let prose = |i: usize| {
+        let n = &nodes[i];
+        let paragraph = match (&n.node.data, tag(&n.node)) {
+            (NodeData::Text { .. }, _) => true,
+            (_, Some("p" | "pre" | "blockquote" | "li" | "td" | "dd")) => true,
+            (_, Some("div" | "section" | "article")) => n.direct_text >= 80,
+            _ => false,
+        };
+        paragraph && n.text >= 80 && density(n) < 0.3 && ends_a_sentence(&text_of(&n.node), false)
+    };
+    let Some(first) = (chosen + 1..end).find(|&i| prose(i)) else {
+        return Vec::new();
+    };
+    let last = (first..end).rev().find(|&i| prose(i)).unwrap_or(first);
+    let after_last = nodes[last].end;
+    let mut out = boilerplate(nodes, chosen + 1, first, end);
+    out.extend(boilerplate(nodes, after_last, end, end));
+    out
+}
+
+/// The share of an element's text inside links.
+fn density(n: &Info) -> f64 {
+    n.link_text as f64 / n.text.max(1) as f64
+}
+
+/// The boilerplate blocks among the nodes `from..to` in pre-order (inside a subtree ending at `end`): the
+/// ancestors of `to` are looked into, never judged.
+fn boilerplate(nodes: &[Info], from: usize, to: usize, end: usize) -> Vec<usize> {
+    let skip = |at: usize| nodes[at].end.min(end);
+    // the blocks, in order: (index, heading, boilerplate)
+    let mut blocks: Vec<(usize, bool, bool)> = Vec::new();
+    let mut i = from;
+    while i < to {
+        let n = &nodes[i];
+        if to < end && is_below(nodes, to, i) {
+            i += 1;
+            continue;
+        }
+        let Some(t) = tag(&n.node) else {
+            if n.text > 0 {
+                blocks.push((i, false, false));
+            }
+            i += 1;
+            continue;
+        };
+        // a label: no sentence in it, or a few words and a colon ("Share:", "Read more:")
+        let label = || {
+            n.text > 0
+                && (density(n) >= 0.5
+                    || (n.text < 80 && {
+                        let text = text_of(&n.node);
+                        !ends_a_sentence(&text, false)
+                            && (text.split_whitespace().count() < 5
+                                || !ends_a_sentence(&text, true))
+                    }))
+        };
+        match t {
+            "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => blocks.push((i, true, false)),
+            "table" | "pre" | "code" => blocks.push((i, false, false)),
+            "ul" | "ol" | "dl" => blocks.push((i, false, n.text > 0 && density(n) >= 0.5)),
+            "p" | "blockquote" | "figure" | "figcaption" | "address" | "li" | "dd" | "dt" => {
+                blocks.push((i, false, label()))
+            }
+            "div" | "section" | "article" | "aside" | "header" | "footer" | "nav" | "form"
+            | "center" | "details" | "fieldset" => {
+                if label() {
+                    blocks.push((i, false, true));
+                } else {
+                    // not boilerplate as a whole: look into it
+                    i += 1;
+                    continue;
+                }
+            }
+            // inline content: part of the prose around it
+            _ => {
+                if n.text > 0 {
+                    blocks.push((i, false, false));
+                }
+            }
+        }
+        i = skip(i);
+    }
+    // a heading goes too when what follows it, up to the next heading, all goes (and something does); the
+    // headings before the first paragraph stay: the title and the first section's
+    let mut out = Vec::new();
+    for (k, &(at, heading, goes)) in blocks.iter().enumerate() {
+        let goes = if heading {
+            let under: Vec<_> = blocks[k + 1..].iter().take_while(|b| !b.1).collect();
+            to == end && under.iter().all(|b| b.2)
+        } else {
+            goes
+        };
+        if goes {
+            out.push(at);
+        }
+    }
+    out
+}
+
+/// Is node `i` below node `a`?
+fn is_below(nodes: &[Info], i: usize, a: usize) -> bool {
+    a < i && i < nodes[a].end
+}
+
+/// Blocks of the lead kept at most, and their characters at most.
+const LEAD_BLOCKS: usize = 3;
+const LEAD_CHARS: usize = 1_500;
+
+/// The lead of the chosen element: the blocks of prose just before it — a teaser or standfirst above the body,
+/// often a sibling of the body's element or of one of its two nearest ancestors — in document order.
+///
+/// Walking back from the chosen element (then from its parent, then its grandparent), a block of prose (40+
+/// characters, few links, a sentence's punctuation, short beside the article) is kept; a short block (a date, a
+/// byline, a caption, an empty wrapper) is passed over; the walk stops at a heading of the first rank (the
+/// article's title: what precedes it is the page's, not the article's), at a block dense with links (navigation,
+/// breadcrumbs), at a block of prose too long to be a lead (another article), or when the lead is full.
+fn lead(nodes: &[Info], chosen: usize) -> Vec<usize> {
+    let mut lead = Lead {
+        nodes,
+        chosen,
+        out: Vec::new(),
+        chars: 0,
+    };
+    let mut at = chosen;
+    'levels: for _ in 0..3 {
+        let Some(p) = nodes[at].parent else { break };
+        if matches!(tag(&nodes[p].node), Some("body" | "html")) || nodes[p].parent.is_none() {
+            break;
+        }
+        let before: Vec<usize> = nodes[p]
+            .children
+            .iter()
+            .copied()
+            .take_while(|&c| c != at)
+            .collect();
+        for &s in before.iter().rev() {
+            match lead.judge(s) {
+                Judged::Take | Judged::Pass => {}
+                Judged::Stop => break 'levels,
+                Judged::Title => {
+                    // the title's block: what follows the title in it is the lead's beginning
+                    lead.after_title(s);
+                    break 'levels;
+                }
+            }
+            if lead.full() {
+                break 'levels;
+            }
+        }
+        at = p;
+    }
+    finish(lead.out)
+}
+
+/// What [`lead`] makes of a block.
+enum Judged {
+    /// Prose: part of the lead.
+    Take,
+    /// Not prose, and no end to the lead either: a date, a byline, a caption, a picture, a heading, a list.
+    Pass,
+    /// The end of the lead: links, or more prose than a lead.
+    Stop,
+    /// The article's title, or a block that holds it.
+    Title,
+}
+
+struct Lead<'a> {
+    nodes: &'a [Info],
+    chosen: usize,
+    out: Vec<usize>,
+    chars: usize,
+}
+
+impl Lead<'_> {
+    fn full(&self) -> bool {
+        self.out.len() >= LEAD_BLOCKS
+    }
+
+    fn judge(&mut self, s: usize) -> Judged {
+        let n = &self.nodes[s];
+        if !matches!(n.node.data, NodeData::Element { .. }) {
+            return if n.text >= 40 {
+                Judged::Stop
+            } else {
+                Judged::Pass
+            };
+        }
+        let t = tag(&n.node).unwrap_or("");
+        if n.holds & H1 != 0 {
+            return Judged::Title;
+        }
+        // what its descendants hold (not itself)
+        let inside = n
+            .children
+            .iter()
+            .fold(0, |acc, &c| acc | self.nodes[c].holds);
+        if n.text < 40 {
+            return Judged::Pass;
+        }
+        let density = n.link_text as f64 / n.text as f64;
+        if density >= 0.5 {
+            return Judged::Stop;
+        }
+        let sentence = ends_a_sentence(&text_of(&n.node), false);
+        // a standfirst set as a heading is a sentence of some length
+        let heading = matches!(t, "h2" | "h3" | "h4" | "h5" | "h6");
+        let aside = (heading && (n.text < 80 || !sentence))
+            || matches!(t, "figure" | "figcaption" | "ul" | "ol" | "dl" | "table")
+            || inside & (HEADING | MEDIA | ITEM) != 0;
+        if aside {
+            return Judged::Pass;
+        }
+        if n.text > LEAD_CHARS
+            || n.text * 2 > self.nodes[self.chosen].text
+            || self.chars + n.text > LEAD_CHARS
+        {
+            return Judged::Stop;
+        }
+        if density < 0.25 && sentence {
+            self.out.push(s);
+            self.chars += n.text;
+            Judged::Take
+        } else {
+            Judged::Pass
+        }
+    }
+
+    /// The blocks after the title inside the block `s` that holds it, the title's own wrapper first: up to the
+    /// first that ends the lead. Returns whether the lead ended.
+    fn after_title(&mut self, s: usize) -> bool {
+        let kids = &self.nodes[s].children;
+        let Some(k) = kids.iter().position(|&c| self.nodes[c].holds & H1 != 0) else {
+            return true;
+        };
+        if tag(&self.nodes[kids[k]].node) != Some("h1") && self.after_title(kids[k]) {
+            return true;
+        }
+        for &c in &kids[k + 1..] {
+            if matches!(self.judge(c), Judged::Stop | Judged::Title) || self.full() {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// Indices in document order (the nodes are in pre-order).
+fn finish(mut blocks: Vec<usize>) -> Vec<usize> {
+    blocks.sort_unstable();
+    blocks
 }

@@ -153,18 +153,36 @@ impl HtmlCleaner {
     fn clean_tree(&self, html: &str) -> String {
         let dom = parse(html);
         let base = find_base_href(&dom.document).or_else(|| self.base_url.clone());
-        let root = match self.level {
-            StripLevel::Aggressive => {
-                extract::main_content(&dom.document).unwrap_or_else(|| Rc::clone(&dom.document))
-            }
-            _ => Rc::clone(&dom.document),
+        let main = match self.level {
+            StripLevel::Aggressive => extract::main_content(&dom.document),
+            _ => None,
+        };
+        let found = main.is_some();
+        let (roots, tail) = match main {
+            Some(m) => (m.roots, m.tail),
+            None => (vec![Rc::clone(&dom.document)], Vec::new()),
+        };
+        // no main content stands out (a page of short blocks: a recipe, a product, a listing): nothing is outside
+        // it, so the page is rendered as the moderate level renders it
+        let level = match self.level {
+            StripLevel::Aggressive if !found => StripLevel::Moderate,
+            l => l,
         };
         // only what is rendered: the whole page, or the main content the aggressive level chose
-        let link_lists = match self.level {
-            StripLevel::Moderate | StripLevel::Aggressive => links::link_lists(&root),
-            StripLevel::Minimal => Default::default(),
-        };
-        render::render(&root, self.level, base.as_deref(), &link_lists)
+        let mut out = String::new();
+        for root in &roots {
+            let mut left_out = match level {
+                StripLevel::Moderate | StripLevel::Aggressive => links::link_lists(root),
+                StripLevel::Minimal => Default::default(),
+            };
+            left_out.extend(tail.iter().map(Rc::as_ptr));
+            let part = render::render(root, level, base.as_deref(), &left_out);
+            if !out.is_empty() && !part.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&part);
+        }
+        out
     }
 }
 

@@ -69,6 +69,8 @@ const AGGRESSIVE_WORDS: &[&str] = &[
     "recommended",
     "recirculation",
 ];
+/// Class or id words of what floats over the page.
+const OVERLAY_WORDS: &[&str] = &["dialog", "modal", "popup", "overlay", "lightbox"];
 /// Boilerplate markers matched inside words too (`cookie-consent`, `adsbygoogle`, `outbrain-widget`).
 const AGGRESSIVE_PARTS: &[&str] = &[
     "cookie",
@@ -162,8 +164,15 @@ pub(crate) fn dropped_element(
     if words.iter().any(|w| MODERATE_TOKENS.contains(&w.as_str())) {
         return true;
     }
+    // what floats over the page (a dialog, a modal, a pop-up) is never the article, however much it says
+    let overlay = || {
+        matches!(attr("role").as_deref(), Some("dialog" | "alertdialog"))
+            || attr("aria-modal").is_some_and(|v| v.trim() == "true")
+            || words.iter().any(|w| OVERLAY_WORDS.contains(&w.as_str()))
+    };
     level == StripLevel::Aggressive
         && (DROPPED_AGGRESSIVE.contains(&t)
+            || overlay()
             || ((t == "form"
                 || words.iter().any(|w| {
                     AGGRESSIVE_WORDS.contains(&w.as_str())

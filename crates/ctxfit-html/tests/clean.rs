@@ -437,3 +437,145 @@ fn a_list_of_links_with_text_of_its_own_is_kept() {
     let md = clean(StripLevel::Moderate, &html);
     assert!(md.contains("[Report 3](https://example.com/r3)"), "{md}");
 }
+
+/// Paragraphs of prose enough for the aggressive level to be sure of the article.
+fn body_paragraphs(n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            format!(
+                "<p>Paragraph {i} of the report says that the river rose, the dykes held, and the town, \
+                 which had prepared for a week, counted the damage on Monday morning.</p>"
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_aggressive_level_keeps_the_lead_above_the_article_body() {
+    // the standfirst sits after the title in the article's header, the body in a sibling; a date, a picture
+    // and a caption between them are passed over, the breadcrumbs above the title are not reached
+    let more: String = (0..12)
+        .map(|i| format!("<a href='/story/{i}'>Another story from the region, number {i}</a> "))
+        .collect();
+    let html = format!(
+        r#"<html><body>
+        <div class="crumbs"><a href="/">Home</a> › <a href="/news">News</a></div>
+        <div class="story">
+          <div class="story-header">
+            <h1>The river rose</h1>
+            <div class="lead"><p>After a week of rain the town braced for the worst, and then the water came.</p></div>
+            <time>22 May 2024</time>
+          </div>
+          <figure><img src="/flood.jpg"><figcaption>The square at noon.</figcaption></figure>
+          <div class="story-body">{}</div>
+          <div class="more-stories">{more}</div>
+        </div>
+        </body></html>"#,
+        body_paragraphs(4)
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    assert!(
+        md.starts_with("After a week of rain the town braced for the worst"),
+        "{md}"
+    );
+    assert!(md.contains("Paragraph 3 of the report"), "{md}");
+    assert!(
+        !md.contains("Home") && !md.contains("The square at noon"),
+        "{md}"
+    );
+    // a teaser that is a sibling of the body's element, without a title in between
+    let html = format!(
+        r#"<html><body><main>
+          <div class="teaser"><p>Standfirst: the dykes held, the damage is counted, and the clean-up begins.</p></div>
+          <div class="body">{}</div>
+        </main></body></html>"#,
+        body_paragraphs(4)
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    assert!(md.starts_with("Standfirst: the dykes held"), "{md}");
+}
+
+#[test]
+fn the_aggressive_level_leaves_out_the_labels_and_link_lists_around_the_prose() {
+    let html = format!(
+        r#"<html><body><div class="post">
+          <p><a href="/">Home</a></p>
+          <div class="count">71 comments</div>
+          <h2>The river rose</h2>
+          {}
+          <table><tr><td>Level</td><td>4.2 m</td></tr></table>
+          <p>Thanks for reading.</p>
+          <div class="tags"><span>Filed under:</span></div>
+          <h3>More from the region</h3>
+          <ul><li><a href="/a">Storm closes schools</a></li><li><a href="/b">Mayor resigns</a></li></ul>
+          <p><a href="/overview">Back to the overview</a></p>
+        </div></body></html>"#,
+        body_paragraphs(4)
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    // the prose, its heading, a table and a closing sentence stay
+    assert!(md.contains("## The river rose"), "{md}");
+    assert!(
+        md.contains("Paragraph 0") && md.contains("Paragraph 3"),
+        "{md}"
+    );
+    assert!(
+        md.contains("4.2 m") && md.contains("Thanks for reading."),
+        "{md}"
+    );
+    // labels and link lists before and after it go, with the heading over them
+    for gone in [
+        "Home",
+        "71 comments",
+        "Filed under",
+        "More from the region",
+        "Storm closes schools",
+        "Back to the overview",
+    ] {
+        assert!(!md.contains(gone), "{gone}: {md}");
+    }
+    // the moderate level keeps what is not a link list
+    let md = clean(StripLevel::Moderate, &html);
+    assert!(
+        md.contains("71 comments") && md.contains("Filed under"),
+        "{md}"
+    );
+}
+
+#[test]
+fn a_dialog_is_never_the_article() {
+    // a newsletter pop-up says more than the article, and is still not it
+    let html = format!(
+        r#"<html><body>
+          <div class="dialog" id="signup">{}</div>
+          <div role="dialog" aria-modal="true">{}</div>
+          <div class="content">{}</div>
+        </body></html>"#,
+        body_paragraphs(8).replace("report", "offer"),
+        body_paragraphs(8).replace("report", "notice"),
+        body_paragraphs(3)
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    assert!(md.contains("Paragraph 2 of the report"), "{md}");
+    assert!(
+        !md.contains("of the offer") && !md.contains("of the notice"),
+        "{md}"
+    );
+}
+
+#[test]
+fn a_page_without_an_article_keeps_its_content_at_the_aggressive_level() {
+    // a recipe: short lines and lists, no paragraph of prose to choose; nothing is outside a main content
+    let html = r#"<html><body><nav><a href="/">Home</a></nav>
+        <div class="recipe"><h1>Pineapple cake</h1>
+          <ul><li>1 can pineapple slices</li><li>200 g flour</li><li>2 eggs</li></ul>
+          <ol><li>Heat the oven</li><li>Mix and bake</li></ol></div>
+        <form><input name="q"><button>Search</button></form>
+      </body></html>"#;
+    let md = clean(StripLevel::Aggressive, html);
+    assert!(
+        md.contains("200 g flour") && md.contains("Mix and bake"),
+        "{md}"
+    );
+    assert!(!md.contains("Home"), "{md}");
+}
