@@ -297,6 +297,12 @@ fn edges(nodes: &[Info], chosen: usize) -> Vec<usize> {
     let last = (first..end).rev().find(|&i| prose(i)).unwrap_or(first);
     let after_last = nodes[last].end;
     let mut out = boilerplate(nodes, chosen + 1, first, end);
+    // between them: a short paragraph that is a label and a link ("Read more: …", "See also: …")
+    out.extend((first..after_last).filter(|&i| {
+        let n = &nodes[i];
+        let own = n.text - n.link_text;
+        tag(&n.node) == Some("p") && n.text < 200 && density(n) >= 0.6 && (3..30).contains(&own)
+    }));
     out.extend(boilerplate(nodes, after_last, end, end));
     out
 }
@@ -326,15 +332,17 @@ fn boilerplate(nodes: &[Info], from: usize, to: usize, end: usize) -> Vec<usize>
             i += 1;
             continue;
         };
-        // a label: no sentence in it, or a few words and a colon ("Share:", "Read more:")
+        // a label: no sentence in it, a few words ("Share now!", "Was this useful?"), or a few more that announce
+        // something with a colon ("You might also like:")
         let label = || {
             n.text > 0
                 && (density(n) >= 0.5
                     || (n.text < 80 && {
                         let text = text_of(&n.node);
-                        !ends_a_sentence(&text, false)
-                            && (text.split_whitespace().count() < 5
-                                || !ends_a_sentence(&text, true))
+                        let words = text.split_whitespace().count();
+                        words < 5
+                            || !ends_a_sentence(&text, false)
+                            || (words < 8 && text.trim_end().ends_with([':', '：']))
                     }))
         };
         match t {

@@ -504,7 +504,7 @@ fn the_aggressive_level_leaves_out_the_labels_and_link_lists_around_the_prose() 
           <h2>The river rose</h2>
           {}
           <table><tr><td>Level</td><td>4.2 m</td></tr></table>
-          <p>Thanks for reading.</p>
+          <p>Thanks for reading, and see you next week.</p>
           <div class="tags"><span>Filed under:</span></div>
           <h3>More from the region</h3>
           <ul><li><a href="/a">Storm closes schools</a></li><li><a href="/b">Mayor resigns</a></li></ul>
@@ -520,7 +520,7 @@ fn the_aggressive_level_leaves_out_the_labels_and_link_lists_around_the_prose() 
         "{md}"
     );
     assert!(
-        md.contains("4.2 m") && md.contains("Thanks for reading."),
+        md.contains("4.2 m") && md.contains("Thanks for reading, and see you next week."),
         "{md}"
     );
     // labels and link lists before and after it go, with the heading over them
@@ -578,4 +578,22 @@ fn a_page_without_an_article_keeps_its_content_at_the_aggressive_level() {
         "{md}"
     );
     assert!(!md.contains("Home"), "{md}");
+}
+
+#[test]
+fn a_label_and_a_link_between_paragraphs_is_left_out_at_the_aggressive_level() {
+    let html = format!(
+        r#"<html><body><div class="post">{}
+          <p>Read more: <a href="/other">Storm closes schools across the northern districts</a></p>
+          {}
+          <p>The <a href="/report">full report</a> is online.</p>
+        </div></body></html>"#,
+        body_paragraphs(2),
+        body_paragraphs(2)
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    assert!(!md.contains("Storm closes schools"), "{md}");
+    // a sentence with a link of its own is prose
+    assert!(md.contains("[full report](https://example.com/report)"), "{md}");
+    assert!(clean(StripLevel::Moderate, &html).contains("Storm closes schools"));
 }
