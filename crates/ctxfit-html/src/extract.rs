@@ -413,7 +413,7 @@ fn lead(nodes: &[Info], chosen: usize) -> Vec<usize> {
         chars: 0,
     };
     let mut at = chosen;
-    'levels: for _ in 0..3 {
+    'levels: for _ in 0..4 {
         let Some(p) = nodes[at].parent else { break };
         if matches!(tag(&nodes[p].node), Some("body" | "html")) || nodes[p].parent.is_none() {
             break;
@@ -425,7 +425,7 @@ fn lead(nodes: &[Info], chosen: usize) -> Vec<usize> {
             .take_while(|&c| c != at)
             .collect();
         for &s in before.iter().rev() {
-            match lead.judge(s) {
+            match lead.visit(s) {
                 Judged::Take | Judged::Pass => {}
                 Judged::Stop => break 'levels,
                 Judged::Title => {
@@ -465,6 +465,34 @@ struct Lead<'a> {
 impl Lead<'_> {
     fn full(&self) -> bool {
         self.out.len() >= LEAD_BLOCKS
+    }
+
+    /// Judge a block; a wrapper that is no lead itself but holds more than one kind of thing (a title, a
+    /// picture, the lead) is looked into, from its end.
+    fn visit(&mut self, s: usize) -> Judged {
+        let judged = self.judge(s);
+        let n = &self.nodes[s];
+        let wrapper = matches!(
+            tag(&n.node),
+            Some("div" | "header" | "section" | "hgroup" | "span")
+        );
+        if !matches!(judged, Judged::Pass) || !wrapper || n.text < 40 {
+            return judged;
+        }
+        for &c in n.children.iter().rev() {
+            match self.visit(c) {
+                Judged::Stop => return Judged::Stop,
+                Judged::Title => {
+                    self.after_title(c);
+                    return Judged::Stop;
+                }
+                Judged::Take | Judged::Pass => {}
+            }
+            if self.full() {
+                return Judged::Stop;
+            }
+        }
+        Judged::Pass
     }
 
     fn judge(&mut self, s: usize) -> Judged {
@@ -527,7 +555,7 @@ impl Lead<'_> {
             return true;
         }
         for &c in &kids[k + 1..] {
-            if matches!(self.judge(c), Judged::Stop | Judged::Title) || self.full() {
+            if matches!(self.visit(c), Judged::Stop | Judged::Title) || self.full() {
                 return true;
             }
         }

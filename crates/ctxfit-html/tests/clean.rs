@@ -594,6 +594,9 @@ fn a_label_and_a_link_between_paragraphs_is_left_out_at_the_aggressive_level() {
     let md = clean(StripLevel::Aggressive, &html);
     assert!(!md.contains("Storm closes schools"), "{md}");
     // a sentence with a link of its own is prose
-    assert!(md.contains("[full report](https://example.com/report)"), "{md}");
+    assert!(
+        md.contains("[full report](https://example.com/report)"),
+        "{md}"
+    );
     assert!(clean(StripLevel::Moderate, &html).contains("Storm closes schools"));
 }
