@@ -296,14 +296,23 @@ fn edges(nodes: &[Info], chosen: usize) -> Vec<usize> {
     };
     let last = (first..end).rev().find(|&i| prose(i)).unwrap_or(first);
     let after_last = nodes[last].end;
-    let mut out = boilerplate(nodes, chosen + 1, first, end);
+    let mut out = boilerplate(nodes, chosen + 1, first, end, false, Some(first));
+    // between them: boxes of links, with the headings over them
+    out.extend(boilerplate(
+        nodes,
+        first,
+        after_last,
+        after_last,
+        true,
+        Some(last),
+    ));
     // between them: a short paragraph that is a label and a link ("Read more: …", "See also: …")
     out.extend((first..after_last).filter(|&i| {
         let n = &nodes[i];
         let own = n.text - n.link_text;
         tag(&n.node) == Some("p") && n.text < 200 && density(n) >= 0.6 && (3..30).contains(&own)
     }));
-    out.extend(boilerplate(nodes, after_last, end, end));
+    out.extend(boilerplate(nodes, after_last, end, end, false, None));
     out
 }
 
@@ -312,16 +321,25 @@ fn density(n: &Info) -> f64 {
     n.link_text as f64 / n.text.max(1) as f64
 }
 
-/// The boilerplate blocks among the nodes `from..to` in pre-order (inside a subtree ending at `end`): the
-/// ancestors of `to` are looked into, never judged.
-fn boilerplate(nodes: &[Info], from: usize, to: usize, end: usize) -> Vec<usize> {
+/// The boilerplate blocks among the nodes `from..to` in pre-order (inside a subtree ending at `end`); the
+/// ancestors of `keep` (a paragraph of prose) are looked into, never judged. Before the first paragraph and after
+/// the last, labels and links go, and the headings over nothing else; between them (`middle`), boxes of links
+/// and the headings over them.
+fn boilerplate(
+    nodes: &[Info],
+    from: usize,
+    to: usize,
+    end: usize,
+    middle: bool,
+    keep: Option<usize>,
+) -> Vec<usize> {
     let skip = |at: usize| nodes[at].end.min(end);
     // the blocks, in order: (index, heading, boilerplate)
     let mut blocks: Vec<(usize, bool, bool)> = Vec::new();
     let mut i = from;
     while i < to {
         let n = &nodes[i];
-        if to < end && is_below(nodes, to, i) {
+        if keep.is_some_and(|k| is_below(nodes, k, i)) {
             i += 1;
             continue;
         }
@@ -337,7 +355,7 @@ fn boilerplate(nodes: &[Info], from: usize, to: usize, end: usize) -> Vec<usize>
         let label = || {
             n.text > 0
                 && (density(n) >= 0.5
-                    || (n.text < 80 && {
+                    || (!middle && n.text < 80 && {
                         let text = text_of(&n.node);
                         let words = text.split_whitespace().count();
                         words < 5
@@ -375,13 +393,25 @@ fn boilerplate(nodes: &[Info], from: usize, to: usize, end: usize) -> Vec<usize>
     // headings before the first paragraph stay: the title and the first section's
     let mut out = Vec::new();
     for (k, &(at, heading, goes)) in blocks.iter().enumerate() {
-        let goes = if heading {
-            let under: Vec<_> = blocks[k + 1..].iter().take_while(|b| !b.1).collect();
-            to == end && under.iter().all(|b| b.2)
-        } else {
-            goes
-        };
-        if goes {
+        if !heading {
+            // between paragraphs, a box of links (two or more), and what goes with its heading (below)
+            let links = || {
+                crate::descendants(&nodes[at].node)
+                    .filter(|d| tag(d) == Some("a"))
+                    .take(2)
+                    .count()
+            };
+            if goes && (!middle || links() >= 2) {
+                out.push(at);
+            }
+            continue;
+        }
+        let under: Vec<_> = blocks[k + 1..].iter().take_while(|b| !b.1).collect();
+        let all = under.iter().all(|b| b.2);
+        if middle && all && !under.is_empty() {
+            out.push(at);
+            out.extend(under.iter().map(|b| b.0));
+        } else if to == end && all {
             out.push(at);
         }
     }
@@ -392,6 +422,10 @@ fn boilerplate(nodes: &[Info], from: usize, to: usize, end: usize) -> Vec<usize>
 fn is_below(nodes: &[Info], i: usize, a: usize) -> bool {
     a < i && i < nodes[a].end
 }
+
+/// Wrappers looked into at most, one inside the other, looking for the lead (a page may nest elements by the
+/// hundred thousand: the search must not recurse that deep).
+const MAX_DEPTH: usize = 8;
 
 /// Blocks of the lead kept at most, and their characters at most.
 const LEAD_BLOCKS: usize = 3;
@@ -425,12 +459,12 @@ fn lead(nodes: &[Info], chosen: usize) -> Vec<usize> {
             .take_while(|&c| c != at)
             .collect();
         for &s in before.iter().rev() {
-            match lead.visit(s) {
+            match lead.visit(s, 0) {
                 Judged::Take | Judged::Pass => {}
                 Judged::Stop => break 'levels,
                 Judged::Title => {
                     // the title's block: what follows the title in it is the lead's beginning
-                    lead.after_title(s);
+                    lead.after_title(s, 0);
                     break 'levels;
                 }
             }
@@ -469,21 +503,21 @@ impl Lead<'_> {
 
     /// Judge a block; a wrapper that is no lead itself but holds more than one kind of thing (a title, a
     /// picture, the lead) is looked into, from its end.
-    fn visit(&mut self, s: usize) -> Judged {
+    fn visit(&mut self, s: usize, depth: usize) -> Judged {
         let judged = self.judge(s);
         let n = &self.nodes[s];
         let wrapper = matches!(
             tag(&n.node),
             Some("div" | "header" | "section" | "hgroup" | "span")
         );
-        if !matches!(judged, Judged::Pass) || !wrapper || n.text < 40 {
+        if !matches!(judged, Judged::Pass) || !wrapper || n.text < 40 || depth >= MAX_DEPTH {
             return judged;
         }
         for &c in n.children.iter().rev() {
-            match self.visit(c) {
+            match self.visit(c, depth + 1) {
                 Judged::Stop => return Judged::Stop,
                 Judged::Title => {
-                    self.after_title(c);
+                    self.after_title(c, depth + 1);
                     return Judged::Stop;
                 }
                 Judged::Take | Judged::Pass => {}
@@ -546,16 +580,19 @@ impl Lead<'_> {
 
     /// The blocks after the title inside the block `s` that holds it, the title's own wrapper first: up to the
     /// first that ends the lead. Returns whether the lead ended.
-    fn after_title(&mut self, s: usize) -> bool {
+    fn after_title(&mut self, s: usize, depth: usize) -> bool {
         let kids = &self.nodes[s].children;
         let Some(k) = kids.iter().position(|&c| self.nodes[c].holds & H1 != 0) else {
             return true;
         };
-        if tag(&self.nodes[kids[k]].node) != Some("h1") && self.after_title(kids[k]) {
+        if depth >= MAX_DEPTH {
+            return true;
+        }
+        if tag(&self.nodes[kids[k]].node) != Some("h1") && self.after_title(kids[k], depth + 1) {
             return true;
         }
         for &c in &kids[k + 1..] {
-            if matches!(self.visit(c), Judged::Stop | Judged::Title) || self.full() {
+            if matches!(self.visit(c, depth + 1), Judged::Stop | Judged::Title) || self.full() {
                 return true;
             }
         }

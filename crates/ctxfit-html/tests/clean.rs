@@ -493,6 +493,20 @@ fn the_aggressive_level_keeps_the_lead_above_the_article_body() {
     );
     let md = clean(StripLevel::Aggressive, &html);
     assert!(md.starts_with("Standfirst: the dykes held"), "{md}");
+    // the title set as a second-rank heading, in a header with a date and a picture: the standfirst is found
+    // inside it
+    let html = format!(
+        r#"<html><body><div class="page">
+          <div class="article-header"><time>22 May 2024</time><h2 class="title">The river rose</h2>
+            <div class="article-intro"><p>Intro: the dykes held, the damage is counted, and the clean-up begins.</p></div>
+            <figure><img src="/flood.jpg"></figure></div>
+          <div class="share"><a href="/s/1">Share on one network</a> <a href="/s/2">Share on another network</a></div>
+          <div class="article-body">{}</div>
+        </div></body></html>"#,
+        body_paragraphs(4)
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    assert!(md.starts_with("Intro: the dykes held"), "{md}");
 }
 
 #[test]
@@ -581,22 +595,46 @@ fn a_page_without_an_article_keeps_its_content_at_the_aggressive_level() {
 }
 
 #[test]
-fn a_label_and_a_link_between_paragraphs_is_left_out_at_the_aggressive_level() {
+fn a_label_and_a_link_or_a_box_of_links_between_paragraphs_is_left_out_at_the_aggressive_level() {
     let html = format!(
         r#"<html><body><div class="post">{}
           <p>Read more: <a href="/other">Storm closes schools across the northern districts</a></p>
           {}
+          <div class="box"><h3>More on this</h3>
+            <ul><li><a href="/m1">The dykes, ten years on</a></li><li><a href="/m2">Who pays for the damage</a></li></ul></div>
+          {}
           <p>The <a href="/report">full report</a> is online.</p>
         </div></body></html>"#,
+        body_paragraphs(2),
         body_paragraphs(2),
         body_paragraphs(2)
     );
     let md = clean(StripLevel::Aggressive, &html);
     assert!(!md.contains("Storm closes schools"), "{md}");
+    // a box of links between the paragraphs goes with its heading
+    assert!(
+        !md.contains("More on this") && !md.contains("Who pays"),
+        "{md}"
+    );
     // a sentence with a link of its own is prose
     assert!(
         md.contains("[full report](https://example.com/report)"),
         "{md}"
     );
     assert!(clean(StripLevel::Moderate, &html).contains("Storm closes schools"));
+}
+
+#[test]
+fn the_search_for_the_lead_does_not_recurse_into_a_deep_nest() {
+    // the lead is looked for in the wrappers before the article: 100,000 of them, one inside the other
+    let depth = 100_000;
+    let html = format!(
+        "<html><body><div class='story'><div class='top'>{}A standfirst long enough to be one, ending here. \
+         <img src='/a.jpg'>{}</div><div class='body'>{}</div></div></body></html>",
+        "<span>".repeat(depth),
+        "</span>".repeat(depth),
+        body_paragraphs(4)
+    );
+    let (md, _) = HtmlCleaner::new(StripLevel::Aggressive).clean(&html);
+    assert!(md.contains("Paragraph 3 of the report"), "{md}");
 }
