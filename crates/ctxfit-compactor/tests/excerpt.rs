@@ -111,6 +111,60 @@ fn a_long_log_keeps_head_tail_and_outcomes() {
 }
 
 #[test]
+fn a_stale_traceback_keeps_the_agents_own_frames_and_the_error() {
+    let mut log = vec![
+        "Running the reproduction script".to_owned(),
+        "step 1 ok".to_owned(),
+    ];
+    log.extend((0..30).map(|i| format!("progress line {i}")));
+    log.push("Traceback (most recent call last):".into());
+    log.push("  File \"/testbed/repro.py\", line 12, in <module>".into());
+    log.push("    main()".into());
+    for i in 0..6 {
+        log.push(format!(
+            "  File \"/usr/lib/python3.11/site-packages/lib/mod_{i}.py\", line {i}, in call_{i}"
+        ));
+        log.push(format!("    return call_{}(x)", i + 1));
+        log.push("           ^^^^^^^^^".into());
+    }
+    log.push("  File \"<frozen importlib._bootstrap>\", line 1204, in _gcd_import".into());
+    log.push("  File \"/testbed/pkg/core.py\", line 40, in parse".into());
+    log.push("    raise ValueError(value)".into());
+    log.push("ValueError: bad value".into());
+    log.extend((0..4).map(|i| format!("cleanup {i}")));
+    let conv = session(&[
+        (
+            "Bash",
+            json!({"command": "python repro.py"}),
+            log.join("\n"),
+        ),
+        ("Bash", json!({"command": "git status"}), "clean".into()),
+    ]);
+    let out = smart(&conv);
+    let lines: Vec<&str> = out[0].lines().collect();
+    // the agent's own frames and the error
+    assert!(
+        lines.contains(&"  File \"/testbed/repro.py\", line 12, in <module>"),
+        "{lines:?}"
+    );
+    assert!(
+        lines.contains(&"  File \"/testbed/pkg/core.py\", line 40, in parse"),
+        "{lines:?}"
+    );
+    assert!(lines.contains(&"ValueError: bad value"), "{lines:?}");
+    assert!(
+        lines.contains(&"Traceback (most recent call last):"),
+        "{lines:?}"
+    );
+    // not the installed package's frames, nor the interpreter's: one gap for all of them
+    assert!(
+        !out[0].contains("site-packages") && !out[0].contains("<frozen"),
+        "{lines:?}"
+    );
+    assert!(lines.contains(&"[… 20 lines omitted]"), "{lines:?}");
+}
+
+#[test]
 fn a_long_listing_keeps_its_first_lines_and_a_short_one_stays() {
     let hits: Vec<String> = (0..300)
         .map(|i| format!("src/module_{i}/mod.rs:{}:fn handler_{i}()", i + 10))

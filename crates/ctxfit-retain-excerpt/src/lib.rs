@@ -11,7 +11,9 @@
 //! 2. **Logs.** Shell output that is not a file read or a search (builds, tests, scripts, installs), when still
 //!    longer than `log_above` characters (300), keeps its first `log_head` (2) and last `log_tail` (4) lines
 //!    and every line that reports an outcome (error, failure, exception, traceback frame, warning, panic,
-//!    assertion, passed/failed summary); the rest becomes `[… 40 lines omitted]`.
+//!    assertion, passed/failed summary); the rest becomes `[… 40 lines omitted]`. A stack frame in code the
+//!    agent did not write (an installed package, the language's library: `site-packages/`, `<frozen …>`,
+//!    `node_modules/`) is not an outcome: the frames of the agent's own code and the error stay.
 //! 3. **Listings.** A search or listing (`Grep`, `Glob`, `ls`, `find`, `grep -rn` in a shell) still longer than
 //!    `listing_above` characters (2,000) keeps its first `listing_keep` lines (20).
 //! 4. **Line numbers.** A numbered read (`cat -n`, Claude Code's `Read`) whose numbers run on one by one loses
@@ -183,7 +185,30 @@ pub fn reports_outcome(line: &str) -> bool {
             let end = at + w.len();
             (at == 0 || !is_word(bytes[at - 1])) && (end == bytes.len() || !is_word(bytes[end]))
         })
-    })
+    }) || lower
+        // an exception's name: `ValueError: bad value`, `java.io.IOException`, `KeyError`
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|w| w.len() > 5 && (w.ends_with("error") || w.ends_with("exception")))
+}
+
+/// Is a log line a stack frame in code the agent did not write — an installed package, the language's own
+/// library, the interpreter's frozen modules? (`File "/usr/lib/python3.11/site-packages/x.py", line 3, in f`,
+/// `at Object.<anonymous> (node_modules/a/b.js:1:2)`.)
+pub fn library_frame(line: &str) -> bool {
+    const PLACES: &[&str] = &[
+        "site-packages/",
+        "dist-packages/",
+        "/lib/python",
+        "<frozen ",
+        "node_modules/",
+        "/rustc/",
+        "/.cargo/registry/",
+        "/usr/lib/",
+        "/usr/local/lib/",
+    ];
+    let t = line.trim_start();
+    let frame = t.starts_with("File \"") || t.starts_with("at ");
+    frame && PLACES.iter().any(|p| t.contains(p))
 }
 
 /// The first line of an excerpt whose line numbers were dropped starts with this.
@@ -335,7 +360,9 @@ impl RetentionRule for Excerpt {
             let total = slots.iter().filter(|s| matches!(s, Slot::Line(_))).count();
             let (head, tail) = (self.log_head, self.log_tail);
             slots = omit_lines(slots, |nth, i| {
-                nth < head || nth + tail >= total || reports_outcome(lines[i])
+                nth < head
+                    || nth + tail >= total
+                    || (reports_outcome(lines[i]) && !library_frame(lines[i]))
             });
         } else if kind == ContentKind::Listing && kept_chars(&slots) > self.listing_above {
             let keep = self.listing_keep;
