@@ -309,7 +309,7 @@ fn edges(nodes: &[Info], chosen: usize) -> Vec<usize> {
     // between them: a short paragraph that is a label and a link ("Read more: …", "See also: …")
     out.extend((first..after_last).filter(|&i| {
         let n = &nodes[i];
-        let own = n.text - n.link_text;
+        let own = n.text.saturating_sub(n.link_text);
         tag(&n.node) == Some("p") && n.text < 200 && density(n) >= 0.6 && (3..30).contains(&own)
     }));
     out.extend(boilerplate(nodes, after_last, end, end, false, None));
