@@ -268,7 +268,8 @@ impl Flat {
                 .map(|a| a.value.to_string())
         };
         // `<head>` is often left open (the parser closes it at `<body>`); what is in it is dropped tag by tag
-        let drop = name != "head" && dropped_element(name, &attr, self.level, &|| true);
+        // without a tree, what holds prose cannot be told: forms and boilerplate classes are kept, asides not
+        let drop = name != "head" && dropped_element(name, &attr, self.level, &|| name != "aside");
         let kind = kind(name.as_bytes());
         if kind.raw {
             // the content of a raw-text element is text, not tags: it is content only if kept (a textarea)

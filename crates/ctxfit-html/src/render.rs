@@ -14,14 +14,9 @@ const DROPPED_FROM_MODERATE: &[&str] = &["nav", "footer", "aside"];
 const DROPPED_AGGRESSIVE: &[&str] = &[
     "iframe", "button", "input", "select", "textarea", "label", "dialog", "menu",
 ];
-const MODERATE_TOKENS: &[&str] = &[
-    "sidebar",
-    "comment",
-    "comments",
-    "breadcrumb",
-    "breadcrumbs",
-    "skip-link",
-];
+const MODERATE_TOKENS: &[&str] = &["sidebar", "breadcrumb", "breadcrumbs", "skip-link"];
+/// Class or id words of readers' comments, dropped at the aggressive level.
+const COMMENT_TOKENS: &[&str] = &["comment", "comments"];
 /// Elements that stand as blocks: a blank line before and after.
 pub(crate) const BLOCKS: &[&str] = &[
     "p",
@@ -138,9 +133,9 @@ pub(crate) fn dropped(node: &Handle, level: StripLevel) -> bool {
     dropped_element(t, &|name| attr(node, name), level, &|| holds_prose(node))
 }
 
-/// Is an element with this tag and these attributes removed at `level`? `holds_prose` is asked only at the
-/// aggressive level, of a `<form>` or an element with a boilerplate class word: one that wraps an article's worth
-/// of prose is kept.
+/// Is an element with this tag and these attributes removed at `level`? `holds_prose` is asked of an `<aside>`
+/// (from the moderate level on), and at the aggressive level of a `<form>` or an element with a boilerplate class
+/// word: one that wraps an article's worth of prose is kept.
 pub(crate) fn dropped_element(
     t: &str,
     attr: Attr<'_>,
@@ -153,7 +148,11 @@ pub(crate) fn dropped_element(
     if level == StripLevel::Minimal {
         return false;
     }
-    if DROPPED_FROM_MODERATE.contains(&t) || hidden(attr) {
+    if hidden(attr) {
+        return true;
+    }
+    // an `<aside>` that holds an article's worth of prose is where some sites put the article
+    if DROPPED_FROM_MODERATE.contains(&t) && !(t == "aside" && holds_prose()) {
         return true;
     }
     // class words on the page's structure describe its state (`cookies-not-set`, `has-sidebar`), not boilerplate
@@ -162,6 +161,12 @@ pub(crate) fn dropped_element(
     }
     let words = words(attr);
     if words.iter().any(|w| MODERATE_TOKENS.contains(&w.as_str())) {
+        return true;
+    }
+    // readers' comments are the page's content, not the article: gone at the aggressive level, however much
+    // prose they hold
+    if level == StripLevel::Aggressive && words.iter().any(|w| COMMENT_TOKENS.contains(&w.as_str()))
+    {
         return true;
     }
     // what floats over the page (a dialog, a modal, a pop-up) is never the article, however much it says

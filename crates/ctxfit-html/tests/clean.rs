@@ -638,3 +638,44 @@ fn the_search_for_the_lead_does_not_recurse_into_a_deep_nest() {
     let (md, _) = HtmlCleaner::new(StripLevel::Aggressive).clean(&html);
     assert!(md.contains("Paragraph 3 of the report"), "{md}");
 }
+
+#[test]
+fn readers_comments_are_kept_at_the_moderate_level_and_dropped_at_the_aggressive() {
+    let comments: String = (0..3)
+        .map(|i| {
+            format!(
+                "<div class='comment'><p>Reader {i}: thank you for this report, it matches what we saw on the \
+                 north bank, and the photos of the square were a shock to everyone in the family.</p></div>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<html><body><div class='post'>{}</div><section class='comments'>{comments}</section></body></html>",
+        body_paragraphs(4)
+    );
+    let moderate = clean(StripLevel::Moderate, &html);
+    assert!(
+        moderate.contains("Paragraph 3") && moderate.contains("Reader 2: thank you"),
+        "{moderate}"
+    );
+    let aggressive = clean(StripLevel::Aggressive, &html);
+    assert!(
+        aggressive.contains("Paragraph 3") && !aggressive.contains("Reader"),
+        "{aggressive}"
+    );
+}
+
+#[test]
+fn an_aside_that_holds_the_article_is_kept() {
+    // some sites put the article itself in an <aside>; a short one is still a sidebar
+    let html = format!(
+        "<html><body><aside class='pa'><section>{}</section></aside>\
+         <aside><p>Popular this week: the storm, the mayor, the cup.</p></aside></body></html>",
+        body_paragraphs(8)
+    );
+    for level in [StripLevel::Moderate, StripLevel::Aggressive] {
+        let md = clean(level, &html);
+        assert!(md.contains("Paragraph 7 of the report"), "{level:?}: {md}");
+        assert!(!md.contains("Popular this week"), "{level:?}: {md}");
+    }
+}
