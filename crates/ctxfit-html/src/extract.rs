@@ -167,7 +167,7 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
     let mut chosen = best;
     while let Some(p) = nodes[chosen].parent {
         let parent = &nodes[p];
-        let density = parent.link_text as f64 / parent.text.max(1) as f64;
+        let density = density(parent);
         if matches!(tag(&parent.node), Some("body" | "html"))
             || parent.node.children.borrow().is_empty()
         {
@@ -190,7 +190,7 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
         if matches!(tag(&ancestor.node), Some("body" | "html")) || ancestor.parent.is_none() {
             break;
         }
-        let density = ancestor.link_text as f64 / ancestor.text.max(1) as f64;
+        let density = density(ancestor);
         if ancestor.prose >= nodes[chosen].prose * 2.0 && density < 0.25 {
             let substantial = ancestor
                 .children
@@ -550,7 +550,7 @@ impl Lead<'_> {
         if n.text < 40 {
             return Judged::Pass;
         }
-        let density = n.link_text as f64 / n.text as f64;
+        let density = density(n);
         if density >= 0.5 {
             return Judged::Stop;
         }

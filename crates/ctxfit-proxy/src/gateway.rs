@@ -341,11 +341,10 @@ impl Gateway {
             Some(s) => self.convs.get(s).map(|c| c.id.clone()),
             None => chain.iter().rev().find_map(|h| self.tips.get(h)).cloned(),
         };
-        if found.is_none() && self.store.is_some() {
-            let stored = match (session, &self.store) {
-                (Some(s), _) => Some(s.to_owned()),
-                (None, Some(store)) => store.find(&self.settings.profile, &chain).map(|(id, _)| id),
-                (None, None) => None,
+        if let (None, Some(store)) = (&found, &self.store) {
+            let stored = match session {
+                Some(s) => Some(s.to_owned()),
+                None => store.find(&self.settings.profile, &chain),
             };
             if let Some(id) = stored {
                 if self.recall(&id, format, start, &chain) {

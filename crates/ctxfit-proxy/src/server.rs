@@ -143,21 +143,30 @@ fn settings(config: &ProxyConfig, profile: Option<&str>) -> Result<Settings, Str
         .map_err(|e| e.to_string())
 }
 
+/// The gateway of one profile, with the configured bounds and the state, if any.
+fn gateway(
+    config: &ProxyConfig,
+    store: Option<&Arc<Store>>,
+    settings: Settings,
+) -> Result<Gateway, String> {
+    let mut g = Gateway::new(settings).map_err(|e| e.to_string())?;
+    g.max_conversations = config.max_conversations;
+    g.max_idle = config.max_idle;
+    if let Some(store) = store {
+        g.set_store(Arc::clone(store));
+    }
+    Ok(g)
+}
+
 /// Listen on `addr` and serve until the task is dropped or aborted.
 pub async fn start(config: ProxyConfig, addr: &str) -> Result<Running, StartError> {
     // the default profile must resolve and its rules build before anything is accepted
     let default = settings(&config, None).map_err(StartError::Policy)?;
-    let mut gateway =
-        Gateway::new(default.clone()).map_err(|e| StartError::Policy(e.to_string()))?;
-    gateway.max_conversations = config.max_conversations;
-    gateway.max_idle = config.max_idle;
     let store = match &config.state {
         Some(dir) => Some(Arc::new(Store::open(dir, config.state_limits)?)),
         None => None,
     };
-    if let Some(store) = &store {
-        gateway.set_store(Arc::clone(store));
-    }
+    let gateway = gateway(&config, store.as_ref(), default.clone()).map_err(StartError::Policy)?;
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|source| StartError::Listen {
@@ -473,12 +482,7 @@ fn compact(
     }
     let mut gateways = shared.gateways.lock().unwrap_or_else(|p| p.into_inner());
     if !gateways.contains_key(&settings.profile) {
-        let mut g = Gateway::new(settings.clone()).map_err(|e| e.to_string())?;
-        g.max_conversations = shared.config.max_conversations;
-        g.max_idle = shared.config.max_idle;
-        if let Some(store) = &shared.store {
-            g.set_store(Arc::clone(store));
-        }
+        let g = gateway(&shared.config, shared.store.as_ref(), settings.clone())?;
         gateways.insert(settings.profile.clone(), g);
     }
     let gateway = gateways.get_mut(&settings.profile).expect("inserted above");

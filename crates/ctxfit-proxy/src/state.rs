@@ -123,7 +123,7 @@ enum Op {
     Find {
         profile: String,
         hashes: Vec<ChainHash>,
-        reply: Sender<Option<(String, usize)>>,
+        reply: Sender<Option<String>>,
     },
     Load {
         key: String,
@@ -156,6 +156,27 @@ impl Counters {
 
 fn key(profile: &str, id: &str) -> String {
     format!("{profile}\0{id}")
+}
+
+/// A record's key split back into profile and id.
+fn split_key(key: &str) -> (&str, &str) {
+    key.split_once('\0').unwrap_or((key, ""))
+}
+
+/// Remove the tip entry `tip` (hex) of conversation `id` of `profile`, if it still names that conversation (a
+/// later conversation may have the same tip).
+fn remove_tip(
+    tips: &mut redb::Table<'_, &[u8], &str>,
+    profile: &str,
+    id: &str,
+    tip: &str,
+) -> Result<(), DbError> {
+    let Some(t) = unhex(tip) else { return Ok(()) };
+    let k = tip_key(profile, &t);
+    if tips.get(k.as_slice())?.is_some_and(|v| v.value() == id) {
+        tips.remove(k.as_slice())?;
+    }
+    Ok(())
 }
 
 fn tip_key(profile: &str, tip: &[u8]) -> Vec<u8> {
@@ -267,9 +288,8 @@ impl Store {
         });
     }
 
-    /// The conversation of `profile` whose last request's chain ends at one of `hashes` (the last such), and at
-    /// which index.
-    pub fn find(&self, profile: &str, hashes: &[ChainHash]) -> Option<(String, usize)> {
+    /// The conversation of `profile` whose last request's chain ends at one of `hashes` (the last such).
+    pub fn find(&self, profile: &str, hashes: &[ChainHash]) -> Option<String> {
         self.ask(|reply| Op::Find {
             profile: profile.to_owned(),
             hashes: hashes.to_vec(),
@@ -365,21 +385,14 @@ fn answer_empty(op: Op) {
 fn apply(txn: &WriteTransaction, op: Op) -> Result<(), DbError> {
     match op {
         Op::Put { key, record, state } => {
-            let profile = key.split('\0').next().unwrap_or_default();
-            let id = &key[profile.len() + 1..];
+            let (profile, id) = split_key(&key);
             let mut records = txn.open_table(RECORDS)?;
             let mut tips = txn.open_table(TIPS)?;
             let old: Option<Record> = records
                 .get(key.as_str())?
                 .and_then(|v| serde_json::from_slice(v.value()).ok());
             if let Some(old) = old.filter(|o| o.tip != record.tip) {
-                if let Some(t) = unhex(&old.tip) {
-                    let k = tip_key(profile, &t);
-                    let same = tips.get(k.as_slice())?.is_some_and(|v| v.value() == id);
-                    if same {
-                        tips.remove(k.as_slice())?;
-                    }
-                }
+                remove_tip(&mut tips, profile, id, &old.tip)?;
             }
             if let Some(t) = unhex(&record.tip) {
                 tips.insert(tip_key(profile, &t).as_slice(), id)?;
@@ -399,9 +412,9 @@ fn apply(txn: &WriteTransaction, op: Op) -> Result<(), DbError> {
         } => {
             let tips = txn.open_table(TIPS)?;
             let mut found = None;
-            for (i, h) in hashes.iter().enumerate().rev() {
+            for h in hashes.iter().rev() {
                 if let Some(id) = tips.get(tip_key(&profile, h).as_slice())? {
-                    found = Some((id.value().to_owned(), i));
+                    found = Some(id.value().to_owned());
                     break;
                 }
             }
@@ -458,15 +471,9 @@ fn prune(txn: &WriteTransaction, limits: StoreLimits, counters: &Counters) -> Re
         kept -= 1;
         records.remove(key.as_str())?;
         decisions.remove(key.as_str())?;
-        let profile = key.split('\0').next().unwrap_or_default();
-        if let Some(t) = tip.as_deref().and_then(unhex) {
-            let k = tip_key(profile, &t);
-            let same = tips
-                .get(k.as_slice())?
-                .is_some_and(|v| v.value() == &key[profile.len() + 1..]);
-            if same {
-                tips.remove(k.as_slice())?;
-            }
+        if let Some(tip) = tip {
+            let (profile, id) = split_key(key);
+            remove_tip(&mut tips, profile, id, tip)?;
         }
     }
     counters.conversations.store(kept as u64, Ordering::Relaxed);
