@@ -16,7 +16,7 @@ use html5ever::tokenizer::{
     BufferQueue, Tag, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
 };
 
-use crate::render::{dropped_element, escape_markdown, BLOCKS, HEADINGS};
+use crate::render::{dropped_element, push_escaped, BLOCKS, HEADINGS};
 use crate::StripLevel;
 
 /// What the pre-scan and the flat writer need to know of a tag name (lower case).
@@ -252,7 +252,7 @@ impl Flat {
                 self.out.push(' ');
             }
             self.pending_space = true;
-            self.out.push_str(&escape_markdown(word));
+            push_escaped(&mut self.out, word);
         }
         if !s.ends_with(char::is_whitespace) {
             self.pending_space = false;
@@ -261,12 +261,7 @@ impl Flat {
 
     fn start(&mut self, tag: &Tag) -> TokenSinkResult<()> {
         let name: &str = &tag.name;
-        let attr = |wanted: &str| {
-            tag.attrs
-                .iter()
-                .find(|a| &*a.name.local == wanted)
-                .map(|a| a.value.to_string())
-        };
+        let attr = |wanted: &str| crate::attr_of(&tag.attrs, wanted);
         // `<head>` is often left open (the parser closes it at `<body>`); what is in it is dropped tag by tag
         // without a tree, what holds prose cannot be told: forms and boilerplate classes are kept, asides not
         let drop = name != "head" && dropped_element(name, &attr, self.level, &|| name != "aside");

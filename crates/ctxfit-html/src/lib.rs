@@ -34,6 +34,7 @@
 //! ```
 
 mod charset;
+mod dom;
 pub mod eval;
 mod extract;
 mod flat;
@@ -45,10 +46,7 @@ use std::rc::Rc;
 
 pub use metadata::{page_metadata, PageMetadata};
 
-use html5ever::tendril::StrTendril;
-use html5ever::tendril::TendrilSink;
-use html5ever::{parse_document, ParseOpts};
-use markup5ever_rcdom::{Handle, NodeData, RcDom};
+use markup5ever_rcdom::{Handle, NodeData};
 
 pub use charset::{charset_from_content_type, decode_html};
 pub use render::escape_markdown;
@@ -151,7 +149,7 @@ impl HtmlCleaner {
     }
 
     fn clean_tree(&self, html: &str) -> String {
-        let dom = parse(html);
+        let dom = dom::parse(html);
         let base = find_base_href(&dom.document).or_else(|| self.base_url.clone());
         let main = match self.level {
             StripLevel::Aggressive => extract::main_content(&dom.document),
@@ -219,6 +217,14 @@ pub(crate) fn sum_text(node: &Handle, measure: impl Fn(&str) -> usize) -> usize 
         .sum()
 }
 
+/// An attribute's value, among an element's attributes.
+pub(crate) fn attr_of<'a>(attrs: &'a [html5ever::Attribute], wanted: &str) -> Option<&'a str> {
+    attrs
+        .iter()
+        .find(|a| &*a.name.local == wanted)
+        .map(|a| &*a.value)
+}
+
 /// An attribute's value.
 pub(crate) fn attr(node: &Handle, wanted: &str) -> Option<String> {
     match &node.data {
@@ -229,26 +235,6 @@ pub(crate) fn attr(node: &Handle, wanted: &str) -> Option<String> {
             .map(|a| a.value.to_string()),
         _ => None,
     }
-}
-
-/// Parse a document, fed to the parser in pieces so that memory stays a small multiple of the input: the DOM
-/// keeps a message for every parse error, and hostile input (megabytes of NUL bytes or of `<`) makes one per
-/// character. Those messages are never read, so they are dropped after each piece.
-fn parse(html: &str) -> RcDom {
-    const PIECE: usize = 1 << 16;
-    let mut parser = parse_document(RcDom::default(), ParseOpts::default());
-    let mut rest = html;
-    while !rest.is_empty() {
-        let mut end = PIECE.min(rest.len());
-        while !rest.is_char_boundary(end) {
-            end += 1;
-        }
-        // already text: handed to the parser as is, without a second UTF-8 validation
-        parser.process(StrTendril::from_slice(&rest[..end]));
-        parser.tokenizer.sink.sink.errors.borrow_mut().clear();
-        rest = &rest[end..];
-    }
-    parser.finish()
 }
 
 fn find_base_href(document: &Handle) -> Option<String> {
@@ -401,39 +387,4 @@ pub fn chunk_markdown(
         chunks.push(current);
     }
     chunks
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn serialized(dom: &RcDom) -> String {
-        let mut out = Vec::new();
-        let handle: markup5ever_rcdom::SerializableHandle = dom.document.clone().into();
-        html5ever::serialize(&mut out, &handle, Default::default()).unwrap();
-        String::from_utf8(out).unwrap()
-    }
-
-    #[test]
-    fn parsing_in_pieces_builds_the_same_tree_and_keeps_no_pile_of_errors() {
-        // a page longer than a piece, with multi-byte characters across the piece boundaries
-        let mut html = String::from("<html><head><title>t</title></head><body>");
-        for i in 0..4000 {
-            html.push_str(&format!(
-                "<p class=\"c{i}\">Grüße, naïve café № {i} — 漢字</p><br>"
-            ));
-        }
-        html.push_str("</body></html>");
-        let whole = parse_document(RcDom::default(), ParseOpts::default()).one(html.as_str());
-        assert!(html.len() > 3 << 16);
-        assert_eq!(serialized(&parse(&html)), serialized(&whole));
-
-        // a megabyte of NUL bytes is a parse error per byte: only the last piece's stay
-        let nul = "\0".repeat(1 << 20);
-        let whole = parse_document(RcDom::default(), ParseOpts::default()).one(nul.as_str());
-        assert!(whole.errors.borrow().len() >= 1 << 20);
-        let pieces = parse(&nul);
-        assert!(pieces.errors.borrow().len() <= 1 << 16);
-        assert_eq!(serialized(&pieces), serialized(&whole));
-    }
 }

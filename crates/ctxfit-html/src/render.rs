@@ -80,7 +80,7 @@ const AGGRESSIVE_PARTS: &[&str] = &[
 ];
 
 /// An element's attribute, by name.
-pub(crate) type Attr<'a> = &'a dyn Fn(&str) -> Option<String>;
+pub(crate) type Attr<'a> = &'a dyn Fn(&str) -> Option<&'a str>;
 
 /// Class and id words of an element, lower-cased.
 fn words(attr: Attr<'_>) -> Vec<String> {
@@ -129,8 +129,16 @@ fn holds_prose(node: &Handle) -> bool {
 
 /// Is this element (and everything in it) removed at `level`?
 pub(crate) fn dropped(node: &Handle, level: StripLevel) -> bool {
-    let Some(t) = tag(node) else { return false };
-    dropped_element(t, &|name| attr(node, name), level, &|| holds_prose(node))
+    let NodeData::Element { name, attrs, .. } = &node.data else {
+        return false;
+    };
+    let attrs = attrs.borrow();
+    dropped_element(
+        &name.local,
+        &|wanted| crate::attr_of(&attrs, wanted),
+        level,
+        &|| holds_prose(node),
+    )
 }
 
 /// Is an element with this tag and these attributes removed at `level`? `holds_prose` is asked of an `<aside>`
@@ -171,7 +179,7 @@ pub(crate) fn dropped_element(
     }
     // what floats over the page (a dialog, a modal, a pop-up) is never the article, however much it says
     let overlay = || {
-        matches!(attr("role").as_deref(), Some("dialog" | "alertdialog"))
+        matches!(attr("role"), Some("dialog" | "alertdialog"))
             || attr("aria-modal").is_some_and(|v| v.trim() == "true")
             || words.iter().any(|w| OVERLAY_WORDS.contains(&w.as_str()))
     };
@@ -189,6 +197,19 @@ pub(crate) fn dropped_element(
 /// Escape what Markdown would read as markup in plain text.
 pub fn escape_markdown(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
+    push_escaped(&mut out, text);
+    out
+}
+
+/// [`escape_markdown`] written onto `out`: most words hold nothing to escape and are copied as they are.
+pub(crate) fn push_escaped(out: &mut String, text: &str) {
+    if !text
+        .bytes()
+        .any(|b| matches!(b, b'\\' | b'*' | b'`' | b'[' | b']' | b'_'))
+    {
+        out.push_str(text);
+        return;
+    }
     let chars: Vec<char> = text.chars().collect();
     for (i, &c) in chars.iter().enumerate() {
         let at_edge = |j: Option<usize>| {
@@ -207,7 +228,6 @@ pub fn escape_markdown(text: &str) -> String {
             _ => out.push(c),
         }
     }
-    out
 }
 
 struct List {
@@ -359,7 +379,7 @@ impl Writer {
             self.pending_space = true;
             self.prefix();
             self.flush_inline();
-            self.out.push_str(&escape_markdown(word));
+            push_escaped(&mut self.out, word);
         }
         if !s.ends_with(|c: char| c.is_whitespace()) {
             self.pending_space = false;
