@@ -389,9 +389,19 @@ pub fn eval(args: &[String]) -> Result<()> {
         )?,
         snippet_set(&corpus.join("html-trafilatura"))?,
     ];
-    if args.iter().any(|a| a == "--pages") {
+    // `--pages` lists each set's 15 worst pages, `--pages=N` its N worst
+    let pages = args.iter().find_map(|a| match a.strip_prefix("--pages") {
+        Some("") => Some(Ok(15)),
+        Some(n) => Some(
+            n.strip_prefix('=')
+                .and_then(|n| n.parse::<usize>().ok())
+                .with_context(|| format!("{a}: expected --pages or --pages=N")),
+        ),
+        None => None,
+    });
+    if let Some(count) = pages.transpose()? {
         for set in &sets {
-            worst_pages(set, 15);
+            worst_pages(set, count);
         }
     }
     let python = if args.iter().any(|a| a == "--no-trafilatura") {
@@ -430,7 +440,25 @@ pub fn eval(args: &[String]) -> Result<()> {
                 r.name, r.scores.precision, r.scores.recall, r.scores.f1, r.chars, r.mb_per_s
             );
         }
-        println!();
+        // the moderate level's size goal (at most half of minimal's) beside the size of the reference itself
+        let share = |chars: f64| 100.0 * chars / rows[0].chars.max(1.0);
+        print!("moderate: {:.0}% of minimal's size", share(rows[1].chars));
+        let articles: Vec<usize> = set
+            .pages
+            .iter()
+            .filter_map(|p| match &p.truth {
+                Truth::Article(a) => Some(a.chars().count()),
+                Truth::Snippets { .. } => None,
+            })
+            .collect();
+        if !articles.is_empty() {
+            let mean = articles.iter().sum::<usize>() as f64 / articles.len() as f64;
+            print!(
+                "; the reference articles alone, as plain text: {mean:.0} chars/page, {:.0}% of minimal's size",
+                share(mean)
+            );
+        }
+        println!("\n");
         summary.insert(set.name, rows);
     }
     Ok(())

@@ -6,7 +6,7 @@
 //! * `eval-tokens` — print the accuracy report of chars/4 and the fast estimator without refitting.
 //! * `eval-html` — precision, recall, F1, output size and speed of each strip level on the three page sets beside
 //!   the corpus (ScrapingHub, Readability.js, trafilatura's own), with trafilatura as the yardstick in the same
-//!   run (installed into `target/eval-venv`; `--no-trafilatura` skips it); `--pages` lists each set's worst
+//!   run (installed into `target/eval-venv`; `--no-trafilatura` skips it); `--pages` (`--pages=N`) lists each set's 15 (N) worst
 //!   pages. `eval-html --htmd` is the older table: the ScrapingHub pages with htmd beside the levels (`--pages`
 //!   adds each page's scores, `--deep` the cost of 100,000 nested elements).
 //! * `compare-profiles` — tokens of the final request of every corpus session under each built-in profile.
