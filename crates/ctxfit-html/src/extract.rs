@@ -128,7 +128,7 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
         if !paragraph {
             continue;
         }
-        let commas = sum_text(&nodes[i].node, |t| t.matches([',', '，', '、']).count());
+        let commas = sum_text(&nodes[i].node, clause_commas);
         let vote = 1.0 + commas as f64 + (nodes[i].text as f64 / 100.0).min(3.0);
         // a paragraph's own link density discounts its vote for the prose of its ancestors
         let own_links = nodes[i].link_text as f64 / nodes[i].text.max(1) as f64;
@@ -158,7 +158,12 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
         n.score * (1.0 - density) * bonus
     };
     let best = (0..nodes.len())
-        .filter(|&i| matches!(nodes[i].node.data, NodeData::Element { .. }))
+        // a list is a part of an article, never its container: its items vote for the list and, by half, for
+        // the element that holds it
+        .filter(|&i| {
+            matches!(nodes[i].node.data, NodeData::Element { .. })
+                && !matches!(tag(&nodes[i].node), Some("ul" | "ol" | "li" | "dl"))
+        })
         .max_by(|&a, &b| weighted(&nodes[a]).total_cmp(&weighted(&nodes[b])))?;
     if weighted(&nodes[best]) < 2.0 {
         return None;
@@ -242,6 +247,19 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
         roots: handles(blocks),
         tail: handles(edges(&nodes, chosen)),
     })
+}
+
+/// Commas that part clauses (`，` and `、` too), not those of a number (`2,3 %`, `1,000`).
+fn clause_commas(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    text.match_indices([',', '，', '、'])
+        .filter(|&(i, c)| {
+            c != ","
+                || !(i > 0
+                    && bytes[i - 1].is_ascii_digit()
+                    && bytes.get(i + 1).is_some_and(u8::is_ascii_digit))
+        })
+        .count()
 }
 
 /// The text below a node (the node itself, when it is text).

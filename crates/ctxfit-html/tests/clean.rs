@@ -679,3 +679,38 @@ fn an_aside_that_holds_the_article_is_kept() {
         assert!(!md.contains("Popular this week"), "{level:?}: {md}");
     }
 }
+
+#[test]
+fn a_list_is_part_of_the_article_not_its_container() {
+    // a statistics release: a paragraph, a table and a list whose items are full of decimal commas (German
+    // numbers) — a list is never the article, and a number's comma is no clause
+    let items: String = [
+        "der Export von Mineralölprodukten um 13,6 % von 20,4 auf 23,1 Millionen Tonnen gestiegen;",
+        "der Import von Mineralölprodukten um 5,0 % von 31,9 auf 33,5 Millionen Tonnen angestiegen;",
+        "die Einfuhr von Rohöl um 2,9 % von 76,0 auf 73,9 Millionen Tonnen gesunken;",
+        "der Grenzübergangspreis von Rohöl um 55,8 % von 276,95 Euro auf 431,42 Euro pro Tonne gestiegen.",
+    ]
+    .iter()
+    .map(|i| format!("<li>{i}</li>"))
+    .collect();
+    let html = format!(
+        r#"<html><body><nav><a href="/">Start</a> <a href="/energie">Energie</a></nav>
+        <div class="content"><h1>MineralölINFO November 2021</h1>
+          <p>Nach Erhebungen des Bundesamtes sank der Absatz von Mineralölprodukten im aktuellen Zeitraum
+             gegenüber der Vorjahresperiode um 2,3 % von 91,5 auf 89,4 Millionen Tonnen.</p>
+          <table><tr><th>Produkt</th><th>2020</th><th>2021</th></tr>
+            <tr><td>Dieselkraftstoff</td><td>32,23 Mio. t</td><td>32,28 Mio. t</td></tr></table>
+          <p>Im Vergleich zum Vorjahreszeitraum ist</p><ul>{items}</ul></div>
+        <div class="teaser"><p>Diese Seite empfehlen</p></div></body></html>"#
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    for kept in [
+        "Nach Erhebungen des Bundesamtes",
+        "32,23 Mio. t",
+        "die Einfuhr von Rohöl",
+        "431,42 Euro",
+    ] {
+        assert!(md.contains(kept), "{kept}: {md}");
+    }
+    assert!(!md.contains("Energie"), "{md}");
+}
