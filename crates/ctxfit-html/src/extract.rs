@@ -37,6 +37,17 @@ struct Info {
     end: usize,
     /// What its subtree holds, itself included: [`H1`], [`HEADING`], [`MEDIA`], [`ITEM`].
     holds: u8,
+    /// The page marks it as the article's body (schema.org microdata: `itemprop="articleBody"`).
+    marked: bool,
+}
+
+/// Does the page mark this element as the article's body?
+fn marked(node: &Handle) -> bool {
+    match &node.data {
+        NodeData::Element { attrs, .. } => crate::attr_of(&attrs.borrow(), "itemprop")
+            .is_some_and(|v| v.split_whitespace().any(|w| w == "articleBody")),
+        _ => false,
+    }
 }
 
 /// A title (`<h1>`).
@@ -91,6 +102,7 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
             children: Vec::new(),
             end: 0,
             holds: 0,
+            marked: marked(&node),
         });
         if let Some(p) = parent {
             nodes[p].children.push(i);
@@ -151,10 +163,13 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
         } else {
             n.link_text as f64 / n.text as f64
         };
-        let bonus = match tag(&n.node) {
+        // the elements made for the main content count a quarter more, the page's own mark of the article's
+        // body half as much again
+        let tag_bonus = match tag(&n.node) {
             Some("article" | "main") => 1.25,
             _ => 1.0,
         };
+        let bonus = tag_bonus * if n.marked { 1.5 } else { 1.0 };
         n.score * (1.0 - density) * bonus
     };
     let best = (0..nodes.len())
@@ -188,8 +203,8 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
         }
     }
     // an article split over sibling blocks (one section each) is held by the nearest ancestor with twice the
-    // prose, spread over two or more children of substance
-    let mut up = nodes[chosen].parent;
+    // prose, spread over two or more children of substance — unless the page marks the chosen one as the body
+    let mut up = nodes[chosen].parent.filter(|_| !nodes[chosen].marked);
     while let Some(a) = up {
         let ancestor = &nodes[a];
         if matches!(tag(&ancestor.node), Some("body" | "html")) || ancestor.parent.is_none() {

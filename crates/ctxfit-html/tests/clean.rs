@@ -714,3 +714,27 @@ fn a_list_is_part_of_the_article_not_its_container() {
     }
     assert!(!md.contains("Energie"), "{md}");
 }
+
+#[test]
+fn the_body_the_page_marks_as_the_article_wins_over_a_longer_thread_of_readers() {
+    // schema.org microdata names the article's body; readers' comments below it, under a class no word list
+    // knows, hold more prose than the article itself
+    let comments: String = (0..8)
+        .map(|i| {
+            format!(
+                "<li><a href='/u/{i}'>reader{i}</a> 14. 01. 2020<p>I read it twice, and I think the author, \
+                 who clearly knows the subject, forgets that the mine, the railway and the port were decided \
+                 years ago, long before anyone asked, and number {i} of us said so.</p></li>"
+            )
+        })
+        .collect();
+    let html = format!(
+        r#"<html><body><div class="page">
+        <article itemprop="articleBody"><h1>The mine and the railway</h1>{}</article>
+        <div class="community"><h2>Your views</h2><ul>{comments}</ul></div></div></body></html>"#,
+        body_paragraphs(3)
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    assert!(md.contains("Paragraph 2 of the report"), "{md}");
+    assert!(!md.contains("I read it twice"), "{md}");
+}
