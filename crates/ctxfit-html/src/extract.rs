@@ -226,7 +226,8 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
         up = ancestor.parent;
     }
     // the article continued in a sibling of the same kind (same tag and class, as readability merges
-    // siblings): looking from the chosen element and through one plain wrapper above it, the parent holds both
+    // siblings): looking from the chosen element and through the plain wrappers above it (those that add no
+    // prose; a CMS wraps each block of an article in a field, an item and a paragraph), the parent holds both
     {
         let signature = |i: usize| {
             (
@@ -235,7 +236,7 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
             )
         };
         let mut at = chosen;
-        for _ in 0..2 {
+        for _ in 0..MAX_DEPTH {
             let Some(p) = nodes[at].parent else { break };
             if matches!(tag(&nodes[p].node), Some("body" | "html")) {
                 break;

@@ -8,7 +8,7 @@ use crate::{attr, descendants, resolve_url, sum_text, tag, StripLevel};
 
 const ALWAYS_DROPPED: &[&str] = &[
     "script", "style", "noscript", "template", "svg", "img", "picture", "video", "audio", "canvas",
-    "head", "object", "embed", "source", "track", "map", "area", "link", "meta",
+    "head", "object", "embed", "source", "track", "map", "area", "link", "meta", "rt", "rp",
 ];
 const DROPPED_FROM_MODERATE: &[&str] = &["nav", "footer", "aside"];
 const DROPPED_AGGRESSIVE: &[&str] = &[

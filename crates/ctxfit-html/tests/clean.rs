@@ -738,3 +738,46 @@ fn the_body_the_page_marks_as_the_article_wins_over_a_longer_thread_of_readers()
     assert!(md.contains("Paragraph 2 of the report"), "{md}");
     assert!(!md.contains("I read it twice"), "{md}");
 }
+
+#[test]
+fn an_article_in_blocks_wrapped_one_by_one_is_kept_whole() {
+    // a CMS writes each block of the article inside its own field item: the blocks are siblings three
+    // wrappers up, and the second holds less prose than the first
+    let block = |paragraphs: usize| {
+        format!(
+            r#"<div class="field__item"><div class="paragraph paragraph--text"><div class="text-formatted">{}</div></div></div>"#,
+            body_paragraphs(paragraphs)
+        )
+    };
+    let html = format!(
+        r#"<html><body><nav><a href="/">Home</a> <a href="/news">News</a></nav><main>
+        <div class="field field--content">{}<div class="field__item"><div class="teaser-box">
+        <a href="/join">Join us</a></div></div>{}</div></main>
+        <footer>Imprint</footer></body></html>"#,
+        block(5),
+        block(1).replace("Paragraph 0", "The closing paragraph")
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    assert!(md.contains("Paragraph 4 of the report"), "{md}");
+    assert!(md.contains("The closing paragraph"), "{md}");
+    assert!(!md.contains("Imprint") && !md.contains("Home"), "{md}");
+}
+
+#[test]
+fn ruby_annotations_are_left_out() {
+    // the readings over the characters (furigana) are not the text: `子ども`, not `子こども`
+    let html = "<html><body><p><ruby>子<rp>(</rp><rt>こ</rt><rp>)</rp></ruby>どもへの<ruby>虐待<rt>ぎゃくたい</rt></ruby>をなくすための\
+        <ruby>法律<rt>ほうりつ</rt></ruby>ができました。</p></body></html>";
+    for level in [
+        StripLevel::Minimal,
+        StripLevel::Moderate,
+        StripLevel::Aggressive,
+    ] {
+        let md = clean(level, html);
+        assert_eq!(
+            md.trim(),
+            "子どもへの虐待をなくすための法律ができました。",
+            "{level:?}"
+        );
+    }
+}
