@@ -16,7 +16,7 @@ use html5ever::tokenizer::{
     BufferQueue, Tag, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
 };
 
-use crate::render::{dropped_element, push_escaped, BLOCKS, HEADINGS};
+use crate::render::{dropped_element, push_escaped, visible, BLOCKS, HEADINGS};
 use crate::StripLevel;
 
 /// What the pre-scan and the flat writer need to know of a tag name (lower case).
@@ -243,7 +243,7 @@ impl Flat {
         if self.dropping > 0 || self.in_raw {
             return;
         }
-        for word in s.split(char::is_whitespace) {
+        for word in visible(s).split(char::is_whitespace) {
             if word.is_empty() {
                 self.pending_space = true;
                 continue;

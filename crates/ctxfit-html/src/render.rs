@@ -194,6 +194,23 @@ pub(crate) fn dropped_element(
                 && !holds_prose()))
 }
 
+/// Characters that show nothing and part no words: the soft hyphen (a hyphenation hint, written into words by
+/// some sites every few letters: `Mag\u{ad}da\u{ad}le\u{ad}ner`), the zero-width space, the word joiner and a
+/// stray byte-order mark. Left out of the text, they would split its words for a reader searching it and cost
+/// tokens.
+fn invisible(c: char) -> bool {
+    matches!(c, '\u{ad}' | '\u{200b}' | '\u{2060}' | '\u{feff}')
+}
+
+/// A text without its [`invisible`] characters (borrowed when it has none, as nearly every text).
+pub(crate) fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    // the UTF-8 lead bytes of those characters: most texts hold none of them and are not decoded
+    if memchr::memchr3(0xc2, 0xe2, 0xef, text.as_bytes()).is_none() || !text.contains(invisible) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(text.chars().filter(|&c| !invisible(c)).collect())
+}
+
 /// Escape what Markdown would read as markup in plain text.
 pub fn escape_markdown(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -355,6 +372,7 @@ impl Writer {
     }
 
     fn text(&mut self, s: &str) {
+        let s = &*visible(s);
         if self.pre > 0 {
             for (i, line) in s.split('\n').enumerate() {
                 if i > 0 {
@@ -397,8 +415,7 @@ fn cell_text(cell: &Handle, level: StripLevel) -> String {
         }
         if let NodeData::Text { contents } = &node.data {
             words.extend(
-                contents
-                    .borrow()
+                visible(&contents.borrow())
                     .split_whitespace()
                     .map(|w| escape_markdown(w).replace('|', "\\|")),
             );

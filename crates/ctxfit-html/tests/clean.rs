@@ -781,3 +781,31 @@ fn ruby_annotations_are_left_out() {
         );
     }
 }
+
+#[test]
+fn soft_hyphens_and_zero_width_characters_are_left_out_of_words() {
+    // hyphenation hints written into the words every few letters, a zero-width space, a word joiner
+    let html = "<html><body><p>Das faschis\u{ad}ti\u{ad}sche Regime reih&shy;te den St. Mag\u{ad}da\u{ad}le\u{ad}ner \
+        unter die gro\u{ad}ßen Wei\u{ad}ne Ita\u{ad}li\u{ad}ens, neben Baro\u{ad}lo und Bar\u{ad}ba\u{ad}res\u{ad}co.\
+        </p><pre>let\u{200b}x = 1;</pre><table><tr><td>Ver\u{ad}natsch</td><td>a\u{2060}b</td></tr></table>\
+        </body></html>";
+    for level in [
+        StripLevel::Minimal,
+        StripLevel::Moderate,
+        StripLevel::Aggressive,
+    ] {
+        let md = clean(level, html);
+        assert!(
+            md.contains("Das faschistische Regime reihte den St. Magdalener unter die großen Weine Italiens, neben Barolo und Barbaresco."),
+            "{level:?}: {md}"
+        );
+        assert!(
+            md.contains("letx = 1;") && md.contains("| Vernatsch | ab |"),
+            "{level:?}: {md}"
+        );
+        assert!(
+            !md.contains(['\u{ad}', '\u{200b}', '\u{2060}']),
+            "{level:?}: {md}"
+        );
+    }
+}
