@@ -121,20 +121,29 @@ fn snippet_set(dir: &Path) -> Result<Set> {
     })
 }
 
-/// Markdown as plain text for snippet matching: link and image URLs, brackets, emphasis and heading marks
-/// removed, whitespace collapsed.
+/// Markdown as plain text for snippet matching: link and image URLs, the brackets around link text, emphasis and
+/// code marks, heading and quote marks removed, the escapes of literal characters undone (`\*` is a star of the
+/// text, `*` emphasis; the writer never marks emphasis with `_`, so an underscore is the text's), whitespace
+/// collapsed.
 fn plain_text(markdown: &str) -> String {
     let stripped = strip_link_urls(markdown);
-    let text: String = stripped
-        .lines()
-        .map(|l| {
-            l.trim_start()
-                .trim_start_matches('#')
-                .trim_start_matches('>')
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    normalise(&text.replace(['*', '_', '`', '[', ']'], ""))
+    let mut text = String::with_capacity(stripped.len());
+    for line in stripped.lines() {
+        let line = line
+            .trim_start()
+            .trim_start_matches('#')
+            .trim_start_matches('>');
+        let mut chars = line.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => text.extend(chars.next()),
+                '*' | '`' | '[' | ']' => {}
+                c => text.push(c),
+            }
+        }
+        text.push('\n');
+    }
+    normalise(&text)
 }
 
 fn normalise(text: &str) -> String {
@@ -472,5 +481,15 @@ mod tests {
     fn markdown_is_compared_as_plain_text() {
         let md = "# Title\n\nSee **the [docs](https://x.io/a)** and `code`.\n> quoted  text";
         assert_eq!(plain_text(md), "Title See the docs and code. quoted text");
+        // the text's own stars, brackets and underscores stay, as the writer escaped them or left them
+        let md = "\\[1\\] Liebe\\_r Besucher_in, inter\\* Personen: `DOWNLOAD_DIR`, a \\\\ b";
+        assert_eq!(
+            plain_text(md),
+            "[1] Liebe_r Besucher_in, inter* Personen: DOWNLOAD_DIR, a \\ b"
+        );
+        let html =
+            "<p>[1] Liebe_r Besucher_in, inter* Personen: <code>DOWNLOAD_DIR</code>, a \\ b</p>";
+        let written = HtmlCleaner::new(StripLevel::Minimal).clean(html).0;
+        assert_eq!(plain_text(&written), plain_text(md));
     }
 }
