@@ -159,6 +159,15 @@ pub(crate) fn dropped_element(
     if hidden(attr) {
         return true;
     }
+    // an element in the role of a navigation, a sidebar, the site's header or its footer (ARIA's landmarks:
+    // `<div id="secondary" class="widget-area" role="complementary">`) is one — but the page's structure never
+    let t = match attr("role").map(str::trim) {
+        _ if matches!(t, "html" | "body" | "main" | "article") => t,
+        Some("navigation" | "banner") => "nav",
+        Some("complementary") => "aside",
+        Some("contentinfo") => "footer",
+        _ => t,
+    };
     // an `<aside>` that holds an article's worth of prose is where some sites put the article
     if DROPPED_FROM_MODERATE.contains(&t) && !(t == "aside" && holds_prose()) {
         return true;

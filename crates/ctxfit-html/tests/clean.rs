@@ -809,3 +809,37 @@ fn soft_hyphens_and_zero_width_characters_are_left_out_of_words() {
         );
     }
 }
+
+#[test]
+fn elements_in_the_roles_of_navigation_sidebar_header_and_footer_go_like_those_elements() {
+    // ARIA's landmark roles on plain `div`s, as WordPress themes write them
+    let html = format!(
+        r#"<html><body role="document"><div role="banner"><a href="/">Site name</a> Tagline of the site</div>
+        <div class="menu" role="navigation"><a href="/a">About</a> | <a href="/b">Blog</a></div>
+        <div id="primary"><article><h1>The garden</h1>{}</article></div>
+        <div id="secondary" class="widget-area" role="complementary"><h3>Archives</h3>
+          <p>The sidebar's own short note, which speaks of the weather and the garden in general terms.</p></div>
+        <div id="colophon" role="contentinfo">Powered by a theme</div></body></html>"#,
+        body_paragraphs(2)
+    );
+    for level in [StripLevel::Moderate, StripLevel::Aggressive] {
+        let md = clean(level, &html);
+        assert!(md.contains("Paragraph 1 of the report"), "{level:?}: {md}");
+        for gone in [
+            "Tagline",
+            "About",
+            "Archives",
+            "sidebar's own",
+            "Powered by",
+        ] {
+            assert!(!md.contains(gone), "{level:?} {gone}: {md}");
+        }
+    }
+    // the minimal level keeps them, and the page's structure is never dropped for a role
+    assert!(clean(StripLevel::Minimal, &html).contains("sidebar's own"));
+    let odd = format!(
+        "<html><body><main role=\"navigation\">{}</main></body></html>",
+        body_paragraphs(1)
+    );
+    assert!(clean(StripLevel::Moderate, &odd).contains("Paragraph 0"));
+}
