@@ -32,7 +32,7 @@ pub(crate) fn parse(html: &str) -> RcDom {
     let mut fed = 0;
     while let Some((name, tag_end)) = next_raw_start(bytes, fed) {
         // up to the end of what looks like the start tag: ASCII `>`, a character boundary
-        parser.process(StrTendril::from_slice(&html[fed..tag_end]));
+        feed(&mut parser, &html[fed..tag_end]);
         fed = tag_end;
         if !parser.tokenizer.sink.sink.take_fresh_raw() {
             continue;
@@ -47,8 +47,23 @@ pub(crate) fn parse(html: &str) -> RcDom {
             }
         }
     }
-    parser.process(StrTendril::from_slice(&html[fed..]));
+    feed(&mut parser, &html[fed..]);
     parser.finish()
+}
+
+/// Hand text to the parser in pieces of 64 KiB at most, so that the parser's input buffer never holds a copy
+/// of a whole large page (the DOM is the page's size already).
+fn feed(parser: &mut html5ever::driver::Parser<Lean>, mut text: &str) {
+    const PIECE: usize = 1 << 16;
+    while !text.is_empty() {
+        let mut end = PIECE.min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        // already text: handed over as is, without a second UTF-8 validation
+        parser.process(StrTendril::from_slice(&text[..end]));
+        text = &text[end..];
+    }
 }
 
 /// The next `<script` or `<style` start tag at or after `from` (any case): its name and where it ends (after
