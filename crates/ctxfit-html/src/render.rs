@@ -161,7 +161,8 @@ pub(crate) fn dropped_element(
     }
     // an element in the role of a navigation, a sidebar, the site's header or its footer (ARIA's landmarks:
     // `<div id="secondary" class="widget-area" role="complementary">`) is one — but the page's structure never
-    let t = match attr("role").map(str::trim) {
+    // (a role attribute may list fallbacks: the first one is the role)
+    let t = match attr("role").and_then(|r| r.split_whitespace().next()) {
         _ if matches!(t, "html" | "body" | "main" | "article") => t,
         Some("navigation" | "banner") => "nav",
         Some("complementary") => "aside",
