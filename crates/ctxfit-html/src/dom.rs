@@ -30,13 +30,15 @@ pub(crate) fn parse(html: &str) -> RcDom {
     let mut parser = parse_document(Lean::default(), ParseOpts::default());
     let bytes = html.as_bytes();
     let mut fed = 0;
-    while let Some((name, tag_end)) = next_raw_start(bytes, fed) {
+    while let Some(tag_end) = next_raw_start(bytes, fed) {
         // up to the end of what looks like the start tag: ASCII `>`, a character boundary
         feed(&mut parser, &html[fed..tag_end]);
         fed = tag_end;
-        if !parser.tokenizer.sink.sink.take_fresh_raw() {
+        // the element the parser opened, which may not be the one the scan saw (a quote the scan took for an
+        // attribute's can hide another start tag)
+        let Some(name) = parser.tokenizer.sink.sink.take_fresh_raw() else {
             continue;
-        }
+        };
         // the element is open in raw-text mode and has no text yet: its text ends at the first end tag of its
         // name, unless a script's holds `<!--`
         if let Some(end) = raw_end(bytes, tag_end, name) {
@@ -66,9 +68,9 @@ fn feed(parser: &mut html5ever::driver::Parser<Lean>, mut text: &str) {
     }
 }
 
-/// The next `<script` or `<style` start tag at or after `from` (any case): its name and where it ends (after
-/// its `>`, quoted attribute values passed over). Only a proposal: the parser decides whether it is a tag.
-fn next_raw_start(bytes: &[u8], from: usize) -> Option<(&'static [u8], usize)> {
+/// Where the next `<script` or `<style` start tag at or after `from` (any case) ends (after its `>`, quoted
+/// attribute values passed over). Only a proposal: the parser decides whether it is a tag, and which.
+fn next_raw_start(bytes: &[u8], from: usize) -> Option<usize> {
     let mut i = from;
     while let Some(at) = memchr::memchr(b'<', &bytes[i..]) {
         let start = i + at + 1;
@@ -89,7 +91,7 @@ fn next_raw_start(bytes: &[u8], from: usize) -> Option<(&'static [u8], usize)> {
                 Some(q) if b == q => quote = None,
                 Some(_) => {}
                 None => match b {
-                    b'>' => return Some((name, k + 1)),
+                    b'>' => return Some(k + 1),
                     b'"' | b'\'' if after_eq => quote = Some(b),
                     b'=' => after_eq = true,
                     b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' => {}
@@ -134,9 +136,20 @@ struct Lean {
 }
 
 impl Lean {
-    /// Whether a `<script>` or `<style>` element was opened since the last call and no text came for it.
-    fn take_fresh_raw(&self) -> bool {
-        self.fresh.replace(false) && self.raw.borrow().is_some()
+    /// The name (`script` or `style`) of the element opened in raw-text mode since the last call, if one was
+    /// and no text came for it.
+    fn take_fresh_raw(&self) -> Option<&'static [u8]> {
+        if !self.fresh.replace(false) {
+            return None;
+        }
+        let raw = self.raw.borrow();
+        match &raw.as_ref()?.data {
+            NodeData::Element { name, .. } if name.local == local_name!("script") => {
+                Some(b"script")
+            }
+            NodeData::Element { .. } => Some(b"style"),
+            _ => None,
+        }
     }
 
     /// Note an element being put in the tree: a script or style of HTML's namespace is in raw-text mode.
@@ -387,6 +400,8 @@ mod tests {
             "<p>before</p><script/><p>after</p>",
             "<script>\r\n</script\r\n><style>\0</style\t><p>after</p>",
             "<sCrIpT>a</ScRiPt><StYlE>b</sTyLe><p>after</p>",
+            // the scan takes a quote for an attribute's and sees a style where the parser opens a script
+            "<script =\"x><StYlE media=\"a>b\"><style ='></SCRIPT >'<script a='>'></script></p></style\t>",
         ];
         for html in cases {
             assert_eq!(serialized(&parse(html)), expected(html), "{html}");
