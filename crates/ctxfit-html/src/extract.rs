@@ -143,7 +143,7 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
         let commas = sum_text(&nodes[i].node, clause_commas);
         let vote = 1.0 + commas as f64 + (nodes[i].text as f64 / 100.0).min(3.0);
         // a paragraph's own link density discounts its vote for the prose of its ancestors
-        let own_links = nodes[i].link_text as f64 / nodes[i].text.max(1) as f64;
+        let own_links = density(&nodes[i]);
         nodes[i].prose += vote * (1.0 - own_links);
         if let Some(p) = nodes[i].parent {
             nodes[p].score += vote;
