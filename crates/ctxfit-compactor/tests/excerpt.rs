@@ -24,9 +24,12 @@ fn session(calls: &[(&str, Value, String)]) -> Conversation {
 
 /// The text of every result after one-shot compaction under `smart`.
 fn smart(conv: &Conversation) -> Vec<String> {
-    let settings = PolicyFile::default()
-        .resolve(Some("smart"), None, &|_| None)
-        .unwrap();
+    under(conv, &PolicyFile::default(), "smart")
+}
+
+/// The text of every result after one-shot compaction under `profile` of `policy`.
+fn under(conv: &Conversation, policy: &PolicyFile, profile: &str) -> Vec<String> {
+    let settings = policy.resolve(Some(profile), None, &|_| None).unwrap();
     let registry = ctxfit_plugins::registry().unwrap();
     let mut c =
         Compactor::new(settings, &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
@@ -162,6 +165,99 @@ fn a_stale_traceback_keeps_the_agents_own_frames_and_the_error() {
         "{lines:?}"
     );
     assert!(lines.contains(&"[… 20 lines omitted]"), "{lines:?}");
+}
+
+/// A Python traceback through `depth` modules of the agent's own code (an import chain), with the code line and
+/// the carets under each frame.
+fn import_chain(depth: usize, error: &str) -> Vec<String> {
+    let mut log = vec!["Traceback (most recent call last):".to_owned()];
+    for i in 0..depth {
+        log.push(format!(
+            "  File \"/testbed/pkg/mod_{i}.py\", line {}, in <module>",
+            i + 3
+        ));
+        log.push(format!("    from .mod_{} import name_{i}", i + 1));
+        log.push("    ^^^^^^^^^^^^^^^^^^^^^^^^^^^^".into());
+    }
+    log.push(error.to_owned());
+    log
+}
+
+#[test]
+fn a_deep_traceback_keeps_where_it_started_and_where_it_failed() {
+    let mut log = vec![
+        "Running the tests".to_owned(),
+        "collected 1 item".to_owned(),
+    ];
+    log.extend(import_chain(
+        12,
+        "ImportError: cannot import name 'name_11'",
+    ));
+    log.push(String::new());
+    log.push("During handling of the above exception, another exception occurred:".into());
+    log.push(String::new());
+    log.extend(import_chain(5, "RuntimeError: setup failed"));
+    log.push("1 error in 0.31s".into());
+    let conv = session(&[
+        (
+            "Bash",
+            json!({"command": "python -m pytest tests"}),
+            log.join("\n"),
+        ),
+        ("Bash", json!({"command": "git status"}), "clean".into()),
+    ]);
+    let frame = |i: usize| {
+        format!(
+            "  File \"/testbed/pkg/mod_{i}.py\", line {}, in <module>",
+            i + 3
+        )
+    };
+
+    let out = smart(&conv);
+    let lines: Vec<&str> = out[0].lines().collect();
+    let frames = |part: &[&str]| -> Vec<String> {
+        part.iter()
+            .filter(|l| l.contains("File \""))
+            .map(|l| (*l).to_owned())
+            .collect()
+    };
+    let second = lines
+        .iter()
+        .position(|l| l.starts_with("During handling"))
+        .unwrap();
+    // the first traceback: its first frame and its last three, then the error
+    assert_eq!(
+        frames(&lines[..second]),
+        [frame(0), frame(9), frame(10), frame(11)],
+        "{lines:?}"
+    );
+    assert!(
+        lines[..second].contains(&"[… 26 lines omitted]"),
+        "{lines:?}"
+    );
+    assert!(
+        lines.contains(&"ImportError: cannot import name 'name_11'"),
+        "{lines:?}"
+    );
+    // the chained one is a traceback of its own: five frames, of which the second stands between its first and
+    // its last three
+    assert_eq!(
+        frames(&lines[second..]),
+        [frame(0), frame(2), frame(3), frame(4)],
+        "{lines:?}"
+    );
+    assert!(lines.contains(&"RuntimeError: setup failed"), "{lines:?}");
+    assert!(lines.contains(&"1 error in 0.31s"), "{lines:?}");
+
+    // the window is the profile's to set: with frames_last = 100 every frame of the agent's code stays
+    let wide = PolicyFile::parse(
+        "[profiles.wide]\nextends = \"smart\"\n[[profiles.wide.rules]]\nrule = \"excerpt\"\nparams = { frames_first = 0, frames_last = 100 }\n",
+        "test.toml",
+    )
+    .unwrap();
+    let out = under(&conv, &wide, "wide");
+    let frames = out[0].lines().filter(|l| l.contains("File \"")).count();
+    assert_eq!(frames, 12 + 5, "{out:?}");
 }
 
 #[test]

@@ -13,7 +13,10 @@
 //!    and every line that reports an outcome (error, failure, exception, traceback frame, warning, panic,
 //!    assertion, passed/failed summary); the rest becomes `[… 40 lines omitted]`. A stack frame in code the
 //!    agent did not write (an installed package, the language's library: `site-packages/`, `<frozen …>`,
-//!    `node_modules/`) is not an outcome: the frames of the agent's own code and the error stay.
+//!    `node_modules/`) is not an outcome: the frames of the agent's own code and the error stay. Of a long
+//!    Python traceback through the agent's own code (an import chain twenty modules deep), the first
+//!    `frames_first` (1) of those frames stay — where the run started — and the last `frames_last` (3) — where it
+//!    failed; the ones between go with the rest.
 //! 3. **Listings.** A search or listing (`Grep`, `Glob`, `ls`, `find`, `grep -rn` in a shell) still longer than
 //!    `listing_above` characters (2,000) keeps its first `listing_keep` lines (20).
 //! 4. **Line numbers.** A numbered read (`cat -n`, Claude Code's `Read`) whose numbers run on one by one loses
@@ -38,7 +41,7 @@
 //! [[profiles.mine.rules]]
 //! rule = "excerpt"
 //! tools = ["bash", "read_file", "listing", "web_fetch"]
-//! params = { min_run = 4, log_above = 2000, log_head = 10, log_tail = 20, listing_keep = 30 }
+//! params = { min_run = 4, log_above = 2000, log_head = 10, log_tail = 20, listing_keep = 30, frames_last = 5 }
 //! ```
 
 use ctxfit_model::{Block, Content, Value};
@@ -57,6 +60,9 @@ pub struct Excerpt {
     pub log_tail: usize,
     pub listing_above: usize,
     pub listing_keep: usize,
+    /// Of each traceback's frames in the agent's own code, how many of the first and of the last stay.
+    pub frames_first: usize,
+    pub frames_last: usize,
     pub strip_line_numbers: bool,
     /// The least share of the result's characters an excerpt must save to be worth breaking the cache for.
     pub min_saving: f64,
@@ -72,6 +78,8 @@ impl Default for Excerpt {
             log_tail: 4,
             listing_above: 2_000,
             listing_keep: 20,
+            frames_first: 1,
+            frames_last: 3,
             strip_line_numbers: true,
             min_saving: 0.1,
             shell: ShellReads::default(),
@@ -209,6 +217,45 @@ pub fn library_frame(line: &str) -> bool {
     let t = line.trim_start();
     let frame = t.starts_with("File \"") || t.starts_with("at ");
     frame && PLACES.iter().any(|p| t.contains(p))
+}
+
+/// Is a log line a Python stack frame (`  File "src/app.py", line 3, in main`)?
+fn python_frame(line: &str) -> bool {
+    line.trim_start().starts_with("File \"")
+}
+
+/// The frames of the agent's own code (not [`library_frame`]s) that stand between the first `first` and the last
+/// `last` of their traceback. A traceback is a run of frames with only indented lines between them (the frame's
+/// code, the `^^^^` under it, `[Previous line repeated 996 more times]`); a chained exception starts another.
+fn frames_between(lines: &[&str], first: usize, last: usize) -> Vec<bool> {
+    let mut between = vec![false; lines.len()];
+    let mut i = 0;
+    while i < lines.len() {
+        if !python_frame(lines[i]) {
+            i += 1;
+            continue;
+        }
+        let mut own = Vec::new();
+        let mut end = i;
+        let mut j = i;
+        while j < lines.len() {
+            if python_frame(lines[j]) {
+                if !library_frame(lines[j]) {
+                    own.push(j);
+                }
+                end = j + 1;
+            } else if lines[j].trim().is_empty() || !lines[j].starts_with(char::is_whitespace) {
+                break;
+            }
+            j += 1;
+        }
+        let n = own.len();
+        for (k, &f) in own.iter().enumerate() {
+            between[f] = k >= first && k + last < n;
+        }
+        i = end.max(i + 1);
+    }
+    between
 }
 
 /// The first line of an excerpt whose line numbers were dropped starts with this.
@@ -359,10 +406,11 @@ impl RetentionRule for Excerpt {
         if kind == ContentKind::Log && kept_chars(&slots) > self.log_above {
             let total = slots.iter().filter(|s| matches!(s, Slot::Line(_))).count();
             let (head, tail) = (self.log_head, self.log_tail);
+            let between = frames_between(&lines, self.frames_first, self.frames_last);
             slots = omit_lines(slots, |nth, i| {
                 nth < head
                     || nth + tail >= total
-                    || (reports_outcome(lines[i]) && !library_frame(lines[i]))
+                    || (reports_outcome(lines[i]) && !library_frame(lines[i]) && !between[i])
             });
         } else if kind == ContentKind::Listing && kept_chars(&slots) > self.listing_above {
             let keep = self.listing_keep;
@@ -458,6 +506,8 @@ fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
             "log_tail" => rule.log_tail = n()?,
             "listing_above" => rule.listing_above = n()?,
             "listing_keep" => rule.listing_keep = n()?,
+            "frames_first" => rule.frames_first = n()?,
+            "frames_last" => rule.frames_last = n()?,
             "min_saving" => {
                 rule.min_saving = v
                     .as_f64()
@@ -484,7 +534,7 @@ fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
             other => {
                 return Err(RuleConfigError::new(
                     "excerpt",
-                    format!("unknown parameter `{other}` (expected min_run, log_above, log_head, log_tail, listing_above, listing_keep, strip_line_numbers, min_saving, shell_patterns)"),
+                    format!("unknown parameter `{other}` (expected min_run, log_above, log_head, log_tail, listing_above, listing_keep, frames_first, frames_last, strip_line_numbers, min_saving, shell_patterns)"),
                 ))
             }
         }
