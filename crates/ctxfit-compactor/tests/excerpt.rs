@@ -261,6 +261,49 @@ fn a_deep_traceback_keeps_where_it_started_and_where_it_failed() {
 }
 
 #[test]
+fn a_long_listing_keeps_each_entrys_mode_and_name() {
+    let mut out = vec!["/testbed".to_owned(), "total 172".to_owned()];
+    let entries = [
+        ("drwxrwxrwx", "."),
+        ("drwxr-xr-x", ".."),
+        ("-rw-r--r--", ".editorconfig"),
+        ("drwxrwxrwx", ".git"),
+        ("-rw-r--r--", "AUTHORS"),
+        ("lrwxrwxrwx", "latest -> build/2025"),
+        ("-rwxr-xr-x", "run tests.sh"),
+    ];
+    for (i, (mode, name)) in entries.iter().enumerate() {
+        out.push(format!(
+            "{mode} {} root root {:>5} Sep 10  2025 {name}",
+            i % 3 + 1,
+            100 * i + 86
+        ));
+    }
+    let short: Vec<&String> = out[2..6].iter().collect();
+    let short = short
+        .iter()
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let conv = session(&[
+        ("Bash", json!({"command": "pwd && ls -la"}), out.join("\n")),
+        ("Bash", json!({"command": "ls -la src"}), short.clone()),
+        ("Bash", json!({"command": "git status"}), "clean".into()),
+    ]);
+    let got = smart(&conv);
+    let mut want = vec![
+        "/testbed".to_owned(),
+        "total 172".to_owned(),
+        "[mode and name only: the links, owner, group, size and date of 7 long-listing lines left out]".to_owned(),
+    ];
+    want.extend(entries.iter().map(|(mode, name)| format!("{mode} {name}")));
+    want.push("[excerpt of a stale result — re-run the command for its full output]".into());
+    assert_eq!(got[0].lines().collect::<Vec<_>>(), want);
+    // four lines are too few to be worth a cut
+    assert_eq!(got[1], short);
+}
+
+#[test]
 fn a_long_listing_keeps_its_first_lines_and_a_short_one_stays() {
     let hits: Vec<String> = (0..300)
         .map(|i| format!("src/module_{i}/mod.rs:{}:fn handler_{i}()", i + 10))
@@ -335,13 +378,12 @@ fn on_every_corpus_session_an_excerpt_is_the_originals_lines_in_order() {
                     continue;
                 }
                 excerpts += 1;
-                // every kept line is a line of the original (less a line number), in order
+                // every kept line is a line of the original (less a line number, or a long listing line's mode and name), in
+                // order
                 let mut original = b.split('\n');
                 for line in a.split('\n').filter(|l| !is_marker(l)) {
                     assert!(
-                        original
-                            .any(|o| o == line
-                                || &o[ctxfit_retention::line_number_prefix(o)..] == line),
+                        original.any(|o| ctxfit_retain_excerpt::keeps_of(o, line)),
                         "{}: {line:?} is not a line of the original, in order",
                         path.display()
                     );

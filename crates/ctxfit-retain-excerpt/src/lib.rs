@@ -21,6 +21,11 @@
 //!    `listing_above` characters (2,000) keeps its first `listing_keep` lines (20).
 //! 4. **Line numbers.** A numbered read (`cat -n`, Claude Code's `Read`) whose numbers run on one by one loses
 //!    the number column; a first line `[lines 120–380; numbers dropped, count from 120]` says how to restore it.
+//! 5. **Long listings' columns.** The lines of an `ls -l` listing (`-rw-r--r-- 1 root root 4096 Sep 10  2025
+//!    setup.py`) keep their mode and name (`-rw-r--r-- setup.py`, `lrwxrwxrwx link -> target`): what is a
+//!    directory, a link or an executable, and what it is called. A line `[mode and name only: the links, owner,
+//!    group, size and date of 14 long-listing lines left out]` before the first says so. It takes at least
+//!    `long_listing_min` (5) such lines (0: never).
 //!
 //! An excerpt must save at least `min_saving` (0.1) of the result's characters, or the result is left as it is.
 //!
@@ -63,6 +68,8 @@ pub struct Excerpt {
     /// Of each traceback's frames in the agent's own code, how many of the first and of the last stay.
     pub frames_first: usize,
     pub frames_last: usize,
+    /// The fewest `ls -l` lines a result must hold for their columns to go; 0 keeps them always.
+    pub long_listing_min: usize,
     pub strip_line_numbers: bool,
     /// The least share of the result's characters an excerpt must save to be worth breaking the cache for.
     pub min_saving: f64,
@@ -80,6 +87,7 @@ impl Default for Excerpt {
             listing_keep: 20,
             frames_first: 1,
             frames_last: 3,
+            long_listing_min: 5,
             strip_line_numbers: true,
             min_saving: 0.1,
             shell: ShellReads::default(),
@@ -258,6 +266,66 @@ fn frames_between(lines: &[&str], first: usize, last: usize) -> Vec<bool> {
     between
 }
 
+/// Can the rule keep `kept` of the result's line `line`? The line itself, the line less its number
+/// ([`line_number_prefix`]), or a long listing line's mode and name ([`long_listing_line`]).
+pub fn keeps_of(line: &str, kept: &str) -> bool {
+    line == kept
+        || &line[line_number_prefix(line)..] == kept
+        || long_listing_line(line)
+            .is_some_and(|(mode, name)| kept == format!("{} {}", &line[mode], &line[name]))
+}
+
+type LongLine = (std::ops::Range<usize>, std::ops::RangeFrom<usize>);
+
+/// A line of an `ls -l` listing, as its mode (`drwxr-xr-x`, `-rw-r--r--@`) and its name (`setup.py`, `link ->
+/// target`): the byte ranges of both, leaving out the link count, owner, group, size (`4096`, `4.0K`, `1,5M`)
+/// and date (`Sep 10  2025`, `Apr 10 07:00`, `2025-09-10 07:00`) between them.
+pub fn long_listing_line(line: &str) -> Option<LongLine> {
+    // `split_whitespace` yields subslices of the line: their offsets in it
+    let mut words = line
+        .split_whitespace()
+        .map(|w| (w.as_ptr() as usize - line.as_ptr() as usize, w));
+    let digits = |w: &str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit());
+    let (at, mode) = words.next()?;
+    let bits = mode.trim_end_matches(['.', '+', '@']);
+    let mode_ok = bits.len() == 10
+        && bits.starts_with(['d', 'l', 'c', 'b', 'p', 's', '-'])
+        && bits[1..].bytes().all(|b| b"rwxsStT-".contains(&b));
+    let links = words.next()?.1;
+    let size = words.nth(2)?.1;
+    let size_ok = size.starts_with(|c: char| c.is_ascii_digit())
+        && size
+            .trim_end_matches(['K', 'M', 'G', 'T', 'P', 'E', 'k'])
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b == b'.' || b == b',');
+    if !(mode_ok && digits(links) && size_ok) {
+        return None;
+    }
+    let time = |w: &str| {
+        let mut parts = w.split(':');
+        parts.next().is_some_and(digits)
+            && parts
+                .next()
+                .is_some_and(|m| m.len() >= 2 && m.as_bytes()[..2].iter().all(u8::is_ascii_digit))
+    };
+    let first = words.next()?.1;
+    let date_ok = if first.len() == 10 && first.as_bytes()[4] == b'-' && first.as_bytes()[7] == b'-'
+    {
+        time(words.next()?.1)
+    } else if first.len() == 3 && first.bytes().all(|b| b.is_ascii_alphabetic()) {
+        let day = words.next()?.1;
+        let year_or_time = words.next()?.1;
+        digits(day) && (time(year_or_time) || (year_or_time.len() == 4 && digits(year_or_time)))
+    } else {
+        false
+    };
+    let (name, _) = words.next()?;
+    date_ok.then_some((at..at + mode.len(), name..))
+}
+
+/// The line before the first line of a long listing whose columns were left out starts with this.
+const NAMES_HEADER: &str = "[mode and name only: the links, owner, group, size and date of ";
+
 /// The first line of an excerpt whose line numbers were dropped starts with this.
 const NUMBERS_HEADER: &str = "[lines ";
 /// The last line of an excerpt with gaps starts with this.
@@ -423,7 +491,25 @@ impl RetentionRule for Excerpt {
         } else {
             None
         };
-        let has_gap = slots.iter().any(|s| gap_len(s) > 0);
+        // 5. the columns of a long listing
+        let mut names: Vec<Option<LongLine>> = Vec::new();
+        if kind != ContentKind::Read && self.long_listing_min > 0 {
+            names = slots
+                .iter()
+                .filter_map(|s| match s {
+                    Slot::Line(i) => Some(*i),
+                    _ => None,
+                })
+                .fold(vec![None; lines.len()], |mut names, i| {
+                    names[i] = long_listing_line(lines[i]);
+                    names
+                });
+            if names.iter().flatten().count() < self.long_listing_min {
+                names.clear();
+            }
+        }
+        let long_lines = names.iter().flatten().count();
+        let has_gap = long_lines > 0 || slots.iter().any(|s| gap_len(s) > 0);
         // a read is final as it is (later reads leave out what it shows); anything else is left to the next
         // rule of the profile
         let unchanged = match kind {
@@ -442,16 +528,24 @@ impl RetentionRule for Excerpt {
                 "{NUMBERS_HEADER}{first}–{last}; numbers dropped, count from {first}]\n"
             ));
         }
+        let mut named = false;
         for slot in &slots {
             match *slot {
-                Slot::Line(i) => {
-                    let line = lines[i];
-                    let line = match numbers {
-                        Some(_) => &line[line_number_prefix(line)..],
-                        None => line,
-                    };
-                    out.push_str(line);
-                }
+                Slot::Line(i) => match (numbers, names.get(i).cloned().flatten()) {
+                    (_, Some((mode, name))) => {
+                        if !named {
+                            named = true;
+                            out.push_str(&format!(
+                                "{NAMES_HEADER}{long_lines} long-listing lines left out]\n"
+                            ));
+                        }
+                        out.push_str(&lines[i][mode]);
+                        out.push(' ');
+                        out.push_str(&lines[i][name]);
+                    }
+                    (Some(_), None) => out.push_str(&lines[i][line_number_prefix(lines[i])..]),
+                    (None, None) => out.push_str(lines[i]),
+                },
                 Slot::Shown(n) => out.push_str(&format!(
                     "[… {n} line{} shown elsewhere in this conversation]",
                     if n == 1 { "" } else { "s" }
@@ -508,6 +602,7 @@ fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
             "listing_keep" => rule.listing_keep = n()?,
             "frames_first" => rule.frames_first = n()?,
             "frames_last" => rule.frames_last = n()?,
+            "long_listing_min" => rule.long_listing_min = n()?,
             "min_saving" => {
                 rule.min_saving = v
                     .as_f64()
@@ -534,7 +629,7 @@ fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
             other => {
                 return Err(RuleConfigError::new(
                     "excerpt",
-                    format!("unknown parameter `{other}` (expected min_run, log_above, log_head, log_tail, listing_above, listing_keep, frames_first, frames_last, strip_line_numbers, min_saving, shell_patterns)"),
+                    format!("unknown parameter `{other}` (expected min_run, log_above, log_head, log_tail, listing_above, listing_keep, frames_first, frames_last, long_listing_min, strip_line_numbers, min_saving, shell_patterns)"),
                 ))
             }
         }
@@ -545,6 +640,67 @@ fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
 register_rule!(
     name: "excerpt",
     tools: &["*"],
-    summary: "leave out runs of lines shown elsewhere; logs keep head, tail and outcomes; listings their first lines; drop read line numbers",
+    summary: "leave out runs of lines shown elsewhere; logs keep head, tail and outcomes; listings their first lines; `ls -l` lines their mode and name; drop read line numbers",
     factory: build,
 );
+
+#[cfg(test)]
+mod tests {
+    use super::long_listing_line;
+
+    /// The mode and name `long_listing_line` finds, as text.
+    fn parts(line: &str) -> Option<(&str, &str)> {
+        long_listing_line(line).map(|(mode, name)| (&line[mode], &line[name]))
+    }
+
+    #[test]
+    fn long_listing_lines_of_every_date_and_size_style() {
+        let cases = [
+            (
+                "-rw-r--r-- 1 root root  1157 May  6  2025 .gitignore",
+                ("-rw-r--r--", ".gitignore"),
+            ),
+            (
+                "drwxr-xr-x  2 dev staff  4096 Apr 10 07:00 my dir",
+                ("drwxr-xr-x", "my dir"),
+            ),
+            (
+                "lrwxrwxrwx 1 root root 7 2025-09-10 07:00 bin -> usr/bin",
+                ("lrwxrwxrwx", "bin -> usr/bin"),
+            ),
+            (
+                "-rwxr-xr-x@ 1 me staff 4.0K Jan  2 12:34:56 run.sh",
+                ("-rwxr-xr-x@", "run.sh"),
+            ),
+            (
+                "drwxrwsr-t+ 12 a b 1,5M Dec 31  1999 shared",
+                ("drwxrwsr-t+", "shared"),
+            ),
+            (
+                "crw-rw-rw- 1 root root 1 Sep 10  2025 null",
+                ("crw-rw-rw-", "null"),
+            ),
+        ];
+        for (line, want) in cases {
+            assert_eq!(parts(line), Some(want), "{line}");
+        }
+    }
+
+    #[test]
+    fn lines_that_only_look_like_a_long_listing_are_not_one() {
+        for line in [
+            "total 176",
+            "-rw-r--r-- 1 root root 1157 May  6  2025", // no name
+            "-rw-r--r-- x root root 1157 May  6  2025 a.txt", // no link count
+            "-rw-r--r-- 1 root root big May  6  2025 a.txt", // no size
+            "-rw-r--r-- 1 root root 1157 yesterday 6 2025 a", // no date
+            "rw-r--r--- 1 root root 1157 May  6  2025 a.txt", // no file type first
+            "-rw-r--r-- 1 root root 1157 May six 2025 a.txt",
+            "-rw-r--r-- 1 root root 1157 May 6 1:aé a.txt", // a minute that is not one, cut inside a character
+            "error: 1 2 3 4 5 6 7",
+            "",
+        ] {
+            assert_eq!(parts(line), None, "{line}");
+        }
+    }
+}
