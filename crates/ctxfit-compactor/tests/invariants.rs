@@ -1,5 +1,5 @@
 //! The compactor's invariants, property-tested on random histories: parallel tool calls, list contents,
-//! multi-byte text, already-compacted results, under several profiles. 10,000 cases per invariant by default
+//! multi-byte text, already-compacted results, long listings and tracebacks, under several profiles. 10,000 cases per invariant by default
 //! (`CTXFIT_PROPTEST_CASES` to change it).
 
 use ctxfit_compactor::{Compactor, PolicyFile, Settings};
@@ -30,6 +30,13 @@ const PIECES: &[&str] = &[
     "{\"a\": 1}",
     "\n",
     "x",
+    // the shapes the excerpt rule reads: a long listing's lines, a traceback's frames
+    "-rw-r--r-- 1 root root 1157 May  6  2025 a é.py\n",
+    "drwxr-xr-x 2 me staff 4.0K 2025-09-10 07:00 src\n",
+    "Traceback (most recent call last):\n",
+    "  File \"/testbed/pkg/m.py\", line 3, in f\n",
+    "    return g(x)\n",
+    "ValueError: bad\n",
 ];
 const MARKERS: &[&str] = &[
     "\n[truncated for context management]",
