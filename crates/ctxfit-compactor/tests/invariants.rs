@@ -1,6 +1,6 @@
 //! The compactor's invariants, property-tested on random histories: parallel tool calls, list contents,
-//! multi-byte text, already-compacted results, long listings and tracebacks, under several profiles. 10,000 cases per invariant by default
-//! (`CTXFIT_PROPTEST_CASES` to change it).
+//! multi-byte text, already-compacted results, long listings and tracebacks, under several profiles. 10,000
+//! cases per invariant by default (`CTXFIT_PROPTEST_CASES` to change it).
 
 use ctxfit_compactor::{Compactor, PolicyFile, Settings};
 use ctxfit_model::{
