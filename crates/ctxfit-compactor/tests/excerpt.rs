@@ -261,6 +261,42 @@ fn a_deep_traceback_keeps_where_it_started_and_where_it_failed() {
 }
 
 #[test]
+fn a_gap_of_one_short_line_keeps_the_line() {
+    let mut log = vec!["build 1".to_owned(), "build 2".to_owned()];
+    log.extend((0..30).map(|i| format!("compiling module_{i} of the workspace")));
+    log.extend(
+        [
+            "error: first failure in module alpha",
+            "  ok",
+            "error: second failure in module beta",
+            "a line that says nothing of the outcome and is longer than a marker",
+            "error: third failure in module gamma",
+        ]
+        .map(str::to_owned),
+    );
+    log.extend((0..4).map(|i| format!("summary line {i}")));
+    let conv = session(&[
+        ("Bash", json!({"command": "make"}), log.join("\n")),
+        ("Bash", json!({"command": "git status"}), "clean".into()),
+    ]);
+    let out = smart(&conv);
+    let lines: Vec<&str> = out[0].lines().collect();
+    assert_eq!(
+        lines[2..9],
+        [
+            "[… 30 lines omitted]",
+            "error: first failure in module alpha",
+            "  ok",
+            "error: second failure in module beta",
+            "[… 1 line omitted]",
+            "error: third failure in module gamma",
+            "summary line 0",
+        ],
+        "{lines:?}"
+    );
+}
+
+#[test]
 fn a_long_listing_keeps_each_entrys_mode_and_name() {
     let mut out = vec!["/testbed".to_owned(), "total 172".to_owned()];
     let entries = [

@@ -16,7 +16,7 @@
 //!    `node_modules/`) is not an outcome: the frames of the agent's own code and the error stay. Of a long
 //!    Python traceback through the agent's own code (an import chain twenty modules deep), the first
 //!    `frames_first` (1) of those frames stay — where the run started — and the last `frames_last` (3) — where it
-//!    failed; the ones between go with the rest.
+//!    failed; the ones between go with the rest. A gap of one line no longer than its marker keeps the line.
 //! 3. **Listings.** A search or listing (`Grep`, `Glob`, `ls`, `find`, `grep -rn` in a shell) still longer than
 //!    `listing_above` characters (2,000) keeps its first `listing_keep` lines (20).
 //! 4. **Line numbers.** A numbered read (`cat -n`, Claude Code's `Read`) whose numbers run on one by one loses
@@ -354,20 +354,26 @@ fn gap_len(s: &Slot) -> usize {
     }
 }
 
-/// Merge the lines of `slots` that `keep` rejects into `Omitted` gaps (adjacent gaps of that kind join).
-fn omit_lines(slots: Vec<Slot>, keep: impl Fn(usize, usize) -> bool) -> Vec<Slot> {
-    let mut out: Vec<Slot> = Vec::with_capacity(slots.len());
+/// Merge the lines of `slots` that `keep` rejects into `Omitted` gaps (adjacent gaps of that kind join). A gap of
+/// one line no longer than its marker keeps the line: the marker would cost as much and say less.
+fn omit_lines(slots: Vec<Slot>, lines: &[&str], keep: impl Fn(usize, usize) -> bool) -> Vec<Slot> {
     let mut nth = 0;
-    for slot in slots {
-        let dropped = match slot {
+    let dropped: Vec<bool> = slots
+        .iter()
+        .map(|slot| match *slot {
             Slot::Line(i) => {
                 let k = keep(nth, i);
                 nth += 1;
                 !k
             }
             _ => false,
-        };
-        if !dropped {
+        })
+        .collect();
+    let alone = |k: usize| (k == 0 || !dropped[k - 1]) && dropped.get(k + 1).is_none_or(|d| !d);
+    let mut out: Vec<Slot> = Vec::with_capacity(slots.len());
+    for (k, slot) in slots.into_iter().enumerate() {
+        let short = matches!(slot, Slot::Line(i) if lines[i].chars().count() <= ONE_LINE_OMITTED.chars().count());
+        if !dropped[k] || (short && alone(k)) {
             out.push(slot);
         } else if let Some(Slot::Omitted(n)) = out.last_mut() {
             *n += 1;
@@ -377,6 +383,9 @@ fn omit_lines(slots: Vec<Slot>, keep: impl Fn(usize, usize) -> bool) -> Vec<Slot
     }
     out
 }
+
+/// The marker of a gap of one line.
+const ONE_LINE_OMITTED: &str = "[… 1 line omitted]";
 
 /// The first line number of a read whose every line but trailing notes is numbered one by one (`Some(first)`).
 fn consecutive_numbers(lines: &[&str]) -> Option<u64> {
@@ -475,14 +484,14 @@ impl RetentionRule for Excerpt {
             let total = slots.iter().filter(|s| matches!(s, Slot::Line(_))).count();
             let (head, tail) = (self.log_head, self.log_tail);
             let between = frames_between(&lines, self.frames_first, self.frames_last);
-            slots = omit_lines(slots, |nth, i| {
+            slots = omit_lines(slots, &lines, |nth, i| {
                 nth < head
                     || nth + tail >= total
                     || (reports_outcome(lines[i]) && !library_frame(lines[i]) && !between[i])
             });
         } else if kind == ContentKind::Listing && kept_chars(&slots) > self.listing_above {
             let keep = self.listing_keep;
-            slots = omit_lines(slots, |nth, _| nth < keep);
+            slots = omit_lines(slots, &lines, |nth, _| nth < keep);
         }
 
         // 4. the number column of a numbered read
