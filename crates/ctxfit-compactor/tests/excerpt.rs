@@ -41,6 +41,14 @@ fn under(conv: &Conversation, policy: &PolicyFile, profile: &str) -> Vec<String>
         .collect()
 }
 
+/// A shell command's output, made stale by one more command after it.
+fn stale_shell(command: &str, output: &[String]) -> Conversation {
+    session(&[
+        ("Bash", json!({ "command": command }), output.join("\n")),
+        ("Bash", json!({"command": "git status"}), "clean".into()),
+    ])
+}
+
 fn numbered(lines: &[String], from: usize) -> String {
     lines
         .iter()
@@ -91,10 +99,7 @@ fn a_long_log_keeps_head_tail_and_outcomes() {
         .collect();
     log[120] = "test_module::case_120 ... FAILED".into();
     log[121] = "thread 'case_120' panicked at src/lib.rs:40:9".into();
-    let conv = session(&[
-        ("Bash", json!({"command": "cargo test"}), log.join("\n")),
-        ("Bash", json!({"command": "git status"}), "clean".into()),
-    ]);
+    let conv = stale_shell("cargo test", &log);
     let out = smart(&conv);
     let lines: Vec<&str> = out[0].lines().collect();
     assert_eq!(
@@ -135,14 +140,7 @@ fn a_stale_traceback_keeps_the_agents_own_frames_and_the_error() {
     log.push("    raise ValueError(value)".into());
     log.push("ValueError: bad value".into());
     log.extend((0..4).map(|i| format!("cleanup {i}")));
-    let conv = session(&[
-        (
-            "Bash",
-            json!({"command": "python repro.py"}),
-            log.join("\n"),
-        ),
-        ("Bash", json!({"command": "git status"}), "clean".into()),
-    ]);
+    let conv = stale_shell("python repro.py", &log);
     let out = smart(&conv);
     let lines: Vec<&str> = out[0].lines().collect();
     // the agent's own frames and the error
@@ -198,14 +196,7 @@ fn a_deep_traceback_keeps_where_it_started_and_where_it_failed() {
     log.push(String::new());
     log.extend(import_chain(5, "RuntimeError: setup failed"));
     log.push("1 error in 0.31s".into());
-    let conv = session(&[
-        (
-            "Bash",
-            json!({"command": "python -m pytest tests"}),
-            log.join("\n"),
-        ),
-        ("Bash", json!({"command": "git status"}), "clean".into()),
-    ]);
+    let conv = stale_shell("python -m pytest tests", &log);
     let frame = |i: usize| {
         format!(
             "  File \"/testbed/pkg/mod_{i}.py\", line {}, in <module>",
@@ -275,10 +266,7 @@ fn a_gap_of_one_short_line_keeps_the_line() {
         .map(str::to_owned),
     );
     log.extend((0..4).map(|i| format!("summary line {i}")));
-    let conv = session(&[
-        ("Bash", json!({"command": "make"}), log.join("\n")),
-        ("Bash", json!({"command": "git status"}), "clean".into()),
-    ]);
+    let conv = stale_shell("make", &log);
     let out = smart(&conv);
     let lines: Vec<&str> = out[0].lines().collect();
     assert_eq!(

@@ -158,11 +158,6 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
         }
     }
     let weighted = |n: &Info| {
-        let density = if n.text == 0 {
-            1.0
-        } else {
-            n.link_text as f64 / n.text as f64
-        };
         // the elements made for the main content count a quarter more, the page's own mark of the article's
         // body half as much again
         let tag_bonus = match tag(&n.node) {
@@ -170,7 +165,8 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
             _ => 1.0,
         };
         let bonus = tag_bonus * if n.marked { 1.5 } else { 1.0 };
-        n.score * (1.0 - density) * bonus
+        // (an element without text has no score: its paragraphs' votes need text)
+        n.score * (1.0 - density(n)) * bonus
     };
     let best = (0..nodes.len())
         // a list is a part of an article, never its container: its items vote for the list and, by half, for

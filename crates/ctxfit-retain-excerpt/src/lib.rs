@@ -189,8 +189,7 @@ pub fn reports_outcome(line: &str) -> bool {
         "timeout",
     ];
     let trimmed = line.trim_start();
-    if trimmed.starts_with("File \"") || trimmed.starts_with("--> ") || trimmed.starts_with("E   ")
-    {
+    if python_frame(line) || trimmed.starts_with("--> ") || trimmed.starts_with("E   ") {
         return true;
     }
     let lower = line.to_ascii_lowercase();
@@ -223,7 +222,7 @@ pub fn library_frame(line: &str) -> bool {
         "/usr/local/lib/",
     ];
     let t = line.trim_start();
-    let frame = t.starts_with("File \"") || t.starts_with("at ");
+    let frame = python_frame(line) || t.starts_with("at ");
     frame && PLACES.iter().any(|p| t.contains(p))
 }
 
@@ -372,8 +371,11 @@ fn omit_lines(slots: Vec<Slot>, lines: &[&str], keep: impl Fn(usize, usize) -> b
     let alone = |k: usize| (k == 0 || !dropped[k - 1]) && dropped.get(k + 1).is_none_or(|d| !d);
     let mut out: Vec<Slot> = Vec::with_capacity(slots.len());
     for (k, slot) in slots.into_iter().enumerate() {
-        let short = matches!(slot, Slot::Line(i) if lines[i].chars().count() <= ONE_LINE_OMITTED.chars().count());
-        if !dropped[k] || (short && alone(k)) {
+        let short = |slot: &Slot| match *slot {
+            Slot::Line(i) => lines[i].chars().count() <= ONE_LINE_OMITTED.chars().count(),
+            _ => false,
+        };
+        if !dropped[k] || (alone(k) && short(&slot)) {
             out.push(slot);
         } else if let Some(Slot::Omitted(n)) = out.last_mut() {
             *n += 1;
@@ -501,20 +503,15 @@ impl RetentionRule for Excerpt {
             None
         };
         // 5. the columns of a long listing
-        let mut names: Vec<Option<LongLine>> = Vec::new();
+        let mut names: Vec<Option<LongLine>> = vec![None; lines.len()];
         if kind != ContentKind::Read && self.long_listing_min > 0 {
-            names = slots
-                .iter()
-                .filter_map(|s| match s {
-                    Slot::Line(i) => Some(*i),
-                    _ => None,
-                })
-                .fold(vec![None; lines.len()], |mut names, i| {
+            for slot in &slots {
+                if let Slot::Line(i) = *slot {
                     names[i] = long_listing_line(lines[i]);
-                    names
-                });
+                }
+            }
             if names.iter().flatten().count() < self.long_listing_min {
-                names.clear();
+                names.fill(None);
             }
         }
         let long_lines = names.iter().flatten().count();
@@ -540,7 +537,7 @@ impl RetentionRule for Excerpt {
         let mut named = false;
         for slot in &slots {
             match *slot {
-                Slot::Line(i) => match (numbers, names.get(i).cloned().flatten()) {
+                Slot::Line(i) => match (numbers, names[i].clone()) {
                     (_, Some((mode, name))) => {
                         if !named {
                             named = true;
