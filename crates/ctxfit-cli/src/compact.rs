@@ -90,7 +90,7 @@ fn report_text(r: &Report) -> String {
                 "less than min_reclaim_ratio of the cache it would break"
             }
             HoldReason::CacheWritePremium => {
-                "would not pay back the cache write (cache_write_premium)"
+                "would not pay back the cache write yet (cache_write_premium): they wait"
             }
         };
         out.push_str(&format!(

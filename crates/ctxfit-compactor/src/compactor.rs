@@ -153,8 +153,6 @@ struct Change {
     rule: &'static str,
     action: Action,
     clear_input: bool,
-    /// The rule decides once (not history-dependent): if the change is not made, the result is kept for good.
-    decides_once: bool,
 }
 
 /// What replaces a block in the request.
@@ -724,7 +722,6 @@ impl Compactor {
                         rule: "max_tool_result_chars",
                         action: Action::Replaced,
                         clear_input: false,
-                        decides_once: true,
                     };
                     new_blocks.extend(self.commit(conv, &site, change));
                 }
@@ -895,7 +892,6 @@ impl Compactor {
             estimate = estimate.saturating_sub(site.tokens - tokens_after);
             let clear_input = self.settings.clear_tool_inputs;
             let rule = bound.rule.name();
-            let decides_once = !bound.rule.depends_on_history();
             // later results of this batch see the replacement as shown, as they will once it is committed (and
             // as a second pass over the compacted history sees it): that keeps compaction idempotent
             self.state.shown.add_content(&content);
@@ -908,7 +904,6 @@ impl Compactor {
                     rule,
                     action,
                     clear_input,
-                    decides_once,
                 },
             ));
             if target > 0 && estimate <= target {
@@ -916,52 +911,12 @@ impl Compactor {
             }
         }
         still.extend(rest);
-        let reclaim = self.current_tokens().saturating_sub(estimate);
-        let requests = total_assistants.max(1) as f64;
-        let (too_little_for_the_tail, does_not_pay_back) =
-            tentative.first().map_or((false, false), |(ri, _)| {
-                // the cached part of the request from the first changed message on must be written again
-                let from = self.state.results[*ri].message;
-                let end = self.state.cached_messages.max(from);
-                let tail = self.state.sent_tokens[from..end].iter().sum::<usize>() as f64;
-                let reclaim = reclaim as f64;
-                (
-                    reclaim < self.settings.min_reclaim_ratio * tail,
-                    reclaim * requests < self.settings.cache_write_premium * tail,
-                )
-            });
-        let held = if tentative.is_empty() {
-            None
-        } else if reclaim < self.settings.min_reclaim_tokens {
-            Some(HoldReason::MinReclaimTokens)
-        } else if too_little_for_the_tail {
-            Some(HoldReason::MinReclaimRatio)
-        } else if does_not_pay_back {
-            Some(HoldReason::CacheWritePremium)
-        } else {
-            None
-        };
-        if tentative.is_empty() || held.is_some() {
-            let held = held.map(|reason| HeldBack {
-                results: tentative.len(),
-                tokens: reclaim,
-                reason,
-            });
-            for (ri, change) in tentative {
-                self.state.shown.remove_content(&change.content);
-                if does_not_pay_back && change.decides_once {
-                    // later the same cut would break a longer tail for fewer requests: it never pays more
-                    let site = &self.state.results[ri];
-                    if let Some(r) = Self::result_block(conv, site) {
-                        keep_for_good(&mut self.kept, &mut self.state.shown, &site.key, &r.content);
-                    }
-                } else {
-                    still.push(ri);
-                }
-            }
-            still.sort_unstable();
-            self.state.pending = still;
-            return held;
+        // the cuts made now: all of the batch, or under the payback rule its latest ones that pay back (the
+        // others wait); `held` says why any were not
+        let (start, held) = self.batch_start(&tentative, total_assistants);
+        for (ri, change) in tentative.drain(..start) {
+            self.state.shown.remove_content(&change.content);
+            still.push(ri);
         }
         still.sort_unstable();
         self.state.pending = still;
@@ -970,7 +925,84 @@ impl Compactor {
             let site = self.state.results[ri].clone();
             new_blocks.extend(self.commit(conv, &site, change));
         }
-        None
+        held
+    }
+
+    /// Where the cuts made this request begin in the batch (results in order), and why the ones before were
+    /// held back. A batch is made whole or not at all, by `min_reclaim_tokens` and `min_reclaim_ratio` — unless
+    /// the payback rule is on (`cache_write_premium`): then its latest cuts are made as far back as they pay
+    /// back as a whole, and the earlier ones wait for a request where they do (each request they are asked
+    /// again).
+    ///
+    /// Payback: cutting `reclaim` tokens from results whose first message is followed by `tail` cached tokens
+    /// writes the `tail − reclaim` tokens left to the cache again instead of reading the `tail` (an extra
+    /// `(1 + premium) × (tail − reclaim) − tail` cache reads), and saves `reclaim` cache reads on each request
+    /// to come. With the requests so far as the forecast of those to come, a cut pays back when
+    /// `reclaim × (requests + premium + 1) ≥ premium × tail`.
+    fn batch_start(&self, batch: &[(usize, Change)], requests: usize) -> (usize, Option<HeldBack>) {
+        let settings = &self.settings;
+        let premium = settings.cache_write_premium;
+        let check = |reclaim: usize, tail: usize| {
+            let (reclaim_f, tail_f) = (reclaim as f64, tail as f64);
+            if reclaim < settings.min_reclaim_tokens {
+                Some(HoldReason::MinReclaimTokens)
+            } else if reclaim_f < settings.min_reclaim_ratio * tail_f {
+                Some(HoldReason::MinReclaimRatio)
+            } else if reclaim_f * (requests.max(1) as f64 + premium + 1.0) < premium * tail_f {
+                Some(HoldReason::CacheWritePremium)
+            } else {
+                None
+            }
+        };
+        let reclaim_of = |(ri, change): &(usize, Change)| {
+            self.state.results[*ri]
+                .tokens
+                .saturating_sub(change.tokens_after)
+        };
+        // the cached part of the request from a message on: the provider writes it again when it changes
+        let cached = self.state.cached_messages;
+        let tail_from = |message: usize| -> usize {
+            self.state.sent_tokens[message.min(cached)..cached]
+                .iter()
+                .sum()
+        };
+        let Some(first) = batch.first() else {
+            return (0, None);
+        };
+        if premium <= 0.0 {
+            let reclaim = batch.iter().map(reclaim_of).sum();
+            let held = check(reclaim, tail_from(self.state.results[first.0].message));
+            let start = if held.is_some() { batch.len() } else { 0 };
+            let held = held.map(|reason| HeldBack {
+                results: batch.len(),
+                tokens: reclaim,
+                reason,
+            });
+            return (start, held);
+        }
+        // the longest run of latest cuts that passes, the tail grown message by message going back
+        let (mut start, mut reason) = (batch.len(), None);
+        let (mut reclaim, mut tail) = (0, 0);
+        let mut tail_start = cached;
+        for k in (0..batch.len()).rev() {
+            reclaim += reclaim_of(&batch[k]);
+            let from = self.state.results[batch[k].0].message.min(tail_start);
+            tail += self.state.sent_tokens[from..tail_start]
+                .iter()
+                .sum::<usize>();
+            tail_start = from;
+            match check(reclaim, tail) {
+                None => start = k,
+                Some(r) => reason = Some(r),
+            }
+        }
+        debug_assert_eq!(tail, tail_from(self.state.results[first.0].message));
+        let held = (start > 0).then(|| HeldBack {
+            results: start,
+            tokens: batch[..start].iter().map(reclaim_of).sum(),
+            reason: reason.unwrap_or(HoldReason::CacheWritePremium),
+        });
+        (start, held)
     }
 
     /// The count of results that could change a waiting result's decision, as recorded when it was asked.
@@ -1012,7 +1044,6 @@ impl Compactor {
             rule,
             action,
             clear_input,
-            decides_once: _,
         } = change;
         let est = self.estimator.as_ref();
         let tokens_before = site.tokens;

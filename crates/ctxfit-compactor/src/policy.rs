@@ -115,10 +115,13 @@ pub struct Settings {
     /// right after the model answered it rewrites only that result and the answer.
     pub min_reclaim_ratio: f64,
     /// The payback rule: what writing a token to the prompt cache costs beyond reading it, in cache reads
-    /// ((1.25 − 0.1) / 0.1 = 11.5 on Anthropic, 9 on OpenAI; 0 = off). A batch breaks the cache only when the
-    /// tokens it reclaims, saved on as many further requests as the conversation has had so far, repay
-    /// rewriting the cached tail: `reclaim × requests ≥ premium × tail`. Early in a conversation, when it may
-    /// soon end, only large cuts pass; later ones pay back over the requests to come.
+    /// ((1.25 − 0.1) / 0.1 = 11.5 on Anthropic, (1 − 0.1) / 0.1 = 9 on OpenAI; 0 = off, every cut made at once).
+    /// Cutting `reclaim` tokens from results after which `tail` tokens were cached writes the rest of the tail
+    /// again instead of reading it, and saves `reclaim` cache reads on every request to come. Taking the
+    /// requests so far as the forecast of those to come, cuts are made when
+    /// `reclaim × (requests + premium + 1) ≥ premium × tail`: the latest cuts of a request, as far back as they
+    /// pay back together; the earlier ones wait and are asked again at the next request. Early in a
+    /// conversation, which may soon end, only large cuts are made; small ones wait for it to go on.
     pub cache_write_premium: f64,
     /// Cut every tool result, even the newest, to this many characters when it enters the history (0 = off).
     /// A result cut this way is final: no rule compacts it again, so the cached prefix stays valid.
@@ -176,6 +179,9 @@ pub fn built_in(name: &str) -> Option<ProfileSpec> {
         "smart" => Some(ProfileSpec {
             trigger: Some(Trigger::Always),
             keep_latest_result_message: Some(false),
+            // a cut is made when it pays back its cache write at Anthropic's prices over as many requests again
+            // as the conversation has had, and waits until it does: compaction never costs more than it saves
+            cache_write_premium: Some(11.5),
             // each stale result is cut once, as soon as the model has answered it: the cache breaks only over
             // that result and the answer, and the excerpt rule cuts only where it saves a tenth or more
             rules: Some(vec![

@@ -3,28 +3,24 @@
 
 use ctxfit_compactor::{Compactor, PolicyFile};
 use ctxfit_import::{corpus_dir, corpus_trajectory_files, import_file};
-use ctxfit_model::{Conversation, Value};
+mod common;
+
+use common::session;
+use ctxfit_model::Conversation;
 use serde_json::json;
 
-/// A Claude Code-shaped conversation: each (tool, input, result) is one assistant call and its result, answered
-/// by a short assistant message; the last result is the newest.
-fn session(calls: &[(&str, Value, String)]) -> Conversation {
-    let mut messages = vec![json!({"role": "user", "content": "fix the bug"})];
-    for (i, (tool, input, result)) in calls.iter().enumerate() {
-        let id = format!("toolu_{i:02}");
-        messages.push(json!({"role": "assistant", "content": [
-            {"type": "text", "text": "Looking."},
-            {"type": "tool_use", "id": id, "name": tool, "input": input}]}));
-        messages.push(json!({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": id, "content": result}]}));
-    }
-    messages.push(json!({"role": "assistant", "content": "Done."}));
-    ctxfit_model::from_value(json!({"model": "m", "messages": messages})).unwrap()
-}
+/// `smart` with every cut made as soon as a result is stale: these histories are a few requests long, and
+/// `smart`'s payback rule would keep most cuts waiting for requests that never come. This file tests what the
+/// rules keep; `tests/payback.rs` tests when `smart` makes a cut.
+const EAGER: &str = "[profiles.eager]\nextends = \"smart\"\ncache_write_premium = 0\n";
 
-/// The text of every result after one-shot compaction under `smart`.
+/// The text of every result after one-shot compaction under `smart`'s rules, every cut made at once.
 fn smart(conv: &Conversation) -> Vec<String> {
-    under(conv, &PolicyFile::default(), "smart")
+    under(
+        conv,
+        &PolicyFile::parse(EAGER, "eager.toml").unwrap(),
+        "eager",
+    )
 }
 
 /// The text of every result after one-shot compaction under `profile` of `policy`.
@@ -242,7 +238,7 @@ fn a_deep_traceback_keeps_where_it_started_and_where_it_failed() {
 
     // the window is the profile's to set: with frames_last = 100 every frame of the agent's code stays
     let wide = PolicyFile::parse(
-        "[profiles.wide]\nextends = \"smart\"\n[[profiles.wide.rules]]\nrule = \"excerpt\"\nparams = { frames_first = 0, frames_last = 100 }\n",
+        "[profiles.wide]\nextends = \"smart\"\ncache_write_premium = 0\n[[profiles.wide.rules]]\nrule = \"excerpt\"\nparams = { frames_first = 0, frames_last = 100 }\n",
         "test.toml",
     )
     .unwrap();
@@ -440,8 +436,9 @@ fn a_batch_sees_its_own_excerpts_so_compacting_twice_changes_nothing() {
         {"role": "assistant", "content": "done"}
     ]}))
     .unwrap();
-    let settings = PolicyFile::default()
-        .resolve(Some("smart"), None, &|_| None)
+    let settings = PolicyFile::parse(EAGER, "eager.toml")
+        .unwrap()
+        .resolve(Some("eager"), None, &|_| None)
         .unwrap();
     let registry = ctxfit_plugins::registry().unwrap();
     let once = {

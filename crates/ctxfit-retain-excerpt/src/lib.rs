@@ -38,8 +38,9 @@
 //! before editing and read again after, the test log of the run before last, the hundred search hits it
 //! followed one of. An agent needs each line once, the outcome of a run, and the way back to the rest. What this
 //! rule keeps is the result's own text, so it never invents anything, and what it leaves out is either still in
-//! front of the model or one call away. It decides once, as soon as the model has answered the result, so the
-//! cached prefix breaks only over that result and the answer.
+//! front of the model or one call away. It decides as soon as the model has answered the result, so the cached
+//! prefix breaks only over that result and the answer (under `smart`'s payback rule a small cut that would not
+//! yet pay for its cache write waits, and the rule is asked again at the next request).
 //!
 //! ## Example
 //! ```toml

@@ -1,0 +1,20 @@
+//! Helpers shared by the compactor's integration tests.
+
+use ctxfit_model::{Conversation, Value};
+use serde_json::json;
+
+/// A Claude Code-shaped conversation: each (tool, input, result) is one assistant call and its result, answered
+/// by a short assistant message; the last result is the newest.
+pub fn session(calls: &[(&str, Value, String)]) -> Conversation {
+    let mut messages = vec![json!({"role": "user", "content": "fix the bug"})];
+    for (i, (tool, input, result)) in calls.iter().enumerate() {
+        let id = format!("toolu_{i:02}");
+        messages.push(json!({"role": "assistant", "content": [
+            {"type": "text", "text": "Looking."},
+            {"type": "tool_use", "id": id, "name": tool, "input": input}]}));
+        messages.push(json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": id, "content": result}]}));
+    }
+    messages.push(json!({"role": "assistant", "content": "Done."}));
+    ctxfit_model::from_value(json!({"model": "m", "messages": messages})).unwrap()
+}

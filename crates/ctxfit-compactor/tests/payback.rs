@@ -1,0 +1,186 @@
+//! When a cut is made under the payback rule (`cache_write_premium`, on in `smart`): a cut that would cost more
+//! in cache writes than the requests so far suggest it will save waits, is asked again at each request, and is
+//! made once it pays back; a large cut is made as soon as its result is stale.
+
+use ctxfit_compactor::{Compactor, HoldReason, PolicyFile, Report, Settings};
+mod common;
+
+use common::session;
+use ctxfit_model::{Conversation, Value};
+use serde_json::json;
+
+/// A numbered read (`Read`'s `     12→` column): dropping the numbers saves about a sixth of it, a small cut.
+fn numbered_read(path: &str, lines: usize) -> (&'static str, Value, String) {
+    let text = (1..=lines)
+        .map(|i| format!("{i:>6}→    let value_{i} = compute(input, {i});"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    ("Read", json!({ "file_path": path }), text)
+}
+
+/// A long build log: cut to its head, tail and outcome lines, most of it goes — a large cut.
+fn long_log() -> (&'static str, Value, String) {
+    let text = (0..300)
+        .map(|i| format!("   Compiling crate-{i} v0.{i}.0 (/work/crates/crate-{i})"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    ("Bash", json!({"command": "cargo build"}), text)
+}
+
+fn status() -> (&'static str, Value, String) {
+    ("Bash", json!({"command": "git status"}), "clean".to_owned())
+}
+
+fn profile(policy: &str, name: &str) -> Settings {
+    PolicyFile::parse(policy, "test.toml")
+        .unwrap()
+        .resolve(Some(name), None, &|_| None)
+        .unwrap()
+}
+
+fn smart() -> Settings {
+    PolicyFile::default()
+        .resolve(Some("smart"), None, &|_| None)
+        .unwrap()
+}
+
+/// The reports of a live agent's requests (one before each assistant message), and the compactor after them.
+fn live(conv: &Conversation, settings: Settings) -> (Vec<Report>, Compactor) {
+    let registry = ctxfit_plugins::registry().unwrap();
+    let mut c =
+        Compactor::new(settings, &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
+    let mut request = Conversation {
+        messages: Vec::new(),
+        ..conv.clone()
+    };
+    let mut previous = None;
+    let mut reports = Vec::new();
+    for (mi, msg) in conv.messages.iter().enumerate() {
+        if mi > 0 && ctxfit_model::begins_response(&conv.messages, mi) {
+            let report = c.compact(&request, previous);
+            previous = Some(report.tokens_after);
+            reports.push(report);
+        }
+        request.messages.push(msg.clone());
+    }
+    (reports, c)
+}
+
+/// The request (0-based) at which the result in message `message` was cut, if it was.
+fn cut_at(reports: &[Report], message: usize) -> Option<usize> {
+    reports
+        .iter()
+        .position(|r| r.new_blocks.iter().any(|b| b.message == message))
+}
+
+#[test]
+fn a_small_cut_waits_until_the_requests_so_far_pay_for_its_cache_write() {
+    // the read is the first result (message 2): stale from the third request on (the second answers it)
+    let mut calls = vec![numbered_read("src/lib.rs", 400)];
+    calls.extend((0..200).map(|_| status()));
+    let conv = session(&calls);
+    let (reports, c) = live(&conv, smart());
+    let at = cut_at(&reports, 2).expect("the read is cut once the conversation is long enough");
+    // held back first, for the payback rule
+    let held = reports[2]
+        .held_back
+        .as_ref()
+        .expect("held back when first stale");
+    assert_eq!(
+        (held.results, held.reason),
+        (1, HoldReason::CacheWritePremium)
+    );
+    assert!(at > 10, "cut at request {at}");
+    // asked again at every request until then, and held each time
+    assert!(reports[2..at].iter().all(|r| r
+        .held_back
+        .as_ref()
+        .is_some_and(|h| h.reason == HoldReason::CacheWritePremium)));
+    // made as it would have been at once: the same excerpt
+    let cut = &reports[at].new_blocks[0];
+    let saved = (cut.tokens_before - cut.tokens_after) as f64;
+    assert!(
+        saved < cut.tokens_before as f64 / 3.0,
+        "a small cut: {cut:?}"
+    );
+    let eager = "[profiles.eager]\nextends = \"smart\"\ncache_write_premium = 0\n";
+    let (eager_reports, eager_c) = live(&conv, profile(eager, "eager"));
+    assert_eq!(cut_at(&eager_reports, 2), Some(2));
+    let text = |c: &Compactor| {
+        c.project(&conv).messages[2]
+            .tool_results()
+            .next()
+            .unwrap()
+            .content
+            .joined_text()
+    };
+    assert_eq!(text(&c), text(&eager_c));
+    assert!(text(&c).starts_with("[lines 1–400; numbers dropped, count from 1]\n"));
+}
+
+#[test]
+fn a_large_cut_is_made_as_soon_as_its_result_is_stale() {
+    let conv = session(&[long_log(), status(), status()]);
+    let (reports, _) = live(&conv, smart());
+    assert_eq!(cut_at(&reports, 2), Some(2));
+    let cut = &reports[2].new_blocks[0];
+    assert!(cut.tokens_after * 5 < cut.tokens_before, "{cut:?}");
+    assert!(reports.iter().all(|r| r.held_back.is_none()));
+}
+
+#[test]
+fn of_a_batch_the_latest_cuts_that_pay_back_are_made_and_the_earlier_wait() {
+    // a small cut (the read) waits; the large one after it (the log) pays back alone and is made without it
+    let mut calls = vec![numbered_read("src/lib.rs", 400), long_log()];
+    calls.extend((0..200).map(|_| status()));
+    let conv = session(&calls);
+    let (reports, c) = live(&conv, smart());
+    assert_eq!(cut_at(&reports, 4), Some(3));
+    let read_cut = cut_at(&reports, 2).expect("the read is cut later");
+    assert!(read_cut > 10, "{read_cut}");
+    let held = reports[3].held_back.as_ref().unwrap();
+    assert_eq!(
+        (held.results, held.reason),
+        (1, HoldReason::CacheWritePremium)
+    );
+    // every decision is made once: the projection is what the last request sent
+    let last = reports.last().unwrap();
+    assert!(last.new_blocks.is_empty());
+    assert_eq!(
+        c.project(&conv).messages[2].tool_results().count(),
+        1,
+        "the read is still one result"
+    );
+}
+
+#[test]
+fn without_the_premium_every_cut_is_made_as_soon_as_its_result_is_stale() {
+    let mut calls = vec![numbered_read("src/lib.rs", 400)];
+    calls.extend((0..3).map(|_| status()));
+    let conv = session(&calls);
+    let eager = "[profiles.eager]\nextends = \"smart\"\ncache_write_premium = 0\n";
+    let (reports, _) = live(&conv, profile(eager, "eager"));
+    assert_eq!(cut_at(&reports, 2), Some(2));
+    assert!(reports.iter().all(|r| r.held_back.is_none()));
+    // under smart, the same short conversation never pays for the cut: it is never made
+    let (reports, _) = live(&conv, smart());
+    assert_eq!(cut_at(&reports, 2), None);
+}
+
+#[test]
+fn one_shot_makes_the_cuts_a_live_agent_made() {
+    let mut calls = vec![numbered_read("src/a.rs", 120), long_log()];
+    calls.extend((0..30).map(|_| status()));
+    calls.push(numbered_read("src/b.rs", 200));
+    calls.extend((0..30).map(|_| status()));
+    let conv = session(&calls);
+    let (_, live_c) = live(&conv, smart());
+    let registry = ctxfit_plugins::registry().unwrap();
+    let mut once =
+        Compactor::new(smart(), &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
+    // the live agent's last request is the history before the final answer
+    let mut history = conv.clone();
+    history.messages.pop();
+    once.compact_history(&history, None);
+    assert_eq!(once.project(&history), live_c.project(&history));
+}
