@@ -1,8 +1,10 @@
 //! Replays of real sessions: consistency of the accounting, and the policies side by side.
 
+use std::collections::BTreeMap;
+
 use ctxfit_compactor::{PolicyFile, BUILT_IN_PROFILES};
 use ctxfit_import::{corpus_dir, corpus_trajectory_files, import_file};
-use ctxfit_replay::{replay, totals, Policy, Prices, SessionReplay};
+use ctxfit_replay::{replay, totals, Policy, PriceModel, Prices, SessionReplay};
 use ctxfit_tokens::{count_conversation, FastEstimator, TokenEstimator};
 
 fn policies() -> Vec<Policy> {
@@ -231,4 +233,49 @@ fn the_oracle_keeps_every_reference_in_every_session() {
     let t = totals(&replays);
     let input = |name: &str| t.iter().find(|p| p.policy == name).unwrap().input_tokens;
     assert!(input("oracle") < input("none"));
+}
+
+/// `smart`'s promise, per family of recorded sessions (`trajectories/<family>/`): under each price model it costs
+/// no more than sending the whole history — its payback rule makes a cut only when the cache reads it saves, on
+/// as many requests again as the conversation has had, pay for the cache write it causes.
+#[test]
+fn smart_costs_no_more_than_no_compaction_on_any_family_under_any_price_model() {
+    ctxfit_import::skip_without_corpus!();
+    let registry = ctxfit_plugins::registry().unwrap();
+    let corpus = corpus_dir().unwrap();
+    let smart = Policy::named("smart").unwrap();
+    let mut families: BTreeMap<String, Vec<SessionReplay>> = BTreeMap::new();
+    for path in corpus_trajectory_files(&corpus) {
+        let rel = path.strip_prefix(corpus.join("trajectories")).unwrap();
+        let family = rel.iter().next().unwrap().to_string_lossy().into_owned();
+        for s in import_file(&path, None).unwrap() {
+            for p in [&Policy::None, &smart] {
+                let r = replay("s", &s.conversation, p, &registry, &fast, Prices::default());
+                families.entry(family.clone()).or_default().push(r.unwrap());
+            }
+        }
+    }
+    assert!(families.len() >= 5, "{:?}", families.keys());
+    let mut saved_somewhere = false;
+    for (family, replays) in &families {
+        let t = totals(replays);
+        let (none, smart) = (&t[0], &t[1]);
+        assert_eq!(
+            (none.policy.as_str(), smart.policy.as_str()),
+            ("none", "smart")
+        );
+        saved_somewhere |= smart.input_tokens < none.input_tokens;
+        for model in PriceModel::ALL {
+            let (a, b) = (
+                smart.cost_under(model.prices()),
+                none.cost_under(model.prices()),
+            );
+            assert!(
+                a <= b,
+                "{family}: smart {a:.0} > none {b:.0} under {}",
+                model.name()
+            );
+        }
+    }
+    assert!(saved_somewhere);
 }
