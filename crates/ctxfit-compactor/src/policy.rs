@@ -179,11 +179,11 @@ pub fn built_in(name: &str) -> Option<ProfileSpec> {
         "smart" => Some(ProfileSpec {
             trigger: Some(Trigger::Always),
             keep_latest_result_message: Some(false),
-            // a cut is made when it pays back its cache write at Anthropic's prices over as many requests again
-            // as the conversation has had, and waits until it does: compaction never costs more than it saves
+            // a cut is made when it would pay back its cache write at Anthropic's prices over as many requests
+            // again as the conversation has had, and waits until then: a cut is expected to save what it costs
             cache_write_premium: Some(11.5),
-            // each stale result is cut once, as soon as the model has answered it: the cache breaks only over
-            // that result and the answer, and the excerpt rule cuts only where it saves a tenth or more
+            // each stale result is decided as soon as the model has answered it: the cache breaks only over that
+            // result and the answer, and the excerpt rule cuts only where it saves a tenth or more
             rules: Some(vec![
                 rule_for("edit-file", &["edit_file"], Value::Null),
                 rule_for("excerpt", &["*"], Value::Null),

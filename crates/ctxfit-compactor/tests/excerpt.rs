@@ -5,14 +5,9 @@ use ctxfit_compactor::{Compactor, PolicyFile};
 use ctxfit_import::{corpus_dir, corpus_trajectory_files, import_file};
 mod common;
 
-use common::session;
+use common::{session, EAGER};
 use ctxfit_model::Conversation;
 use serde_json::json;
-
-/// `smart` with every cut made as soon as a result is stale: these histories are a few requests long, and
-/// `smart`'s payback rule would keep most cuts waiting for requests that never come. This file tests what the
-/// rules keep; `tests/payback.rs` tests when `smart` makes a cut.
-const EAGER: &str = "[profiles.eager]\nextends = \"smart\"\ncache_write_premium = 0\n";
 
 /// The text of every result after one-shot compaction under `smart`'s rules, every cut made at once.
 fn smart(conv: &Conversation) -> Vec<String> {

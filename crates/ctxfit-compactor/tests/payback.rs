@@ -2,10 +2,10 @@
 //! in cache writes than the requests so far suggest it will save waits, is asked again at each request, and is
 //! made once it pays back; a large cut is made as soon as its result is stale.
 
-use ctxfit_compactor::{Compactor, HoldReason, PolicyFile, Report, Settings};
 mod common;
 
-use common::session;
+use common::{session, EAGER};
+use ctxfit_compactor::{Compactor, HoldReason, PolicyFile, Report, Settings};
 use ctxfit_model::{Conversation, Value};
 use serde_json::json;
 
@@ -103,8 +103,7 @@ fn a_small_cut_waits_until_the_requests_so_far_pay_for_its_cache_write() {
         saved < cut.tokens_before as f64 / 3.0,
         "a small cut: {cut:?}"
     );
-    let eager = "[profiles.eager]\nextends = \"smart\"\ncache_write_premium = 0\n";
-    let (eager_reports, eager_c) = live(&conv, profile(eager, "eager"));
+    let (eager_reports, eager_c) = live(&conv, profile(EAGER, "eager"));
     assert_eq!(cut_at(&eager_reports, 2), Some(2));
     let text = |c: &Compactor| {
         c.project(&conv).messages[2]
@@ -158,8 +157,7 @@ fn without_the_premium_every_cut_is_made_as_soon_as_its_result_is_stale() {
     let mut calls = vec![numbered_read("src/lib.rs", 400)];
     calls.extend((0..3).map(|_| status()));
     let conv = session(&calls);
-    let eager = "[profiles.eager]\nextends = \"smart\"\ncache_write_premium = 0\n";
-    let (reports, _) = live(&conv, profile(eager, "eager"));
+    let (reports, _) = live(&conv, profile(EAGER, "eager"));
     assert_eq!(cut_at(&reports, 2), Some(2));
     assert!(reports.iter().all(|r| r.held_back.is_none()));
     // under smart, the same short conversation never pays for the cut: it is never made

@@ -18,3 +18,8 @@ pub fn session(calls: &[(&str, Value, String)]) -> Conversation {
     messages.push(json!({"role": "assistant", "content": "Done."}));
     ctxfit_model::from_value(json!({"model": "m", "messages": messages})).unwrap()
 }
+
+/// `smart` with the payback rule off: every cut made as soon as its result is stale. `tests/excerpt.rs` tests what
+/// the rules keep with it (its histories are a few requests long: the payback rule would keep most cuts waiting
+/// for requests that never come); `tests/payback.rs` tests when `smart` makes a cut.
+pub const EAGER: &str = "[profiles.eager]\nextends = \"smart\"\ncache_write_premium = 0\n";
