@@ -5,8 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use ctxfit_import::{Session, SourceFormat};
 use ctxfit_replay::{
-    default_policies, document, policy_rows, replay, totals, Policy, PolicyRow, PriceModel,
-    SessionReplay,
+    default_policies, document, policy_rows, replay, Policy, PolicyRow, PriceModel, SessionReplay,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
@@ -99,7 +98,7 @@ fn table(rows: &[PolicyRow], models: &[PriceModel]) -> String {
             "vs none"
         ));
     }
-    out.push_str(&format!("  {:>7}\n", "recall"));
+    out.push_str(&format!("  {:>7}  {:>14}\n", "recall", "costlier"));
     for r in rows {
         let share = r
             .share_of_oracle
@@ -121,7 +120,26 @@ fn table(rows: &[PolicyRow], models: &[PriceModel]) -> String {
                 percent(r.cost_vs_none.get(m.name()).copied())
             ));
         }
-        out.push_str(&format!("  {:>6.1}%\n", 100.0 * r.recall));
+        let costlier = models
+            .first()
+            .and_then(|m| r.costlier_sessions.get(m.name()))
+            .map_or_else(
+                || "—".to_owned(),
+                |c| match c.costlier {
+                    0 => "0".to_owned(),
+                    n => format!("{n} ({})", percent(Some(c.worst))),
+                },
+            );
+        out.push_str(&format!("  {:>6.1}%  {:>14}\n", 100.0 * r.recall, costlier));
+    }
+    if let (Some(m), true) = (
+        models.first(),
+        rows.iter().any(|r| !r.costlier_sessions.is_empty()),
+    ) {
+        out.push_str(&format!(
+            "costlier: sessions that cost more than with no compaction ({} prices), and the worst one's excess\n",
+            m.name()
+        ));
     }
     if rows.iter().any(|r| r.policy == "oracle") {
         out.push_str(
@@ -356,7 +374,7 @@ pub fn run(args: Args) -> Result<()> {
         .into_iter()
         .collect::<Result<_, _>>()
         .map_err(BadInput)?;
-    let rows = policy_rows(&totals(&replays), &models);
+    let rows = policy_rows(&replays, &models);
     if let Some(path) = &args.plot {
         plot(path, &replays, &policies)?;
     }

@@ -820,6 +820,32 @@ fn replay_json_carries_tokens_peak_costs_recall_and_the_oracle_share() {
     assert!(oracle["input_tokens"].as_u64() < smart["input_tokens"].as_u64());
     assert!(smart["input_tokens"].as_u64() < none["input_tokens"].as_u64());
     assert!(smart["peak_tokens"].as_u64() < none["peak_tokens"].as_u64());
+    // session by session against no compaction, under each price model
+    for model in ["anthropic", "openai", "uncached"] {
+        assert_eq!(
+            smart["costlier_sessions"][model],
+            serde_json::json!({"costlier": 0, "worst": 0.0}),
+            "{model}"
+        );
+    }
+    let table = stdout(&ctxfit(
+        &[
+            "replay",
+            "--sample",
+            "--policy",
+            "none",
+            "--policy",
+            "keep-last-30",
+        ],
+        None,
+    ));
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("keep-last-30"))
+        .unwrap();
+    assert!(row.ends_with("1 (+215.0%)"), "{table}");
+    assert!(table
+        .contains("costlier: sessions that cost more than with no compaction (anthropic prices)"));
     let o = ctxfit(&["replay", "--sample", "--prices", "azure"], None);
     assert_eq!(o.status.code(), Some(2));
     assert!(

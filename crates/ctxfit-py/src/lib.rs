@@ -513,7 +513,7 @@ fn replay<'py>(
                         .map_err(|e| e.to_string())
                     })
                     .collect::<Result<Vec<_>, String>>()?;
-                let rows = ctxfit_replay::policy_rows(&ctxfit_replay::totals(&replays), &models);
+                let rows = ctxfit_replay::policy_rows(&replays, &models);
                 Ok::<_, String>(ctxfit_replay::document(&rows, &replays, &models))
             })
         })?

@@ -94,6 +94,7 @@ def test_replay_is_the_clis(corpus):
     assert rows["oracle"]["input_tokens"] < rows["none"]["input_tokens"]
     assert rows["smart"]["recall"] >= 0.95
     assert set(rows["smart"]["costs"]) == {"anthropic", "uncached"}
+    assert rows["smart"]["costlier_sessions"]["anthropic"] == {"costlier": 0, "worst": 0.0}
     exe = cli()
     if exe is None:
         if os.environ.get("CTXFIT_REQUIRE_CORPUS") == "1":

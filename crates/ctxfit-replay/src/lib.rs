@@ -478,6 +478,17 @@ pub fn totals(replays: &[SessionReplay]) -> Vec<PolicyTotals> {
     order.into_iter().filter_map(|p| by.remove(&p)).collect()
 }
 
+/// A policy's sessions against the same sessions under `none`, under one price model: the totals can hide a
+/// session that costs more.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct SessionCosts {
+    /// Sessions that cost more than with no compaction.
+    pub costlier: usize,
+    /// The largest excess of one session's cost over its cost under `none`, as a fraction (0.144: 14.4% more); 0
+    /// when no session costs more.
+    pub worst: f64,
+}
+
 /// One policy's figures as `ctxfit replay` shows them (its table, and its JSON's `policies`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PolicyRow {
@@ -496,6 +507,8 @@ pub struct PolicyRow {
     pub costs: BTreeMap<&'static str, f64>,
     /// Cost against `none`'s under each price model (−0.25: a quarter cheaper).
     pub cost_vs_none: BTreeMap<&'static str, f64>,
+    /// Session by session against `none` under each price model (empty when `none` was not replayed).
+    pub costlier_sessions: BTreeMap<&'static str, SessionCosts>,
     pub recall: f64,
     pub references: usize,
     pub references_visible: usize,
@@ -504,8 +517,10 @@ pub struct PolicyRow {
 }
 
 /// Each policy's row: its totals against `none`'s and the oracle's (when they were replayed), costs under each
-/// price model in `models` (the first is `cost`).
-pub fn policy_rows(totals: &[PolicyTotals], models: &[PriceModel]) -> Vec<PolicyRow> {
+/// price model in `models` (the first is `cost`), and its sessions against the same sessions under `none`.
+pub fn policy_rows(replays: &[SessionReplay], models: &[PriceModel]) -> Vec<PolicyRow> {
+    let totals = totals(replays);
+    let by_session = session_costs(replays, models);
     let find = |name: &str| totals.iter().find(|r| r.policy == name);
     let none = find("none");
     let oracle = find("oracle");
@@ -548,6 +563,7 @@ pub fn policy_rows(totals: &[PolicyTotals], models: &[PriceModel]) -> Vec<Policy
                 cost: models.first().map_or(t.cost, |m| costs[m.name()]),
                 costs,
                 cost_vs_none,
+                costlier_sessions: by_session.get(&t.policy).cloned().unwrap_or_default(),
                 recall: t.recall(),
                 references: t.references,
                 references_visible: t.references_visible,
@@ -556,6 +572,55 @@ pub fn policy_rows(totals: &[PolicyTotals], models: &[PriceModel]) -> Vec<Policy
             }
         })
         .collect()
+}
+
+/// Per policy and price model, its sessions against the same sessions under `none` (a session's replays are
+/// paired by label and by their order among that label's replays). Empty when `none` was not replayed.
+fn session_costs(
+    replays: &[SessionReplay],
+    models: &[PriceModel],
+) -> BTreeMap<String, BTreeMap<&'static str, SessionCosts>> {
+    let occurrences = |policy: &str| {
+        let mut seen: FxHashMap<&str, usize> = FxHashMap::default();
+        replays
+            .iter()
+            .filter(|r| r.policy == policy)
+            .map(|r| {
+                let k = seen.entry(r.session.as_str()).or_insert(0);
+                *k += 1;
+                ((r.session.as_str(), *k), r)
+            })
+            .collect::<Vec<_>>()
+    };
+    let none: FxHashMap<(&str, usize), &SessionReplay> = occurrences("none").into_iter().collect();
+    let mut out = BTreeMap::new();
+    if none.is_empty() {
+        return out;
+    }
+    let policies: Vec<&str> = replays.iter().map(|r| r.policy.as_str()).collect();
+    for policy in policies {
+        if out.contains_key(policy) {
+            continue;
+        }
+        let mut per_model: BTreeMap<&'static str, SessionCosts> = BTreeMap::new();
+        for (key, r) in occurrences(policy) {
+            let Some(base) = none.get(&key) else { continue };
+            let ((read, write), (base_read, base_write)) = (r.cache_tokens(), base.cache_tokens());
+            for m in models {
+                let (cost, base) = (
+                    m.prices().cost(read, write),
+                    m.prices().cost(base_read, base_write),
+                );
+                let entry = per_model.entry(m.name()).or_default();
+                if base > 0.0 && cost > base * (1.0 + 1e-9) {
+                    entry.costlier += 1;
+                    entry.worst = entry.worst.max(cost / base - 1.0);
+                }
+            }
+        }
+        out.insert(policy.to_owned(), per_model);
+    }
+    out
 }
 
 /// The policies `ctxfit replay` compares when none are named: `none`, `oracle` and every built-in profile.
