@@ -90,7 +90,7 @@ fn report_text(r: &Report) -> String {
                 "less than min_reclaim_ratio of the cache it would break"
             }
             HoldReason::CacheWritePremium => {
-                "would not pay back the cache write yet (cache_write_premium): they wait"
+                "would not pay back the cache write yet: they wait (cache_write_premium = 0 in a policy file makes every cut at once)"
             }
         };
         out.push_str(&format!(

@@ -268,6 +268,62 @@ fn compact_the_sample_with_a_report() {
 }
 
 #[test]
+fn compact_says_which_cuts_wait_for_the_payback_rule_and_how_to_make_them_now() {
+    let dir = temp_dir("payback");
+    let file = dir.join("conv.json");
+    let read: Vec<String> = (1..=300)
+        .map(|i| format!("{i:>6}\u{2192}    let value_{i} = compute(input, {i});"))
+        .collect();
+    let conv = serde_json::json!({"model": "m", "messages": [
+        {"role": "user", "content": "fix it"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "src/lib.rs"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": read.join("\n")}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "git status"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "clean"}]},
+        {"role": "assistant", "content": "Done."}
+    ]});
+    std::fs::write(&file, conv.to_string()).unwrap();
+    let path = file.to_str().unwrap();
+    // smart: dropping the read's number column is a small cut, which three requests do not pay back
+    let o = ctxfit(
+        &["compact", path, "--profile", "smart", "--report", "text"],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("held back: 1 cut(s) reclaiming")
+            && err.contains("would not pay back the cache write yet: they wait (cache_write_premium = 0 in a policy file makes every cut at once)"),
+        "{err}"
+    );
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap(),
+        conv
+    );
+    // as the message says
+    let policy = dir.join("eager.toml");
+    std::fs::write(
+        &policy,
+        "default_profile = \"eager\"\n[profiles.eager]\nextends = \"smart\"\ncache_write_premium = 0\n",
+    )
+    .unwrap();
+    let o = ctxfit(
+        &["compact", path, "--policy", policy.to_str().unwrap()],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let text = out["messages"][2]["content"][0]["content"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.starts_with("[lines 1–300; numbers dropped, count from 1]\n"),
+        "{text}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn compact_in_place_rewrites_only_plain_json() {
     let dir = temp_dir("inplace");
     let file = dir.join("conv.json");
