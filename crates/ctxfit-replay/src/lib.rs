@@ -520,7 +520,7 @@ pub struct PolicyRow {
 /// price model in `models` (the first is `cost`), and its sessions against the same sessions under `none`.
 pub fn policy_rows(replays: &[SessionReplay], models: &[PriceModel]) -> Vec<PolicyRow> {
     let totals = totals(replays);
-    let by_session = session_costs(replays, models);
+    let by_session = session_costs(replays, totals.iter().map(|t| t.policy.as_str()), models);
     let find = |name: &str| totals.iter().find(|r| r.policy == name);
     let none = find("none");
     let oracle = find("oracle");
@@ -574,10 +574,11 @@ pub fn policy_rows(replays: &[SessionReplay], models: &[PriceModel]) -> Vec<Poli
         .collect()
 }
 
-/// Per policy and price model, its sessions against the same sessions under `none` (a session's replays are
+/// Per policy (each of `policies` once) and price model, its sessions against the same sessions under `none` (a session's replays are
 /// paired by label and by their order among that label's replays). Empty when `none` was not replayed.
-fn session_costs(
+fn session_costs<'a>(
     replays: &[SessionReplay],
+    policies: impl Iterator<Item = &'a str>,
     models: &[PriceModel],
 ) -> BTreeMap<String, BTreeMap<&'static str, SessionCosts>> {
     let occurrences = |policy: &str| {
@@ -597,11 +598,7 @@ fn session_costs(
     if none.is_empty() {
         return out;
     }
-    let policies: Vec<&str> = replays.iter().map(|r| r.policy.as_str()).collect();
     for policy in policies {
-        if out.contains_key(policy) {
-            continue;
-        }
         let mut per_model: BTreeMap<&'static str, SessionCosts> = BTreeMap::new();
         for (key, r) in occurrences(policy) {
             let Some(base) = none.get(&key) else { continue };
