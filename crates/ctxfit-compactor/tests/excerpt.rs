@@ -110,6 +110,61 @@ fn a_long_log_keeps_head_tail_and_outcomes() {
 }
 
 #[test]
+fn a_commands_json_or_manual_is_a_document_kept_whole_where_a_log_is_cut() {
+    // the same 120 lines of 60-odd characters: as a script's log, as JSON, as a manual
+    let entries: Vec<String> = (0..120)
+        .map(|i| {
+            format!("  {{\"id\": \"issue-{i:03}\", \"title\": \"Task number {i} of the plan\"}},")
+        })
+        .collect();
+    let log = stale_shell("./sync.sh", &entries);
+    let cut = smart(&log);
+    assert!(
+        cut[0].lines().count() < 12,
+        "a log keeps its head, tail and outcomes: {}",
+        cut[0]
+    );
+
+    let mut json = vec!["[".to_owned()];
+    json.extend(entries.iter().cloned());
+    json.push("]".to_owned());
+    for command in ["bd list --json", "curl -s https://api.example.com/issues"] {
+        let out = smart(&stale_shell(command, &json));
+        assert_eq!(out[0], json.join("\n"), "{command}");
+    }
+    // Codex CLI wraps a command's output in a few lines of its own
+    let mut wrapped = vec![
+        "Chunk ID: 19dc0a".to_owned(),
+        "Process exited with code 0".to_owned(),
+        "Output:".to_owned(),
+    ];
+    wrapped.extend(json.iter().cloned());
+    assert_eq!(
+        smart(&stale_shell("gh issue list --json id,title", &wrapped))[0],
+        wrapped.join("\n")
+    );
+
+    let manual: Vec<String> = (0..120)
+        .map(|i| format!("  --option-{i:03} <VALUE>    Set the value of option {i} for this run"))
+        .collect();
+    for command in [
+        "bd update --help | sed -n '1,220p'",
+        "git help log",
+        "man rsync",
+    ] {
+        assert_eq!(
+            smart(&stale_shell(command, &manual))[0],
+            manual.join("\n"),
+            "{command}"
+        );
+    }
+    assert!(
+        smart(&stale_shell("./configure", &manual))[0].contains("lines omitted]"),
+        "the same text printed by a run is its log"
+    );
+}
+
+#[test]
 fn a_stale_traceback_keeps_the_agents_own_frames_and_the_error() {
     let mut log = vec![
         "Running the reproduction script".to_owned(),

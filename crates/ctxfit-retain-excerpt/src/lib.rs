@@ -8,8 +8,8 @@
 //!    text, a tool call's input, or another result whose decision is final — becomes
 //!    `[… 12 lines shown elsewhere in this conversation]`. A line number (`   12→`, `12\t`) and surrounding space
 //!    do not count in the comparison, so a re-read after an edit keeps just the lines that changed.
-//! 2. **Logs.** Shell output that is not a file read or a search (builds, tests, scripts, installs), when still
-//!    longer than `log_above` characters (300), keeps its first `log_head` (2) and last `log_tail` (4) lines
+//! 2. **Logs.** Shell output that is not a file read, a search or a document (builds, tests, scripts, installs),
+//!    when still longer than `log_above` characters (300), keeps its first `log_head` (2) and last `log_tail` (4) lines
 //!    and every line that reports an outcome (error, failure, exception, traceback frame, warning, panic,
 //!    assertion, passed/failed summary); the rest becomes `[… 40 lines omitted]`. A stack frame in code the
 //!    agent did not write (an installed package, the language's library: `site-packages/`, `<frozen …>`,
@@ -17,6 +17,10 @@
 //!    Python traceback through the agent's own code (an import chain twenty modules deep), the first
 //!    `frames_first` (1) of those frames stay — where the run started — and the last `frames_last` (3) — where it
 //!    failed; the ones between go with the rest. A gap of one line no longer than its marker keeps the line.
+//!    A document is output that is a JSON value (`gh … --json`, `curl` of an API; after at most a few lines
+//!    the agent's tool wraps around it) or a command's manual (`--help`, `help`, `man`): it has no outcome to
+//!    keep, so it is treated as an API result — only the runs shown elsewhere go, and `bash` cuts it to its head
+//!    and tail when it is over 10,000 characters.
 //! 3. **Listings.** A search or listing (`Grep`, `Glob`, `ls`, `find`, `grep -rn` in a shell) still longer than
 //!    `listing_above` characters (2,000) keeps its first `listing_keep` lines (20).
 //! 4. **Line numbers.** A numbered read (`cat -n`, Claude Code's `Read`) whose numbers run on one by one loses
@@ -96,15 +100,19 @@ impl Default for Excerpt {
     }
 }
 
-/// What kind of content a result is, by the call that produced it.
+/// What kind of content a result is, by the call that produced it (and, for a command, by what it printed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ContentKind {
     /// A file's text.
     Read,
     /// Search hits or a directory listing.
     Listing,
-    /// Output of a command that is neither.
+    /// Output of a command that is none of the others: a build, a test run, a script, an install.
     Log,
+    /// Output of a command that is a document to read, not the log of a run: a JSON value (`gh … --json`, `curl`
+    /// of an API, `kubectl get -o json`) or a command's manual (`--help`, `man`). It has no outcome to keep and
+    /// is read as a whole, like an API result.
+    Document,
     /// Anything else (API results, edits' confirmations, web pages).
     Other,
 }
@@ -114,9 +122,9 @@ const SHELL_LISTERS: &[&str] = &[
     "grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "ls", "tree", "locate",
 ];
 
-/// The program a shell command line mainly runs: the first word of the first pipeline stage of the last
-/// `&&`/`;` step that is not a `cd`. `git grep` and `git ls-files` count as `grep` and `ls`.
-pub fn main_program(command: &str) -> &str {
+/// The step of a shell command line that mainly runs: the first pipeline stage of the last `&&`/`;` step that is
+/// not a `cd`.
+fn main_stage(command: &str) -> &str {
     let step = command
         .split(['\n', ';'])
         .flat_map(|s| s.split("&&"))
@@ -124,10 +132,20 @@ pub fn main_program(command: &str) -> &str {
         .filter(|s| !s.is_empty() && !s.starts_with("cd ") && *s != "cd")
         .last()
         .unwrap_or("");
-    let stage = step.split('|').next().unwrap_or("").trim();
-    let mut words = stage
+    step.split('|').next().unwrap_or("").trim()
+}
+
+/// The words of a stage after its leading `VAR=value` assignments.
+fn stage_words(stage: &str) -> impl Iterator<Item = &str> {
+    stage
         .split_whitespace()
-        .skip_while(|w| w.contains('=') && !w.starts_with('-'));
+        .skip_while(|w| w.contains('=') && !w.starts_with('-'))
+}
+
+/// The program a shell command line mainly runs: the first word of the first pipeline stage of the last
+/// `&&`/`;` step that is not a `cd`. `git grep` and `git ls-files` count as `grep` and `ls`.
+pub fn main_program(command: &str) -> &str {
+    let mut words = stage_words(main_stage(command));
     let first = words.next().unwrap_or("");
     let first = first.rsplit('/').next().unwrap_or(first);
     match (first, words.next()) {
@@ -137,9 +155,43 @@ pub fn main_program(command: &str) -> &str {
     }
 }
 
+/// Does a shell command line print a manual: `tool --help`, `tool sub --help`, `tool help sub`, `man tool`?
+pub fn prints_manual(command: &str) -> bool {
+    let mut words = stage_words(main_stage(command));
+    let program = words.next().unwrap_or("");
+    let program = program.rsplit('/').next().unwrap_or(program);
+    matches!(program, "man" | "info")
+        || words
+            .enumerate()
+            .any(|(i, w)| w == "--help" || w == "-help" || (i == 0 && w == "help"))
+}
+
+/// Is a command's output a JSON value (an object, an array, or one object per line), after at most a few lines
+/// a tool wraps around it (Codex CLI's `Process exited with code 0` … `Output:`)? Only its ends are looked at:
+/// an object's first member name or an array's first element, and the closing bracket.
+pub fn is_json_output(text: &str) -> bool {
+    const WRAPPER_LINES: usize = 8;
+    let mut start = 0;
+    for line in text.split_inclusive('\n').take(WRAPPER_LINES) {
+        if line.starts_with(['{', '[']) {
+            break;
+        }
+        start += line.len();
+    }
+    let body = text[start..].trim_end();
+    let inner = |b: &str| b[1..].trim_start().chars().next();
+    if body.starts_with('{') {
+        body.ends_with('}') && matches!(inner(body), Some('"' | '}'))
+    } else if body.starts_with('[') {
+        body.ends_with(']') && matches!(inner(body), Some('{' | '[' | '"' | ']' | '-' | '0'..='9'))
+    } else {
+        false
+    }
+}
+
 impl Excerpt {
-    /// The kind of content of a call's result.
-    pub fn kind(&self, tool_kind: &str, tool_name: &str, input: &Value) -> ContentKind {
+    /// The kind of content of a call's result, `text`.
+    pub fn kind(&self, tool_kind: &str, tool_name: &str, input: &Value, text: &str) -> ContentKind {
         match tool_kind {
             "read_file" => ContentKind::Read,
             "listing" => ContentKind::Listing,
@@ -147,11 +199,14 @@ impl Excerpt {
                 if read_target(tool_name, input, &self.shell).is_some() {
                     return ContentKind::Read;
                 }
-                let program = shell_command(input).map_or("", main_program);
+                let command = shell_command(input).unwrap_or("");
+                let program = main_program(command);
                 if SHELL_READERS.contains(&program) {
                     ContentKind::Read
                 } else if SHELL_LISTERS.contains(&program) {
                     ContentKind::Listing
+                } else if prints_manual(command) || is_json_output(text) {
+                    ContentKind::Document
                 } else {
                     ContentKind::Log
                 }
@@ -435,7 +490,7 @@ impl RetentionRule for Excerpt {
             return Decision::Defer;
         };
         let text = texts.join("\n");
-        let kind = self.kind(ctx.tool_kind, ctx.tool_name, ctx.input);
+        let kind = self.kind(ctx.tool_kind, ctx.tool_name, ctx.input, &text);
         if is_excerpt(&text) {
             // compacted before: as final as if it had been cut here
             return Decision::Keep;
@@ -567,9 +622,13 @@ impl RetentionRule for Excerpt {
         if has_gap {
             let how = match (kind, read_target(ctx.tool_name, ctx.input, &self.shell)) {
                 (_, Some(target)) => format!("re-read {} for the full text", target.path),
-                (ContentKind::Read | ContentKind::Listing | ContentKind::Log, None)
-                    if shell_command(ctx.input).is_some() =>
-                {
+                (
+                    ContentKind::Read
+                    | ContentKind::Listing
+                    | ContentKind::Log
+                    | ContentKind::Document,
+                    None,
+                ) if shell_command(ctx.input).is_some() => {
                     "re-run the command for its full output".to_owned()
                 }
                 _ => format!("call {} again for the full result", ctx.tool_name),
@@ -653,7 +712,55 @@ register_rule!(
 
 #[cfg(test)]
 mod tests {
-    use super::long_listing_line;
+    use super::{is_json_output, long_listing_line, prints_manual};
+
+    #[test]
+    fn manuals_by_their_command() {
+        for command in [
+            "bd update --help",
+            "cd repo && cargo build --help | head -50",
+            "RUST_LOG=x tool sub -help",
+            "git help log",
+            "man 5 crontab",
+            "/usr/bin/info coreutils",
+        ] {
+            assert!(prints_manual(command), "{command}");
+        }
+        for command in [
+            "cargo build",
+            "ls -h",
+            "df -h",
+            "grep -- --help README.md && make",
+            "",
+        ] {
+            assert!(!prints_manual(command), "{command}");
+        }
+    }
+
+    #[test]
+    fn json_output_by_its_ends() {
+        for text in [
+            "{\"id\": 1}",
+            "[\n  {\"id\": 1}\n]\n",
+            "[1, 2]",
+            "[]",
+            "{}",
+            "{\"a\": 1}\n{\"a\": 2}",
+            "Chunk ID: 1\nWall time: 0.1 seconds\nProcess exited with code 0\nOutput:\n[\"a\"]",
+        ] {
+            assert!(is_json_output(text), "{text}");
+        }
+        for text in [
+            "[INFO] building\n[done]",
+            "[1/3] Compiling a\n[3/3] Linking b",
+            "{ build: ok }",
+            "ok\n{\"a\": 1}\ntrailing",
+            "",
+            "plain text",
+        ] {
+            assert!(!is_json_output(text), "{text}");
+        }
+    }
 
     /// The mode and name `long_listing_line` finds, as text.
     fn parts(line: &str) -> Option<(&str, &str)> {
