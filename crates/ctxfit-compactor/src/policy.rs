@@ -522,19 +522,42 @@ impl Settings {
     }
 }
 
+/// A JSON value as TOML: numbers as integers where they are whole (as written), nulls left out (TOML has none).
+/// The settings go through JSON first because a rule's parameters are JSON numbers of arbitrary precision, which
+/// the TOML serializer would write as serde_json's private wrapper table instead of as numbers.
+fn toml_of(value: &Value) -> Option<toml::Value> {
+    Some(match value {
+        Value::Null => return None,
+        Value::Bool(b) => toml::Value::Boolean(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => toml::Value::Integer(i),
+            None => toml::Value::Float(n.as_f64()?),
+        },
+        Value::String(s) => toml::Value::String(s.clone()),
+        Value::Array(items) => toml::Value::Array(items.iter().filter_map(toml_of).collect()),
+        Value::Object(map) => toml::Value::Table(
+            map.iter()
+                .filter_map(|(k, v)| Some((k.clone(), toml_of(v)?)))
+                .collect(),
+        ),
+    })
+}
+
 impl fmt::Display for Settings {
     /// The settings as a TOML profile (what `ctxfit policy show` prints).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut profiles = toml::Table::new();
-        let mut me = toml::Table::try_from(self).map_err(|_| fmt::Error)?;
+        let json = serde_json::to_value(self).map_err(|_| fmt::Error)?;
+        let Some(toml::Value::Table(mut me)) = toml_of(&json) else {
+            return Err(fmt::Error);
+        };
         me.remove("profile");
-        me.remove("aliases");
+        let aliases = me.remove("aliases");
+        let mut profiles = toml::Table::new();
         profiles.insert(self.profile.clone(), toml::Value::Table(me));
         let mut doc = toml::Table::new();
         doc.insert("profiles".into(), toml::Value::Table(profiles));
-        if !self.aliases.is_empty() {
-            let aliases = toml::Table::try_from(&self.aliases).map_err(|_| fmt::Error)?;
-            doc.insert("aliases".into(), toml::Value::Table(aliases));
+        if let Some(aliases) = aliases.filter(|_| !self.aliases.is_empty()) {
+            doc.insert("aliases".into(), aliases);
         }
         write!(
             f,

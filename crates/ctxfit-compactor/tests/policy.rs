@@ -215,11 +215,39 @@ fn unknown_rules_and_bad_params_fail_when_the_compactor_is_built() {
 
 #[test]
 fn settings_print_as_a_policy_that_reads_back() {
-    let s = resolve("", Some("seed-000"), None, &[]).unwrap();
+    for profile in ctxfit_compactor::BUILT_IN_PROFILES {
+        let s = resolve("", Some(profile), None, &[]).unwrap();
+        let printed = s.to_string();
+        assert!(
+            printed.contains(&format!("[profiles.{profile}]")),
+            "{printed}"
+        );
+        // numbers as numbers (a rule's parameters are JSON numbers of arbitrary precision)
+        assert!(!printed.contains("serde_json"), "{printed}");
+        let again = resolve(&printed, Some(profile), None, &[]).unwrap();
+        assert_eq!(again, s, "{printed}");
+    }
+    let s = resolve("", Some("seed-000"), None, &[])
+        .unwrap()
+        .to_string();
+    assert!(
+        s.contains("[profiles.seed-000.rules.params]\nchars = 500\n"),
+        "{s}"
+    );
+    let s = resolve(
+        "[aliases]\nmy_reader = \"read_file\"\n[profiles.mine]\nextends = \"smart\"\nmin_reclaim_ratio = 0.25\n",
+        Some("mine"),
+        None,
+        &[],
+    )
+    .unwrap();
     let printed = s.to_string();
-    assert!(printed.contains("[profiles.seed-000]"), "{printed}");
-    let again = resolve(&printed, Some("seed-000"), None, &[]).unwrap();
-    assert_eq!(again, s);
+    assert!(printed.contains("min_reclaim_ratio = 0.25\n"), "{printed}");
+    assert!(
+        printed.contains("[aliases]\nmy_reader = \"read_file\"\n"),
+        "{printed}"
+    );
+    assert_eq!(resolve(&printed, Some("mine"), None, &[]).unwrap(), s);
 }
 
 #[test]
