@@ -188,6 +188,20 @@ def test_request_budget_guard():
     assert isinstance(e.value, ctxfit.CtxfitError)
 
 
+def test_settings_toml_is_a_policy_python_reads_back():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    for profile in ctxfit.profiles():
+        text = ctxfit.Compactor(profile).settings_toml
+        settings = tomllib.loads(text)["profiles"][profile]
+        # the same profile, written back as a policy, gives the same TOML
+        assert ctxfit.Compactor(profile, policy=text).settings_toml == text
+        if profile == "seed-000":
+            assert settings["rules"][0]["params"]["chars"] == 500
+        if profile == "smart":
+            assert settings["cache_write_premium"] == 11.5
+
+
 def test_unknown_names_are_refused_clearly():
     with pytest.raises(ctxfit.CtxfitError, match="no-such-profile"):
         ctxfit.Compactor("no-such-profile")
