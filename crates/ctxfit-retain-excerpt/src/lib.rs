@@ -8,9 +8,9 @@
 //!    text, a tool call's input, or another result whose decision is final — becomes
 //!    `[… 12 lines shown elsewhere in this conversation]`. A line number (`   12→`, `12\t`) and surrounding space
 //!    do not count in the comparison, so a re-read after an edit keeps just the lines that changed.
-//! 2. **Logs.** Shell output that is not a file read, a search or a document (builds, tests, scripts, installs),
-//!    when still longer than `log_above` characters (300), keeps its first `log_head` (2) and last `log_tail` (4) lines
-//!    and every line that reports an outcome (error, failure, exception, traceback frame, warning, panic,
+//! 2. **Logs.** Shell output that is not a file read, a search or a document (builds, tests, scripts,
+//!    installs), when still longer than `log_above` characters (300), keeps its first `log_head` (2) and last
+//!    `log_tail` (4) lines and every line that reports an outcome (error, failure, exception, traceback frame, warning, panic,
 //!    assertion, passed/failed summary); the rest becomes `[… 40 lines omitted]`. A stack frame in code the
 //!    agent did not write (an installed package, the language's library: `site-packages/`, `<frozen …>`,
 //!    `node_modules/`) is not an outcome: the frames of the agent's own code and the error stay. Of a long
@@ -168,7 +168,8 @@ pub fn prints_manual(command: &str) -> bool {
 
 /// Is a command's output a JSON value (an object, an array, or one object per line), after at most a few lines
 /// a tool wraps around it (Codex CLI's `Process exited with code 0` … `Output:`)? Only its ends are looked at:
-/// an object's first member name or an array's first element, and the closing bracket.
+/// an object's first member name or an array's first element, and the closing bracket. An array of numbers
+/// must hold nothing else on its first line, so that a log of `[2024-05-01 10:00:00] …` lines is not one.
 pub fn is_json_output(text: &str) -> bool {
     const WRAPPER_LINES: usize = 8;
     let mut start = 0;
@@ -183,7 +184,15 @@ pub fn is_json_output(text: &str) -> bool {
     if body.starts_with('{') {
         body.ends_with('}') && matches!(inner(body), Some('"' | '}'))
     } else if body.starts_with('[') {
-        body.ends_with(']') && matches!(inner(body), Some('{' | '[' | '"' | ']' | '-' | '0'..='9'))
+        let numeric = |c: char| c.is_ascii_digit() || " \t\r,.-+eE[]".contains(c);
+        body.ends_with(']')
+            && match inner(body) {
+                Some('{' | '[' | '"' | ']') => true,
+                Some('-' | '0'..='9') => {
+                    body.lines().next().is_some_and(|l| l.chars().all(numeric))
+                }
+                _ => false,
+            }
     } else {
         false
     }
@@ -743,6 +752,7 @@ mod tests {
             "{\"id\": 1}",
             "[\n  {\"id\": 1}\n]\n",
             "[1, 2]",
+            "[\n  -1.5,\n  2e3\n]",
             "[]",
             "{}",
             "{\"a\": 1}\n{\"a\": 2}",
@@ -753,6 +763,8 @@ mod tests {
         for text in [
             "[INFO] building\n[done]",
             "[1/3] Compiling a\n[3/3] Linking b",
+            "[2024-05-01 10:00:00] started\n[2024-05-01 10:00:05] done [ok]",
+            "[3] Killed [ok]",
             "{ build: ok }",
             "ok\n{\"a\": 1}\ntrailing",
             "",
