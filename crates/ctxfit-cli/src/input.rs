@@ -259,6 +259,10 @@ pub fn load(
         (Some(path), false) => {
             let text = read_text(path)?;
             let name = display_name(path).to_owned();
+            // an empty input is a mistake upstream (a failed pipe, a file not yet written), not a conversation
+            if text.trim().is_empty() {
+                return Err(BadInput(format!("{name}: empty: no conversation to read")).into());
+            }
             let sessions = import(&name, &text, format)?;
             Ok((name, sessions))
         }

@@ -203,6 +203,32 @@ fn bad_input_names_the_place_exits_2_and_overwrites_nothing() {
         stderr(&o)
     );
 
+    // an empty input (a failed pipe) is refused, and the output file is left as it was
+    for args in [
+        vec!["compact", "-", "-o", out.to_str().unwrap()],
+        vec![
+            "convert",
+            "-",
+            "--to",
+            "openai",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        vec!["stats", "-"],
+    ] {
+        let o = ctxfit(&args, Some(b" \n"));
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&o).contains("<stdin>: empty: no conversation to read"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "precious");
+    // a text to count may be empty
+    let o = ctxfit(&["tokens", "-"], Some(b""));
+    assert!(o.status.success(), "{}", stderr(&o));
+
     let o = ctxfit(&["tokens", "--estimator", "gpt2", "-"], Some(b"x"));
     assert_eq!(o.status.code(), Some(2));
     std::fs::remove_dir_all(&dir).unwrap();
