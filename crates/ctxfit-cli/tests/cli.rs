@@ -632,6 +632,15 @@ fn replay_many_files_in_parallel_gives_the_serial_result() {
         "{}",
         stderr(&o)
     );
+    for missing in ["policies/mine.toml", "mine.json"] {
+        let o = ctxfit(&["replay", "--sample", "--policy", missing], None);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).contains(&format!("--policy {missing}: no such policy file")),
+            "{}",
+            stderr(&o)
+        );
+    }
 }
 
 /// A real page of the corpus, decompressed into a temporary file.

@@ -195,6 +195,9 @@ impl Policy {
             ctxfit_compactor::PolicyFile::parse(text, name)
                 .and_then(|f| f.resolve(None, None, env))
                 .map_err(|e| e.to_string())?
+        } else if name.contains(['/', '\\', '.']) {
+            // no built-in profile's name holds a dot or a path separator: a file was meant
+            return Err(format!("--policy {name}: no such policy file"));
         } else {
             ctxfit_compactor::PolicyFile::default()
                 .resolve(Some(name), None, env)
