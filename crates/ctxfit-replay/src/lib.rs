@@ -181,7 +181,8 @@ impl Policy {
     }
 
     /// The policy `name` stands for: `none`, `oracle`, a policy file (its default profile) when a file of that
-    /// name exists, else a built-in profile. `env` supplies the policy's environment overrides
+    /// name exists, else a built-in profile (a name with a dot or a path separator that names no file is an
+    /// error: no such policy file). `env` supplies the policy's environment overrides
     /// ([`ctxfit_compactor::ENV_OVERRIDES`]; `&|_| None` for none). Errors name the policy.
     pub fn resolve(name: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Policy, String> {
         if name == "none" || name == "oracle" {
