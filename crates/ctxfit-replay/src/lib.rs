@@ -578,8 +578,9 @@ pub fn policy_rows(replays: &[SessionReplay], models: &[PriceModel]) -> Vec<Poli
         .collect()
 }
 
-/// Per policy (each of `policies` once) and price model, its sessions against the same sessions under `none` (a session's replays are
-/// paired by label and by their order among that label's replays). Empty when `none` was not replayed.
+/// Per policy (each of `policies` once) and price model, its sessions against the same sessions under `none`
+/// (a session's replays are paired by label and by their order among that label's replays). Empty when `none`
+/// was not replayed.
 fn session_costs<'a>(
     replays: &[SessionReplay],
     policies: impl Iterator<Item = &'a str>,
@@ -608,10 +609,8 @@ fn session_costs<'a>(
             let Some(base) = none.get(&key) else { continue };
             let ((read, write), (base_read, base_write)) = (r.cache_tokens(), base.cache_tokens());
             for m in models {
-                let (cost, base) = (
-                    m.prices().cost(read, write),
-                    m.prices().cost(base_read, base_write),
-                );
+                let prices = m.prices();
+                let (cost, base) = (prices.cost(read, write), prices.cost(base_read, base_write));
                 let entry = per_model.entry(m.name()).or_default();
                 if base > 0.0 && cost > base * (1.0 + 1e-9) {
                     entry.costlier += 1;
