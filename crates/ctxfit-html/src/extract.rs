@@ -3,10 +3,12 @@
 //!
 //! Paragraphs (`<p>`, `<pre>`, cells, quotes, list items, and blocks of bare text such as a `<div>` of lines
 //! between `<br>`s) vote for their parent and grandparent; the best-scoring element, discounted by its link
-//! density, is the candidate. It is then widened to its parent while the parent adds little text and few links,
-//! to the nearest ancestor that holds twice its prose spread over two or more substantial children — an
-//! article cut into sibling sections — and to the parent of a sibling of the same tag and class that has prose
-//! of its own (an article body continued after an inset).
+//! density, is the candidate — unless it lies outside the part of the page the title (`<h1>`) heads, which holds
+//! prose of its own: then the best element there is ([`under_the_title`]). It is then widened to its parent while
+//! the parent adds little text and few links, to the nearest ancestor that holds twice its prose spread over two
+//! or more substantial children — an article cut into sibling sections — and to the parent of a sibling of the
+//! same tag and class that has prose of its own (an article body continued after an inset; when that parent is
+//! the page's body, the siblings themselves are the article).
 //!
 //! Around the chosen element: its **lead** — the standfirst or teaser just before it, often after the title in
 //! the article's header — is rendered before it ([`lead`]); inside it, the **edges** — labels, link lists and
@@ -168,17 +170,25 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
         // (an element without text has no score: its paragraphs' votes need text)
         n.score * (1.0 - density(n)) * bonus
     };
-    let best = (0..nodes.len())
-        // a list is a part of an article, never its container: its items vote for the list and, by half, for
-        // the element that holds it
-        .filter(|&i| {
-            matches!(nodes[i].node.data, NodeData::Element { .. })
-                && !matches!(tag(&nodes[i].node), Some("ul" | "ol" | "li" | "dl"))
-        })
-        .max_by(|&a, &b| weighted(&nodes[a]).total_cmp(&weighted(&nodes[b])))?;
+    // the best-scoring element of a range of the pre-order list
+    let best_in = |range: std::ops::Range<usize>| {
+        range
+            // a list is a part of an article, never its container: its items vote for the list and, by half,
+            // for the element that holds it
+            .filter(|&i| {
+                matches!(nodes[i].node.data, NodeData::Element { .. })
+                    && !matches!(tag(&nodes[i].node), Some("ul" | "ol" | "li" | "dl"))
+            })
+            .max_by(|&a, &b| weighted(&nodes[a]).total_cmp(&weighted(&nodes[b])))
+    };
+    let best = best_in(0..nodes.len())?;
     if weighted(&nodes[best]) < 2.0 {
         return None;
     }
+    let best = match under_the_title(&nodes, best) {
+        Some(region) => best_in(region..nodes[region].end).unwrap_or(best),
+        None => best,
+    };
     // widen to the parent when the best candidate holds only part of the parent's prose
     let mut chosen = best;
     while let Some(p) = nodes[chosen].parent {
@@ -223,7 +233,9 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
     }
     // the article continued in a sibling of the same kind (same tag and class, as readability merges
     // siblings): looking from the chosen element and through the plain wrappers above it (those that add no
-    // prose; a CMS wraps each block of an article in a field, an item and a paragraph), the parent holds both
+    // prose; a CMS wraps each block of an article in a field, an item and a paragraph), the parent holds both —
+    // or, when the siblings are sections of the page's body, they are the article, in document order
+    let mut sections: Vec<usize> = Vec::new();
     {
         let signature = |i: usize| {
             (
@@ -234,15 +246,21 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
         let mut at = chosen;
         for _ in 0..MAX_DEPTH {
             let Some(p) = nodes[at].parent else { break };
+            let mine = signature(at);
+            let kin = |c: usize| {
+                c != at && nodes[c].prose >= nodes[chosen].prose * 0.1 && signature(c) == mine
+            };
+            let classed = mine.1.as_deref().is_some_and(|c| !c.trim().is_empty());
             if matches!(tag(&nodes[p].node), Some("body" | "html")) {
+                // the page's body is never the article: the sections themselves are
+                if classed && nodes[p].children.iter().any(|&c| kin(c)) {
+                    sections = (nodes[p].children.iter().copied())
+                        .filter(|&c| c == at || kin(c))
+                        .collect();
+                }
                 break;
             }
-            let mine = signature(at);
-            if mine.1.as_deref().is_some_and(|c| !c.trim().is_empty())
-                && nodes[p].children.iter().any(|&c| {
-                    c != at && nodes[c].prose >= nodes[chosen].prose * 0.1 && signature(c) == mine
-                })
-            {
+            if classed && nodes[p].children.iter().any(|&c| kin(c)) {
                 chosen = p;
                 break;
             }
@@ -252,13 +270,50 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
             at = p;
         }
     }
-    let mut blocks = lead(&nodes, chosen);
-    blocks.push(chosen);
+    if sections.is_empty() {
+        sections.push(chosen);
+    }
+    let mut blocks = lead(&nodes, sections[0]);
+    let tail: Vec<usize> = sections.iter().flat_map(|&s| edges(&nodes, s)).collect();
+    blocks.extend(sections);
     let handles = |v: Vec<usize>| v.into_iter().map(|i| Rc::clone(&nodes[i].node)).collect();
     Some(MainContent {
         roots: handles(blocks),
-        tail: handles(edges(&nodes, chosen)),
+        tail: handles(tail),
     })
+}
+
+/// The part of the page its title heads, when the scores chose an element outside it.
+///
+/// For each title (`<h1>`), its region is its nearest ancestor that holds at least half the prose of `best`.
+/// When every title has a region short of the page's body and none of them holds `best` (nor lies within it),
+/// `best` is a box elsewhere on the page whose few sentences outscored an article made of short lines — a
+/// contact dialog, a reviews widget or an author box beside a recipe's steps or a product's features. The region
+/// of the most prose is returned, for the best element within it to be taken instead. A title over nothing but
+/// the site's name (in a header, a logo) has no region short of the body, and changes nothing.
+fn under_the_title(nodes: &[Info], best: usize) -> Option<usize> {
+    let holds = |a: usize, i: usize| a <= i && i < nodes[a].end;
+    let mut regions = Vec::new();
+    for h in (0..nodes.len()).filter(|&i| tag(&nodes[i].node) == Some("h1") && nodes[i].text >= 3) {
+        let mut up = nodes[h].parent;
+        let region = loop {
+            let a = up?;
+            if matches!(tag(&nodes[a].node), Some("body" | "html")) {
+                return None;
+            }
+            if nodes[a].prose >= nodes[best].prose * 0.5 {
+                break a;
+            }
+            up = nodes[a].parent;
+        };
+        if holds(region, best) || holds(best, region) {
+            return None;
+        }
+        regions.push(region);
+    }
+    regions
+        .into_iter()
+        .max_by(|&a, &b| nodes[a].prose.total_cmp(&nodes[b].prose))
 }
 
 /// Commas that part clauses (`，` and `、` too), not those of a number (`2,3 %`, `1,000`).

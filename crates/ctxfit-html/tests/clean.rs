@@ -574,6 +574,77 @@ fn a_dialog_is_never_the_article() {
 }
 
 #[test]
+fn a_box_of_sentences_beside_the_title_s_article_of_short_lines_is_not_the_article() {
+    // a recipe's steps, each a short line in wrappers of its own, under the page's title; further down, a
+    // contact box whose sentences (commas, length) outscore each step
+    let steps: String = (1..=8)
+        .map(|i| format!("<div class='step'><div><p>Step {i}: stir the batter for two more minutes</p></div></div>"))
+        .collect();
+    let box_text = "<p>Questions, wishes, praise or criticism? Our team in Bielefeld, Hamburg and Munich reads \
+                    every message, answers within two working days, and, if you like, calls you back.</p>";
+    let html = format!(
+        r#"<html><body><header><a href="/">Baking at home</a></header>
+        <div class="recipe"><h1>Honey cake</h1><div class="steps">{steps}</div></div>
+        <div class="service"><div class="contact-info">{box_text}{box_text}</div></div>
+      </body></html>"#
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    assert!(
+        md.contains("Step 1: stir") && md.contains("Step 8: stir"),
+        "{md}"
+    );
+    assert!(!md.contains("Our team in Bielefeld"), "{md}");
+
+    // a title over the site's name alone (a logo in the header) changes nothing: the article is chosen by its
+    // paragraphs, and the box beside it stays out
+    let html = format!(
+        r#"<html><body><header><h1><a href="/">The Valley Courier</a></h1></header>
+        <div class="story">{}</div>
+        <div class="service"><div class="contact-info">{box_text}</div></div>
+      </body></html>"#,
+        body_paragraphs(4)
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    assert!(md.contains("Paragraph 3 of the report"), "{md}");
+    assert!(!md.contains("Our team in Bielefeld"), "{md}");
+}
+
+#[test]
+fn an_article_in_sections_of_the_page_s_body_is_kept_whole() {
+    // each section of the article is a block of its own right under `<body>`, with the same class; a table
+    // between them is another kind, and the footer is not the article
+    let section = |topic: &str| {
+        format!(
+            r#"<div class="topic-block"><div class="row"><h2>{topic}</h2>
+            <p>About {topic}: the plant, which opened in March, makes the fuel from straw, and the village, which
+            had doubted it, now heats its school with it.</p>
+            <p>More on {topic}: the cost per litre, the suppliers, and the permits, which took two years.</p></div></div>"#
+        )
+    };
+    let html = format!(
+        r#"<html><body><nav><a href="/">Home</a> <a href="/fuels">Fuels</a></nav>
+        {}<div class="table-block"><table><tr><td>Price</td><td>1.10</td></tr></table></div>{}{}
+        <div class="footer"><p>Imprint</p></div></body></html>"#,
+        section("production"),
+        section("heating"),
+        section("prospects")
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    for topic in ["production", "heating", "prospects"] {
+        assert!(
+            md.contains(&format!("About {topic}: the plant")),
+            "{topic}: {md}"
+        );
+    }
+    let order: Vec<usize> = ["About production", "About heating", "About prospects"]
+        .iter()
+        .map(|t| md.find(t).unwrap())
+        .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{md}");
+    assert!(!md.contains("Imprint") && !md.contains("Fuels"), "{md}");
+}
+
+#[test]
 fn a_page_without_an_article_keeps_its_content_at_the_aggressive_level() {
     // a recipe: short lines and lists, no paragraph of prose to choose; nothing is outside a main content
     let html = r#"<html><body><nav><a href="/">Home</a></nav>
