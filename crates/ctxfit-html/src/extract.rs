@@ -4,7 +4,7 @@
 //! Paragraphs (`<p>`, `<pre>`, cells, quotes, list items, and blocks of bare text such as a `<div>` of lines
 //! between `<br>`s) vote for their parent and grandparent; the best-scoring element, discounted by its link
 //! density, is the candidate — unless it lies outside the part of the page the title (`<h1>`) heads, which holds
-//! prose of its own: then the best element there is ([`under_the_title`]). It is then widened to its parent while
+//! prose of its own: then that part is ([`under_the_title`]). It is then widened to its parent while
 //! the parent adds little text and few links, to the nearest ancestor that holds twice its prose spread over two
 //! or more substantial children — an article cut into sibling sections — and to the parent of a sibling of the
 //! same tag and class that has prose of its own (an article body continued after an inset; when that parent is
@@ -170,25 +170,18 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
         // (an element without text has no score: its paragraphs' votes need text)
         n.score * (1.0 - density(n)) * bonus
     };
-    // the best-scoring element of a range of the pre-order list
-    let best_in = |range: std::ops::Range<usize>| {
-        range
-            // a list is a part of an article, never its container: its items vote for the list and, by half,
-            // for the element that holds it
-            .filter(|&i| {
-                matches!(nodes[i].node.data, NodeData::Element { .. })
-                    && !matches!(tag(&nodes[i].node), Some("ul" | "ol" | "li" | "dl"))
-            })
-            .max_by(|&a, &b| weighted(&nodes[a]).total_cmp(&weighted(&nodes[b])))
-    };
-    let best = best_in(0..nodes.len())?;
+    let best = (0..nodes.len())
+        // a list is a part of an article, never its container: its items vote for the list and, by half, for
+        // the element that holds it
+        .filter(|&i| {
+            matches!(nodes[i].node.data, NodeData::Element { .. })
+                && !matches!(tag(&nodes[i].node), Some("ul" | "ol" | "li" | "dl"))
+        })
+        .max_by(|&a, &b| weighted(&nodes[a]).total_cmp(&weighted(&nodes[b])))?;
     if weighted(&nodes[best]) < 2.0 {
         return None;
     }
-    let best = match under_the_title(&nodes, best) {
-        Some(region) => best_in(region..nodes[region].end).unwrap_or(best),
-        None => best,
-    };
+    let best = under_the_title(&nodes, best).unwrap_or(best);
     // widen to the parent when the best candidate holds only part of the parent's prose
     let mut chosen = best;
     while let Some(p) = nodes[chosen].parent {
@@ -288,9 +281,9 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
 /// For each title (`<h1>`), its region is its nearest ancestor that holds at least half the prose of `best`.
 /// When every title has a region short of the page's body and none of them holds `best` (nor lies within it),
 /// `best` is a box elsewhere on the page whose few sentences outscored an article made of short lines — a
-/// contact dialog, a reviews widget or an author box beside a recipe's steps or a product's features. The region
-/// of the most prose is returned, for the best element within it to be taken instead. A title over nothing but
-/// the site's name (in a header, a logo) has no region short of the body, and changes nothing.
+/// contact dialog, a reviews widget or an author box beside a recipe's steps and ingredients or a product's
+/// features. The region of the most prose — the title and what it heads — is the candidate instead. A title over
+/// nothing but the site's name (in a header, a logo) has no region short of the body, and changes nothing.
 fn under_the_title(nodes: &[Info], best: usize) -> Option<usize> {
     let holds = |a: usize, i: usize| a <= i && i < nodes[a].end;
     let mut regions = Vec::new();

@@ -575,8 +575,8 @@ fn a_dialog_is_never_the_article() {
 
 #[test]
 fn a_box_of_sentences_beside_the_title_s_article_of_short_lines_is_not_the_article() {
-    // a recipe's steps, each a short line in wrappers of its own, under the page's title; further down, a
-    // contact box whose sentences (commas, length) outscore each step
+    // a recipe's ingredients and steps, each step a short line in wrappers of its own, under the page's title;
+    // further down, a contact box whose sentences (commas, length) outscore the steps
     let steps: String = (1..=8)
         .map(|i| format!("<div class='step'><div><p>Step {i}: stir the batter for two more minutes</p></div></div>"))
         .collect();
@@ -584,11 +584,18 @@ fn a_box_of_sentences_beside_the_title_s_article_of_short_lines_is_not_the_artic
                     every message, answers within two working days, and, if you like, calls you back.</p>";
     let html = format!(
         r#"<html><body><header><a href="/">Baking at home</a></header>
-        <div class="recipe"><h1>Honey cake</h1><div class="steps">{steps}</div></div>
+        <div class="recipe"><h1>Honey cake</h1>
+          <div class="ingredients"><ul><li>250 g flour</li><li>3 eggs</li></ul></div>
+          <div class="steps">{steps}</div></div>
         <div class="service"><div class="contact-info">{box_text}{box_text}</div></div>
       </body></html>"#
     );
     let md = clean(StripLevel::Aggressive, &html);
+    // the title, and all it heads
+    assert!(
+        md.contains("# Honey cake") && md.contains("250 g flour"),
+        "{md}"
+    );
     assert!(
         md.contains("Step 1: stir") && md.contains("Step 8: stir"),
         "{md}"
