@@ -15,7 +15,7 @@ pub struct PolicyArgs {
     /// Policy file (TOML, or JSON).
     #[arg(long)]
     pub policy: Option<PathBuf>,
-    /// Profile to use (default: the policy's `default_profile`, else seed-000).
+    /// Profile to use (default: the policy's `default_profile`, else smart).
     #[arg(long)]
     pub profile: Option<String>,
     /// Agent whose overrides to apply (`[agents.NAME]` in the policy).

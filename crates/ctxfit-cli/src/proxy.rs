@@ -88,10 +88,7 @@ pub fn run(args: Args) -> Result<()> {
         }
         None => PolicyFile::default(),
     };
-    let profile = args
-        .profile
-        .clone()
-        .or_else(|| policy.default_profile.is_none().then(|| "smart".to_owned()));
+    let profile = args.profile.clone();
     let config = ProxyConfig {
         anthropic: origin("upstream-anthropic", &args.upstream_anthropic)?,
         openai: origin("upstream-openai", &args.upstream_openai)?,

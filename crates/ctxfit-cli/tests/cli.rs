@@ -256,6 +256,8 @@ fn compact_the_sample_with_a_report() {
         &[
             "compact",
             "--sample",
+            "--profile",
+            "seed-000",
             "--budget",
             "10000",
             "--report",
@@ -325,6 +327,16 @@ fn compact_says_which_cuts_wait_for_the_payback_rule_and_how_to_make_them_now() 
     assert_eq!(
         serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap(),
         conv
+    );
+    // smart is the profile when none is named, as in the proxy and the Python package
+    let o = ctxfit(&["compact", path, "--report", "text"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("held back: 1 cut(s)"), "{}", stderr(&o));
+    let o = ctxfit(&["policy", "show"], None);
+    assert!(
+        stdout(&o).starts_with("# effective profile `smart`"),
+        "{}",
+        stdout(&o)
     );
     // as the message says
     let policy = dir.join("eager.toml");

@@ -76,7 +76,7 @@ pub struct ProfileSpec {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyFile {
-    /// The profile used when none is named (default `seed-000`).
+    /// The profile used when none is named (default `smart`, as in the proxy and the Python package).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default_profile: Option<String>,
     /// Named profiles; a name of a built-in profile overrides its fields.
@@ -302,7 +302,7 @@ impl PolicyFile {
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Settings, PolicyError> {
         let env_profile = env("CTXFIT_PROFILE");
-        let default = self.default_profile.as_deref().unwrap_or("seed-000");
+        let default = self.default_profile.as_deref().unwrap_or("smart");
         let agent_spec =
             match agent {
                 Some(a) => Some(self.agents.get(a).cloned().ok_or_else(|| {

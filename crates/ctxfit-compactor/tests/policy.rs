@@ -24,7 +24,7 @@ fn check_error(text: &str, profile: Option<&str>, agent: Option<&str>, expected:
 
 #[test]
 fn built_in_profiles_are_the_seeds() {
-    let s = resolve("", None, None, &[]).unwrap();
+    let s = resolve("", Some("seed-000"), None, &[]).unwrap();
     assert_eq!(
         (s.profile.as_str(), s.trigger, s.budget),
         ("seed-000", Trigger::Budget, 40_000)
@@ -35,6 +35,20 @@ fn built_in_profiles_are_the_seeds() {
         (s.trigger, s.rules[0].rule.as_str()),
         (Trigger::Always, "tiered")
     );
+}
+
+#[test]
+fn smart_is_the_profile_when_none_is_named() {
+    // with no policy, and with a policy that names no default, as the proxy and the Python package do
+    for text in ["", "[profiles.mine]\nextends = \"seed-002\"\n"] {
+        let s = resolve(text, None, None, &[]).unwrap();
+        assert_eq!(s, resolve("", Some("smart"), None, &[]).unwrap(), "{text}");
+    }
+    // the policy's own default wins, and the environment's profile over it
+    let text = "default_profile = \"seed-002\"";
+    assert_eq!(resolve(text, None, None, &[]).unwrap().profile, "seed-002");
+    let env = resolve(text, None, None, &[("CTXFIT_PROFILE", "seed-000")]).unwrap();
+    assert_eq!(env.profile, "seed-000");
 }
 
 #[test]

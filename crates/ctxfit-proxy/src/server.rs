@@ -50,7 +50,8 @@ pub struct ProxyConfig {
     pub anthropic: Uri,
     /// Origin of the OpenAI API (`https://api.openai.com`).
     pub openai: Uri,
-    /// The policy (profiles) and the profile used when a request names none.
+    /// The policy (profiles) and the profile used when a request names none (`None`: the policy's
+    /// `default_profile`, else `smart`).
     pub policy: PolicyFile,
     pub profile: Option<String>,
     /// Bytes of request body accepted at most.
@@ -73,7 +74,7 @@ impl Default for ProxyConfig {
             anthropic: Uri::from_static("https://api.anthropic.com"),
             openai: Uri::from_static("https://api.openai.com"),
             policy: PolicyFile::default(),
-            profile: Some("smart".to_owned()),
+            profile: None,
             max_body: 64 << 20,
             max_conversations: crate::gateway::DEFAULT_MAX_CONVERSATIONS,
             max_idle: Some(Duration::from_secs(24 * 3600)),

@@ -22,8 +22,9 @@ use crate::{errors, estimator, settings, shielded};
 
 /// Compacts the message list of one conversation before each model request.
 ///
-/// `Compactor(profile="smart", policy=None, agent=None, *, estimator="fast", format=None)`: `profile` a built-in
-/// profile or the policy's; `policy` a policy file's path or its TOML text; `agent` the policy's
+/// `Compactor(profile=None, policy=None, agent=None, *, estimator="fast", format=None)`: `profile` a built-in
+/// profile or the policy's (by default the policy's `default_profile`, else `smart`); `policy` a policy file's
+/// path or its TOML text; `agent` the policy's
 /// `[agents.NAME]` overrides; `format` fixes the wire format instead of detecting it.
 ///
 /// Call `compact(messages)` with the agent's whole, growing history before every request and send what it

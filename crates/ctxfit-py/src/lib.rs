@@ -80,8 +80,7 @@ pub(crate) fn settings(
             )))
         }
     };
-    // without a policy the package's default is `smart`; with one, the policy's own default profile
-    let profile = profile.or(policy.is_none().then_some("smart"));
+    // without a profile: the policy's default profile, else `smart`
     file.resolve(profile, agent, &env)
         .map_err(|e| bad_input(e.to_string()))
 }

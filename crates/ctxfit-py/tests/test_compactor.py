@@ -202,6 +202,14 @@ def test_settings_toml_is_a_policy_python_reads_back():
             assert settings["cache_write_premium"] == 11.5
 
 
+def test_smart_is_the_profile_when_none_is_named():
+    # as in the CLI and the proxy: the policy's default profile, else smart
+    assert ctxfit.Compactor().profile == "smart"
+    assert ctxfit.Compactor(policy='[profiles.mine]\nextends = "seed-002"\n').profile == "smart"
+    mine = 'default_profile = "mine"\n[profiles.mine]\nextends = "seed-002"\n'
+    assert ctxfit.Compactor(policy=mine).profile == "mine"
+
+
 def test_unknown_names_are_refused_clearly():
     with pytest.raises(ctxfit.CtxfitError, match="no-such-profile"):
         ctxfit.Compactor("no-such-profile")
