@@ -6,8 +6,9 @@
 //! be fetched is a result with `success: false` and a message saying why.
 //!
 //! The fetch is done by a [`Fetcher`], whose [`FetchOptions`] bound it: an overall timeout and a connect
-//! timeout, a redirect limit, a response size cap, HTML content types only, the charset from the headers (or
-//! the page), no proxy from the environment, and the SSRF guard of [`guard`]: loopback, private, link-local,
+//! timeout, a redirect limit, a response size cap, web pages and text only (HTML is cleaned; plain text, JSON,
+//! XML, CSV, Markdown and source come back as they are; images, PDFs and other binaries are refused), the
+//! charset from the headers (or the page), no proxy from the environment, and the SSRF guard of [`guard`]: loopback, private, link-local,
 //! metadata and other non-public addresses are refused unless the caller allows them.
 //!
 //! A page longer than `max_chars` is cut on a heading or paragraph boundary; the result says how many chunks of
@@ -138,7 +139,7 @@ pub enum FetchError {
         status: u16,
         reason: Option<&'static str>,
     },
-    #[error("not a web page: content type {0:?} (HTML, XHTML and plain text are fetched)")]
+    #[error("not a web page: content type {0:?} (web pages and text are fetched: HTML, plain text, JSON, XML)")]
     ContentType(String),
     #[error("the page is larger than the limit of {limit} bytes")]
     TooLarge { limit: u64 },
@@ -210,7 +211,10 @@ impl Fetcher {
             let response = self
                 .agent
                 .get(&current)
-                .header("Accept", "text/html,application/xhtml+xml,text/plain;q=0.8")
+                .header(
+                    "Accept",
+                    "text/html,application/xhtml+xml,text/plain;q=0.8,application/json;q=0.7,text/*;q=0.6",
+                )
                 .call()
                 .map_err(|e| self.error(e, &current))?;
             let location = response
@@ -258,7 +262,7 @@ impl Fetcher {
         });
         let plain = match mime.as_deref() {
             None | Some("text/html" | "application/xhtml+xml") => false,
-            Some("text/plain") => true,
+            Some(text) if is_text(text) => true,
             Some(other) => return Err(FetchError::ContentType(other.to_owned())),
         };
         // the cap holds on the decoded body: a small compressed response must not inflate past it
@@ -528,4 +532,30 @@ fn plural(n: usize) -> &'static str {
     } else {
         "s"
     }
+}
+
+/// Is a response of this media type (lowercase, without parameters) text an agent can read as it is? `text/*`
+/// (plain, CSV, Markdown, source), JSON and XML (`application/json`, `application/problem+json`,
+/// `application/rss+xml`, ...), JavaScript, YAML and TOML. HTML and XHTML are pages, to be cleaned, and are
+/// matched before this.
+fn is_text(mime: &str) -> bool {
+    let Some((kind, sub)) = mime.split_once('/') else {
+        return false;
+    };
+    kind == "text"
+        || (kind == "application"
+            && (matches!(
+                sub,
+                "json"
+                    | "xml"
+                    | "javascript"
+                    | "x-javascript"
+                    | "ecmascript"
+                    | "x-ndjson"
+                    | "ndjson"
+                    | "yaml"
+                    | "x-yaml"
+                    | "toml"
+            ) || sub.ends_with("+json")
+                || sub.ends_with("+xml")))
 }

@@ -125,6 +125,36 @@ fn serve() -> Server {
                         let to = format!("http://127.0.0.2:{port}/article");
                         respond(&mut stream, "302 Found", &[("Location", to.as_str())], b"")
                     }
+                    "/json" => respond(
+                        &mut stream,
+                        "200 OK",
+                        &[("Content-Type", "application/json; charset=utf-8")],
+                        "{\"name\": \"ctxfit\", \"tags\": [\"<b>\", \"café\"]}".as_bytes(),
+                    ),
+                    "/problem" => respond(
+                        &mut stream,
+                        "200 OK",
+                        &[("Content-Type", "application/problem+json")],
+                        b"{\"title\": \"Out of stock\"}",
+                    ),
+                    "/csv" => respond(
+                        &mut stream,
+                        "200 OK",
+                        &[("Content-Type", "text/csv")],
+                        b"city,rain_mm\nBergen,2250\n",
+                    ),
+                    "/feed" => respond(
+                        &mut stream,
+                        "200 OK",
+                        &[("Content-Type", "application/rss+xml")],
+                        b"<rss><channel><title>News &amp; notes</title></channel></rss>",
+                    ),
+                    "/png" => respond(
+                        &mut stream,
+                        "200 OK",
+                        &[("Content-Type", "image/png")],
+                        b"\x89PNG\r\n\x1a\n",
+                    ),
                     "/pdf" => respond(
                         &mut stream,
                         "200 OK",
@@ -216,6 +246,40 @@ fn a_page_is_fetched_decoded_and_cleaned() {
 
     let plain = fetcher(FetchOptions::default()).fetch_markdown(&server.url("/plain"));
     assert_eq!(plain.data, "just <text>");
+}
+
+#[test]
+fn text_comes_back_as_it_is_and_binaries_are_refused() {
+    // an API's JSON, a CSV, a feed: the agent reads them as they were sent, escapes and markup included
+    let server = serve();
+    let fetch = |path: &str| fetcher(FetchOptions::default()).fetch_markdown(&server.url(path));
+    for (path, text) in [
+        (
+            "/json",
+            "{\"name\": \"ctxfit\", \"tags\": [\"<b>\", \"café\"]}",
+        ),
+        ("/problem", "{\"title\": \"Out of stock\"}"),
+        ("/csv", "city,rain_mm\nBergen,2250\n"),
+        (
+            "/feed",
+            "<rss><channel><title>News &amp; notes</title></channel></rss>",
+        ),
+    ] {
+        let result = fetch(path);
+        assert!(result.success, "{path}: {}", result.message);
+        assert_eq!(result.data, text, "{path}");
+        assert_eq!(result.original_size, text.len(), "{path}");
+    }
+    // an image is not text: refused with its type, nothing handed to the model
+    let png = fetch("/png");
+    assert!(!png.success && png.data.is_empty());
+    assert!(
+        png.message.ends_with(
+            "not a web page: content type \"image/png\" (web pages and text are fetched: HTML, plain text, JSON, XML)"
+        ),
+        "{}",
+        png.message
+    );
 }
 
 #[test]
@@ -435,7 +499,7 @@ fn limits_give_clear_errors() {
     );
     assert_eq!(
         fetch("/pdf", FetchOptions::default()),
-        "not a web page: content type \"application/pdf\" (HTML, XHTML and plain text are fetched)"
+        "not a web page: content type \"application/pdf\" (web pages and text are fetched: HTML, plain text, JSON, XML)"
     );
     let small = FetchOptions {
         max_bytes: 1 << 20,
