@@ -11,7 +11,8 @@
 //! the page's body, the siblings themselves are the article).
 //!
 //! Around the chosen element: its **lead** — the standfirst or teaser just before it, often after the title in
-//! the article's header — is rendered before it ([`lead`]); inside it, the **edges** — labels, link lists and
+//! the article's header — is rendered before it ([`lead`]; when the walk back finds none, the prose between the
+//! title and the element: [`after_the_title`]); inside it, the **edges** — labels, link lists and
 //! the headings over them, before its first paragraph of prose and after its last ("Share:", "Related posts",
 //! "Back to the overview") — are left out ([`edges`]). Both read structure, length, links and punctuation, never
 //! words of a language. The scoring's constants were first tuned on the 50 pages of the corpus; the lead and the
@@ -267,6 +268,9 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
         sections.push(chosen);
     }
     let mut blocks = lead(&nodes, sections[0]);
+    if blocks.is_empty() {
+        blocks = after_the_title(&nodes, sections[0]);
+    }
     let tail: Vec<usize> = sections.iter().flat_map(|&s| edges(&nodes, s)).collect();
     blocks.extend(sections);
     let handles = |v: Vec<usize>| v.into_iter().map(|i| Rc::clone(&nodes[i].node)).collect();
@@ -676,6 +680,93 @@ impl Lead<'_> {
         }
         false
     }
+}
+
+/// When the walk back from the chosen element finds no lead (a link, a byline or a share bar ended it first):
+/// the blocks of prose between the page's title and the chosen element, when both are in the same part of the
+/// page (their nearest common ancestor is not the body) and little stands between them — a standfirst set
+/// apart from the body by a byline, a date and a picture. A block is taken as [`lead`] takes one, and only when
+/// it ends as a sentence ends (a byline's `C.` or an e-mail address's dot is no sentence); pictures, captions,
+/// lists, tables, dates and addresses are passed over.
+fn after_the_title(nodes: &[Info], chosen: usize) -> Vec<usize> {
+    let Some(title) = (0..chosen)
+        .rev()
+        .find(|&i| tag(&nodes[i].node) == Some("h1") && nodes[i].text >= 3)
+        .filter(|&h| nodes[h].end <= chosen)
+    else {
+        return Vec::new();
+    };
+    let mut common = nodes[title].parent;
+    while let Some(a) = common.filter(|&a| nodes[a].end <= chosen) {
+        common = nodes[a].parent;
+    }
+    if common.is_none_or(|a| matches!(tag(&nodes[a].node), Some("body" | "html"))) {
+        return Vec::new();
+    }
+    let between: usize = (nodes[title].end..chosen)
+        .filter(|&i| matches!(nodes[i].node.data, NodeData::Text { .. }))
+        .map(|i| nodes[i].text)
+        .sum();
+    if between > 2 * LEAD_CHARS || between * 2 > nodes[chosen].text {
+        return Vec::new();
+    }
+    let (mut out, mut chars) = (Vec::new(), 0);
+    let mut i = nodes[title].end;
+    while i < chosen && out.len() < LEAD_BLOCKS {
+        let n = &nodes[i];
+        let t = tag(&n.node).unwrap_or("");
+        if matches!(
+            t,
+            "figure" | "figcaption" | "ul" | "ol" | "dl" | "table" | "time" | "address"
+        ) {
+            i = n.end;
+            continue;
+        }
+        let block = matches!(
+            t,
+            "p" | "div"
+                | "section"
+                | "header"
+                | "span"
+                | "blockquote"
+                | "strong"
+                | "em"
+                | "b"
+                | "h2"
+                | "h3"
+                | "h4"
+                | "h5"
+                | "h6"
+        );
+        // an ancestor of the chosen element is looked into, never taken
+        if block && n.end <= chosen && n.text >= 40 && density(n) < 0.25 {
+            let inside = n.children.iter().fold(0, |acc, &c| acc | nodes[c].holds);
+            let text = text_of(&n.node);
+            if inside & (H1 | HEADING | MEDIA | ITEM) == 0 && ends_as_a_sentence(&text) {
+                if chars + n.text > LEAD_CHARS {
+                    break;
+                }
+                chars += n.text;
+                out.push(i);
+                i = n.end;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Does the text end as a sentence ends: a letter, then a closing mark, then at most quotes and brackets?
+fn ends_as_a_sentence(text: &str) -> bool {
+    let t = text
+        .trim_end()
+        .trim_end_matches(['"', '\'', '”', '“', '»', '«', ')', '’', ' ']);
+    t.ends_with(['.', '!', '?', '…', '。', '！', '？'])
+        && t[..t.len() - t.chars().next_back().map_or(0, char::len_utf8)]
+            .chars()
+            .next_back()
+            .is_some_and(char::is_alphabetic)
 }
 
 /// Indices in document order (the nodes are in pre-order).
