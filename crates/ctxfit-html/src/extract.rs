@@ -241,8 +241,11 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
         for _ in 0..MAX_DEPTH {
             let Some(p) = nodes[at].parent else { break };
             let mine = signature(at);
+            // prose of its own: a tenth of the chosen element's, or about three paragraphs beside a long one
             let kin = |c: usize| {
-                c != at && nodes[c].prose >= nodes[chosen].prose * 0.1 && signature(c) == mine
+                c != at
+                    && nodes[c].prose >= (nodes[chosen].prose * 0.1).min(KIN_PROSE)
+                    && signature(c) == mine
             };
             let classed = mine.1.as_deref().is_some_and(|c| !c.trim().is_empty());
             if matches!(tag(&nodes[p].node), Some("body" | "html")) {
@@ -508,6 +511,10 @@ fn is_below(nodes: &[Info], i: usize, a: usize) -> bool {
 /// Wrappers looked into at most, one inside the other, looking for the lead (a page may nest elements by the
 /// hundred thousand: the search must not recurse that deep).
 const MAX_DEPTH: usize = 8;
+
+/// The prose (paragraphs' votes: about three each) that makes a sibling of the same kind a part of the article
+/// however long the chosen part is.
+const KIN_PROSE: f64 = 10.0;
 
 /// Blocks of the lead kept at most, and their characters at most.
 const LEAD_BLOCKS: usize = 3;

@@ -643,6 +643,40 @@ fn a_box_of_sentences_beside_the_title_s_article_of_short_lines_is_not_the_artic
 }
 
 #[test]
+fn short_sections_of_an_article_are_kept_beside_a_long_one() {
+    // the article's opening sections, twelve paragraphs each (more than a lead), then one long section, all in
+    // blocks of the same class; beside them, teaser cards of that class with a sentence each are not the article
+    let part = |name: &str, n: usize| {
+        format!(
+            r#"<div class="row text"><div class="col">{}</div></div>"#,
+            body_paragraphs(n).replace("Paragraph", name)
+        )
+    };
+    let card = r#"<div class="row text"><div class="col"><p>Teaser: a story elsewhere on the site, read it.</p></div></div>"#;
+    let html = format!(
+        r#"<html><body><div class="page"><article class="content">{}{}{}</article>
+        <div class="more">{card}{card}</div></div></body></html>"#,
+        part("Opening", 12),
+        part("Middle", 12),
+        part("Body", 300)
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    for name in [
+        "Opening 0",
+        "Opening 11",
+        "Middle 0",
+        "Middle 11",
+        "Body 299",
+    ] {
+        assert!(
+            md.contains(&format!("{name} of the report")),
+            "{name}: {md}"
+        );
+    }
+    assert!(!md.contains("Teaser"), "{md}");
+}
+
+#[test]
 fn an_article_in_sections_of_the_page_s_body_is_kept_whole() {
     // each section of the article is a block of its own right under `<body>`, with the same class; a table
     // between them is another kind, and the footer is not the article
