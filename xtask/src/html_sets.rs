@@ -155,6 +155,8 @@ struct Scores {
     precision: f64,
     recall: f64,
     f1: f64,
+    /// Of a snippet set: snippets found, missing, and wrongly present.
+    snippets: Option<(usize, usize, usize)>,
 }
 
 /// Score the outputs of one converter on a set (`outputs[i]` for `pages[i]`; `plain` says they are text already).
@@ -201,6 +203,7 @@ fn score(set: &Set, outputs: &[String], plain: bool) -> Scores {
             precision,
             recall,
             f1,
+            snippets: Some((tp, fn_, fp)),
         };
     }
     let n = set.pages.len().max(1) as f64;
@@ -208,6 +211,7 @@ fn score(set: &Set, outputs: &[String], plain: bool) -> Scores {
         precision: p / n,
         recall: r / n,
         f1: f / n,
+        snippets: None,
     }
 }
 
@@ -445,9 +449,18 @@ pub fn eval(args: &[String]) -> Result<()> {
         }
         for r in &rows {
             println!(
-                "| {} | {:.3} | {:.3} | **{:.3}** | {:.0} | {:.1} |",
+                "| {} | {:.3} | {:.3} | **{:.4}** | {:.0} | {:.1} |",
                 r.name, r.scores.precision, r.scores.recall, r.scores.f1, r.chars, r.mb_per_s
             );
+        }
+        // the counts behind a snippet set's scores, which close F1s tell apart
+        for r in &rows {
+            if let Some((found, missing, wrong)) = r.scores.snippets {
+                println!(
+                    "{}: {found} snippets found, {missing} missing, {wrong} wrongly present",
+                    r.name
+                );
+            }
         }
         // the moderate level's size goal (at most half of minimal's) beside the size of the reference itself
         let share = |chars: f64| 100.0 * chars / rows[0].chars.max(1.0);
