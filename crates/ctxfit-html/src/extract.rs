@@ -694,15 +694,24 @@ impl Lead<'_> {
 /// page (their nearest common ancestor is not the body) and little stands between them — a standfirst set
 /// apart from the body by a byline, a date and a picture. A block is taken as [`lead`] takes one, and only when
 /// it ends as a sentence ends (a byline's `C.` or an e-mail address's dot is no sentence); pictures, captions,
-/// lists, tables, dates and addresses are passed over.
+/// lists, tables, dates and addresses are passed over. Of several titles (`<h1>`) before the chosen element, the
+/// nearest of the last three with such blocks after it.
 fn after_the_title(nodes: &[Info], chosen: usize) -> Vec<usize> {
-    let Some(title) = (0..chosen)
+    // a page may hold more than one title (a CMS's leftover widget, a section's label): the nearest of the last
+    // three before the chosen element with a standfirst after it
+    (0..chosen)
         .rev()
-        .find(|&i| tag(&nodes[i].node) == Some("h1") && nodes[i].text >= 3)
-        .filter(|&h| nodes[h].end <= chosen)
-    else {
-        return Vec::new();
-    };
+        .filter(|&i| {
+            tag(&nodes[i].node) == Some("h1") && nodes[i].text >= 3 && nodes[i].end <= chosen
+        })
+        .take(3)
+        .map(|title| after(nodes, chosen, title))
+        .find(|blocks| !blocks.is_empty())
+        .unwrap_or_default()
+}
+
+/// The blocks of prose between `title` and the chosen element (see [`after_the_title`]).
+fn after(nodes: &[Info], chosen: usize, title: usize) -> Vec<usize> {
     let mut common = nodes[title].parent;
     while let Some(a) = common.filter(|&a| nodes[a].end <= chosen) {
         common = nodes[a].parent;

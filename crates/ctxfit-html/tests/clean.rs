@@ -529,6 +529,15 @@ fn a_standfirst_the_walk_back_cannot_reach_is_found_after_the_title() {
     assert!(md.contains("Paragraph 3 of the report"), "{md}");
     // a byline is no sentence, however many dots its initials and address hold
     assert!(!md.contains("Lovelace") && !md.contains("Home"), "{md}");
+    // a leftover title of a widget right before the body, with nothing after it: the page's own title, further
+    // up, still leads to the standfirst
+    let leftover = r#"<div class="wrap"><h1>This widget is not configured</h1><div class="grid">"#;
+    let html = html.replace(r#"<div class="wrap"><div class="grid">"#, leftover);
+    let md = clean(StripLevel::Aggressive, &html);
+    assert!(
+        md.starts_with("After a week of rain the town braced for the worst"),
+        "{md}"
+    );
 }
 
 #[test]
