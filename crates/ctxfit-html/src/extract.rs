@@ -697,8 +697,7 @@ impl Lead<'_> {
 /// lists, tables, dates and addresses are passed over. Of several titles (`<h1>`) before the chosen element, the
 /// nearest of the last three with such blocks after it.
 fn after_the_title(nodes: &[Info], chosen: usize) -> Vec<usize> {
-    // a page may hold more than one title (a CMS's leftover widget, a section's label): the nearest of the last
-    // three before the chosen element with a standfirst after it
+    // (a page may hold more than one: a CMS's leftover widget, a section's label)
     (0..chosen)
         .rev()
         .filter(|&i| {

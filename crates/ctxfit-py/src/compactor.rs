@@ -24,8 +24,8 @@ use crate::{errors, estimator, settings, shielded};
 ///
 /// `Compactor(profile=None, policy=None, agent=None, *, estimator="fast", format=None)`: `profile` a built-in
 /// profile or the policy's (by default the policy's `default_profile`, else `smart`); `policy` a policy file's
-/// path or its TOML text; `agent` the policy's
-/// `[agents.NAME]` overrides; `format` fixes the wire format instead of detecting it.
+/// path or its TOML text; `agent` the policy's `[agents.NAME]` overrides; `format` fixes the wire format instead
+/// of detecting it.
 ///
 /// Call `compact(messages)` with the agent's whole, growing history before every request and send what it
 /// answers: your own objects where a message is sent unchanged, new dicts where a stale tool result was cut.

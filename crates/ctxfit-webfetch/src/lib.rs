@@ -8,8 +8,9 @@
 //! The fetch is done by a [`Fetcher`], whose [`FetchOptions`] bound it: an overall timeout and a connect
 //! timeout, a redirect limit, a response size cap, web pages and text only (HTML is cleaned; plain text, JSON,
 //! XML, CSV, Markdown and source come back as they are; images, PDFs and other binaries are refused), the
-//! charset from the headers (or the page), no proxy from the environment, and the SSRF guard of [`guard`]: loopback, private, link-local,
-//! metadata and other non-public addresses are refused unless the caller allows them.
+//! charset from the headers (or the page), no proxy from the environment, and the SSRF guard of [`guard`]:
+//! loopback, private, link-local, metadata and other non-public addresses are refused unless the caller allows
+//! them.
 //!
 //! A page longer than `max_chars` is cut on a heading or paragraph boundary; the result says how many chunks of
 //! `max_chars` the whole page takes, and `chunk = Some(k)` returns the k-th (1-based).
