@@ -46,3 +46,10 @@ def test_the_hook_compacts_what_the_model_sees_and_leaves_the_state():
     before = ctxfit.count_tokens(to_dicts(messages))
     after = ctxfit.count_tokens(to_dicts(out))
     assert after < before
+
+
+def test_the_hook_uses_the_policy_s_default_profile_else_smart():
+    assert pre_model_hook().compactor.profile == "smart"
+    mine = 'default_profile = "mine"\n[profiles.mine]\nextends = "seed-002"\n'
+    assert pre_model_hook(policy=mine).compactor.profile == "mine"
+    assert pre_model_hook("seed-000", policy=mine).compactor.profile == "seed-000"

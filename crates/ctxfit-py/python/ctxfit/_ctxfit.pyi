@@ -36,8 +36,8 @@ class Compactor:
 
     ``profile`` is a built-in profile (``smart``, the default, ``seed-000``, ``seed-002``, ``mask-last-10``,
     ``keep-last-30``, ``anthropic-clear``) or one of the policy's; ``policy`` is a policy file's path or its
-    TOML text, as the CLI's ``--policy`` takes it (then the default profile is the policy's own); ``agent``
-    applies the policy's ``[agents.NAME]`` overrides. The environment's ``CTXFIT_*`` overrides apply as in the
+    TOML text, as the CLI's ``--policy`` takes it (then the default profile is the policy's own, else
+    ``smart``); ``agent`` applies the policy's ``[agents.NAME]`` overrides. The environment's ``CTXFIT_*`` overrides apply as in the
     CLI. ``format`` fixes the wire format instead of detecting it from the messages.
 
     >>> compactor = ctxfit.Compactor("smart")

@@ -80,12 +80,12 @@ class CompactingHook:
 
 
 def pre_model_hook(
-    profile: Optional[str] = "smart",
+    profile: Optional[str] = None,
     policy: Optional[str] = None,
     agent: Optional[str] = None,
     *,
     compactor: Optional[Compactor] = None,
 ) -> Callable[[Any], Dict[str, Any]]:
-    """A ready ``pre_model_hook`` for ``create_react_agent`` that compacts with ``profile`` (or ``policy``,
-    or the ``compactor`` given)."""
+    """A ready ``pre_model_hook`` for ``create_react_agent`` that compacts with ``profile`` (by default the
+    ``policy``'s default profile, else ``smart``), or with the ``compactor`` given."""
     return CompactingHook(compactor or Compactor(profile, policy, agent, format="openai"))
