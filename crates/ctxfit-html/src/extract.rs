@@ -283,6 +283,11 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
     })
 }
 
+/// A title: an `<h1>` with a few characters of text (not an empty one around a logo's image).
+fn is_title(n: &Info) -> bool {
+    tag(&n.node) == Some("h1") && n.text >= 3
+}
+
 /// The part of the page its title heads, when the scores chose an element outside it.
 ///
 /// For each title (`<h1>`), its region is its nearest ancestor that holds at least half the prose of `best`.
@@ -294,7 +299,7 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
 fn under_the_title(nodes: &[Info], best: usize) -> Option<usize> {
     let holds = |a: usize, i: usize| a <= i && i < nodes[a].end;
     let mut regions = Vec::new();
-    for h in (0..nodes.len()).filter(|&i| tag(&nodes[i].node) == Some("h1") && nodes[i].text >= 3) {
+    for h in (0..nodes.len()).filter(|&i| is_title(&nodes[i])) {
         let mut up = nodes[h].parent;
         let region = loop {
             let a = up?;
@@ -700,9 +705,7 @@ fn after_the_title(nodes: &[Info], chosen: usize) -> Vec<usize> {
     // (a page may hold more than one: a CMS's leftover widget, a section's label)
     (0..chosen)
         .rev()
-        .filter(|&i| {
-            tag(&nodes[i].node) == Some("h1") && nodes[i].text >= 3 && nodes[i].end <= chosen
-        })
+        .filter(|&i| is_title(&nodes[i]) && nodes[i].end <= chosen)
         .take(3)
         .map(|title| after(nodes, chosen, title))
         .find(|blocks| !blocks.is_empty())
