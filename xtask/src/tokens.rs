@@ -1,6 +1,6 @@
 //! Fitting and evaluating the fast token estimator against exact o200k counts.
 //!
-//! The model: tokens ≈ intercept + Σ weight[pair] · count[pair] over the 256 class-pair counts of
+//! The model: tokens ≈ intercept + `Σ weight[pair] · count[pair]` over the 256 class-pair counts of
 //! `ctxfit_tokens::pair_counts`. It is fitted by weighted ridge least squares, each sample weighted by
 //! 1 / max(tokens, FLOOR)², so the fit minimises *relative* error (what the goal is stated in) without letting
 //! two-token texts dominate. The report gives the error with two-fold cross-validation (fit on one half of the
