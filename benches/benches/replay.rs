@@ -26,11 +26,11 @@ fn benches(c: &mut Criterion) {
         let policy = if name == "none" {
             Policy::None
         } else {
-            Policy::Profile(
+            Policy::Profile(Box::new(
                 PolicyFile::default()
                     .resolve(Some(name), None, &|_| None)
                     .unwrap(),
-            )
+            ))
         };
         group.bench_function(name, |b| {
             b.iter(|| {
@@ -49,11 +49,11 @@ fn benches(c: &mut Criterion) {
     let mut scaling = c.benchmark_group("replay_scaling");
     scaling.sample_size(10);
     for name in ["mask-last-10", "smart"] {
-        let policy = Policy::Profile(
+        let policy = Policy::Profile(Box::new(
             PolicyFile::default()
                 .resolve(Some(name), None, &|_| None)
                 .unwrap(),
-        );
+        ));
         for (size, history) in [("1m", &history), ("4m", &long)] {
             scaling.bench_function(format!("{name}/{size}"), |b| {
                 b.iter(|| {

@@ -18,6 +18,7 @@ use ctxfit_tokens::{
 use crate::aliases::ToolKinds;
 use crate::policy::{Settings, Trigger};
 use crate::report::{Action, BlockReport, HeldBack, HoldReason, Report};
+use crate::retrieval::{retrieval_trailer, with_trailer};
 
 /// Why a compactor could not be built from its settings.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -686,6 +687,12 @@ impl Compactor {
         }
     }
 
+    /// The line a result cut under this profile ends with, when it has a retrieval tool.
+    fn retrieval_trailer(&self, key: &ResultKey) -> Option<String> {
+        let tool = self.settings.retrieval_tool.as_deref()?;
+        Some(retrieval_trailer(tool, &key.0, key.1))
+    }
+
     fn cap_new_results(&mut self, conv: &Conversation, new_blocks: &mut Vec<BlockReport>) {
         let cap = self.settings.max_tool_result_chars;
         let pending = std::mem::take(&mut self.state.pending);
@@ -695,7 +702,9 @@ impl Compactor {
             let Some(result) = Self::result_block(conv, &site) else {
                 continue;
             };
-            let already_capped = ends_with_marker(&result.content, INGESTION_MARKER);
+            let trailer = self.retrieval_trailer(&site.key);
+            let marker = format!("{INGESTION_MARKER}{}", trailer.as_deref().unwrap_or(""));
+            let already_capped = ends_with_marker(&result.content, &marker);
             if already_capped {
                 // capped by an earlier pass over this history: as final as if capped here
                 keep_for_good(
@@ -708,6 +717,10 @@ impl Compactor {
             }
             let est = self.estimator.as_ref();
             let cut = truncate_content(&result.content, cap, INGESTION_MARKER)
+                .map(|c| match &trailer {
+                    Some(t) => with_trailer(c, t),
+                    None => c,
+                })
                 .map(|c| (count_tool_result(est, &c), c));
             match cut {
                 Some((tokens_after, cut))
@@ -779,7 +792,12 @@ impl Compactor {
                 still.push(ri);
                 continue;
             }
-            if self.excluded(site) {
+            let trailer = self.retrieval_trailer(&site.key);
+            let already_cut = trailer
+                .as_deref()
+                .is_some_and(|t| ends_with_marker(&result.content, t));
+            if self.excluded(site) || already_cut {
+                // (already cut: by an earlier pass over this history, as final as if cut here)
                 keep_for_good(
                     &mut self.kept,
                     &mut self.state.shown,
@@ -858,6 +876,11 @@ impl Compactor {
                 Decision::Replace(c) => Some((c, Action::Replaced)),
                 Decision::Pointer(text) => Some((Content::text(text), Action::Pointer)),
             }
+            // with a retrieval tool, how to get the original back through it
+            .map(|(c, action)| match &trailer {
+                Some(t) => (with_trailer(c, t), action),
+                None => (c, action),
+            })
             .map(|(c, action)| (count_tool_result(self.estimator.as_ref(), &c), c, action))
             // a block never grows (in characters or tokens): a larger "replacement" keeps the original
             .filter(|(tokens, c, _)| content_chars(c) < chars && *tokens <= site.tokens);

@@ -21,6 +21,7 @@ mod aliases;
 mod compactor;
 mod policy;
 mod report;
+mod retrieval;
 mod session;
 
 pub use aliases::{ToolKinds, DEFAULT_ALIASES};
@@ -35,4 +36,5 @@ pub use policy::{
     ENV_OVERRIDES,
 };
 pub use report::{Action, BlockReport, HeldBack, HoldReason, Report};
+pub use retrieval::{handle_of, retrieval_tool_definition, retrieve, RETRIEVAL_TOOL};
 pub use session::{AgentSession, Request};

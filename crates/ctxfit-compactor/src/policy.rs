@@ -64,6 +64,10 @@ pub struct ProfileSpec {
     pub request_budget: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warning_threshold: Option<i64>,
+    /// The retrieval handle: the name of a tool the agent offers the model (`retrieval_tool = "ctxfit_retrieve"`;
+    /// `""` turns it off). Every result a rule cuts then ends with how to get the original back through it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retrieval_tool: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rules: Option<Vec<RuleSpec>>,
     /// Rules asked before the ones the profile has or inherits: one rule added to `smart` without copying its
@@ -133,6 +137,11 @@ pub struct Settings {
     pub request_budget: usize,
     /// The token guard's `warning_threshold`: a request above it is sent with a warning (0 = off).
     pub warning_threshold: usize,
+    /// The retrieval handle (off when `None`): every cut result ends with
+    /// `[the full result: call NAME with {"handle":"…"}]`, and the agent answers such a call with
+    /// [`retrieve`](crate::retrieve) — the original, byte for byte. Only for agents that
+    /// offer the model this tool ([`retrieval_tool_definition`](crate::retrieval_tool_definition)).
+    pub retrieval_tool: Option<String>,
     pub rules: Vec<RuleSpec>,
     pub aliases: BTreeMap<String, String>,
 }
@@ -385,6 +394,7 @@ fn merge(base: ProfileSpec, over: ProfileSpec) -> ProfileSpec {
             .or(base.max_conversation_messages),
         request_budget: over.request_budget.or(base.request_budget),
         warning_threshold: over.warning_threshold.or(base.warning_threshold),
+        retrieval_tool: over.retrieval_tool.or(base.retrieval_tool),
         rules: match (over.add_rules, over.rules.or(base.rules)) {
             (Some(mut added), inherited) => {
                 added.extend(inherited.unwrap_or_default());
@@ -415,6 +425,25 @@ fn non_negative_number(profile: &str, field: &str, v: Option<f64>) -> Result<f64
         Some(r) => Err(invalid(
             format!("profiles.{profile}.{field}"),
             format!("must be a number of 0 or more, got {r}"),
+        )),
+    }
+}
+
+/// A tool name both Anthropic and OpenAI accept (`[A-Za-z0-9_-]{1,64}`), or none (absent or `""`).
+fn tool_name(profile: &str, name: Option<String>) -> Result<Option<String>, PolicyError> {
+    match name {
+        None => Ok(None),
+        Some(n) if n.is_empty() => Ok(None),
+        Some(n)
+            if n.len() <= 64
+                && n.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') =>
+        {
+            Ok(Some(n))
+        }
+        Some(n) => Err(invalid(
+            format!("profiles.{profile}.retrieval_tool"),
+            format!("must be a tool name of 1 to 64 letters, digits, `_` or `-`, got {n:?}"),
         )),
     }
 }
@@ -459,6 +488,7 @@ fn finish(
         )?,
         request_budget: non_negative(name, "request_budget", spec.request_budget)?,
         warning_threshold: non_negative(name, "warning_threshold", spec.warning_threshold)?,
+        retrieval_tool: tool_name(name, spec.retrieval_tool)?,
         rules,
         aliases: aliases.clone(),
     };

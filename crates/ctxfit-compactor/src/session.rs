@@ -1,7 +1,7 @@
 //! An agent's conversation and its compactor together: append what the model and the tools said, get the next
 //! request to send.
 
-use ctxfit_model::{to_value, Block, Conversation, Message, Value};
+use ctxfit_model::{to_value, Block, Content, Conversation, Message, Value};
 
 use crate::compactor::{Compactor, RestoreError, SavedState};
 use crate::report::Report;
@@ -102,6 +102,12 @@ impl AgentSession {
     /// Append any message (a user's follow-up: `Message::user(...)`).
     pub fn push(&mut self, message: Message) {
         self.conversation.messages.push(message);
+    }
+
+    /// The original of the result a retrieval handle names (`toolu_01`, or `toolu_01#1` for a reused id): what
+    /// the agent answers a call of the profile's `retrieval_tool` with ([`crate::retrieve`]).
+    pub fn retrieve(&self, handle: &str) -> Option<Content> {
+        crate::retrieve(&self.conversation, handle)
     }
 
     /// The whole conversation as it was said, uncompacted.

@@ -135,11 +135,13 @@ target = 120
 keep_last_tool_uses = 2
 clear_tool_inputs = true
 exclude_tools = ["Grep"]
+retrieval_tool = "ctxfit_retrieve"
 
 [profiles.capped]
 extends = "seed-002"
 max_tool_result_chars = 300
 min_reclaim_tokens = 20
+retrieval_tool = "get_original"
 "#;
     let file = PolicyFile::parse(text, "test").unwrap();
     [
@@ -240,10 +242,24 @@ proptest! {
     fn cuts_keep_a_prefix_on_character_boundaries(conv in history()) {
         for s in profiles() {
             let (out, _) = compact(&s, &conv);
+            let mut seen_ids = std::collections::HashMap::new();
             for ((_, before), (_, after)) in results(&conv).into_iter().zip(results(&out)) {
+                let nth = seen_ids.entry(before.tool_use_id.clone()).and_modify(|n| *n += 1).or_insert(0u32);
                 if before == after { continue; }
                 let original = before.content.joined_text();
                 let cut = after.content.joined_text();
+                // with a retrieval tool, the cut ends with the line naming it and this result's handle
+                let cut = match &s.retrieval_tool {
+                    Some(tool) => {
+                        let handle = ctxfit_compactor::handle_of(&before.tool_use_id, *nth);
+                        let trailer = format!("[the full result: call {tool} with {}]", serde_json::json!({"handle": handle}));
+                        let body = cut.strip_suffix(&trailer);
+                        prop_assert!(body.is_some(), "{:?} does not end with {:?}", cut, trailer);
+                        let body = body.unwrap_or_default();
+                        body.strip_suffix('\n').unwrap_or(body).to_owned()
+                    }
+                    None => cut,
+                };
                 let truncated = MARKERS.iter().chain([&ctxfit_compactor::INGESTION_MARKER])
                     .find_map(|m| cut.strip_suffix(m));
                 if let Some(kept) = truncated {

@@ -126,7 +126,10 @@ pub struct Gateway {
 pub const DEFAULT_MAX_CONVERSATIONS: usize = 1000;
 
 impl Gateway {
-    pub fn new(settings: Settings) -> Result<Gateway, GatewayError> {
+    /// The gateway of one profile. A profile's `retrieval_tool` is left off: the agent behind the proxy does not
+    /// offer the model that tool, and the proxy does not answer its calls, so no cut result may name it.
+    pub fn new(mut settings: Settings) -> Result<Gateway, GatewayError> {
+        settings.retrieval_tool = None;
         let registry =
             ctxfit_plugins::registry().map_err(|e| GatewayError::Policy(e.to_string()))?;
         // the rules must build: a bad policy fails here, not on the first request

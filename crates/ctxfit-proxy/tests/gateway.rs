@@ -58,6 +58,14 @@ fn sessions(corpus: &std::path::Path) -> Vec<ctxfit_import::Session> {
     out
 }
 
+/// The corpus session with the most messages.
+fn longest_session(corpus: &std::path::Path) -> ctxfit_import::Session {
+    sessions(corpus)
+        .into_iter()
+        .max_by_key(|s| s.conversation.messages.len())
+        .unwrap()
+}
+
 fn forwarded_messages(api: Api, body: &[u8]) -> Vec<Value> {
     let v: Value = serde_json::from_slice(body).unwrap();
     v[api.messages_key()].as_array().unwrap().clone()
@@ -187,10 +195,7 @@ fn conversations_that_share_a_system_prompt_stay_apart() {
 #[test]
 fn a_retry_and_a_restart_get_the_same_bytes() {
     let corpus = corpus_or_skip!();
-    let s = sessions(&corpus)
-        .into_iter()
-        .max_by_key(|s| s.conversation.messages.len())
-        .unwrap();
+    let s = longest_session(&corpus);
     let api = api(s.conversation.format);
     let reqs = requests(&s.conversation, "p");
     let mut g = Gateway::new(smart()).unwrap();
@@ -321,4 +326,26 @@ fn idle_conversations_are_forgotten() {
     g.forward(Api::OpenAiChat, other, None).unwrap();
     assert_eq!(g.conversations(), 1, "the idle one was forgotten");
     assert!(!g.forward(Api::OpenAiChat, body, None).unwrap().continued);
+}
+
+#[test]
+fn a_profiles_retrieval_tool_is_left_off_behind_the_proxy() {
+    // the agent behind the proxy cannot call the tool: the same bytes as without it, no cut result naming it
+    let corpus = corpus_or_skip!();
+    let s = longest_session(&corpus);
+    let api = api(s.conversation.format);
+    let mut retrieving = smart();
+    retrieving.retrieval_tool = Some("ctxfit_retrieve".into());
+    let (mut with, mut without) = (
+        Gateway::new(retrieving).unwrap(),
+        Gateway::new(smart()).unwrap(),
+    );
+    let mut compacted = 0;
+    for (_, body) in requests(&s.conversation, "p") {
+        let out = with.forward(api, &body, None).unwrap().body;
+        assert_eq!(out, without.forward(api, &body, None).unwrap().body);
+        assert!(!String::from_utf8_lossy(&out).contains("ctxfit_retrieve"));
+        compacted += usize::from(forwarded_messages(api, &out) != forwarded_messages(api, &body));
+    }
+    assert!(compacted > 0, "no request was compacted");
 }

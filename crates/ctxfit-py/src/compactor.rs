@@ -339,6 +339,44 @@ impl Compactor {
             .map_err(|e| errors::bad_input(e.to_string()))
     }
 
+    /// The profile's retrieval tool (`retrieval_tool` in the policy), or `None` when it has none.
+    #[getter]
+    fn retrieval_tool(&self) -> Option<&str> {
+        self.settings.retrieval_tool.as_deref()
+    }
+
+    /// The retrieval tool's definition, as a dict for the `tools` list of a request in the conversation's wire
+    /// format (or `format`); `None` when the profile has no retrieval tool.
+    #[pyo3(signature = (format = None))]
+    fn retrieval_tool_definition<'py>(
+        &self,
+        py: Python<'py>,
+        format: Option<&str>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Some(name) = self.settings.retrieval_tool.as_deref() else {
+            return Ok(None);
+        };
+        let format = match format {
+            Some(f) => wire_format(f)?,
+            None => self.conv.format,
+        };
+        let mut conv = Conversation::new(format);
+        conv.tools = Some(vec![ctxfit_compactor::retrieval_tool_definition(
+            format, name,
+        )]);
+        let written = ctxfit_model::to_value(&conv);
+        to_py(py, &written["tools"][0]).map(Some)
+    }
+
+    /// The original of the tool result a retrieval handle names (`toolu_01`, or `toolu_01#1` for the second
+    /// result with a reused id), from the history read so far: its content as the wire format writes it (a
+    /// string, or a list of blocks). `None` when no result has that handle.
+    fn retrieve<'py>(&self, py: Python<'py>, handle: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+        ctxfit_compactor::retrieve(&self.conv, handle)
+            .map(|content| to_py(py, &content.to_json()))
+            .transpose()
+    }
+
     /// Forget the conversation: the next `compact` starts a new one.
     fn reset(&mut self, py: Python<'_>) -> PyResult<()> {
         self.system = None;

@@ -164,7 +164,8 @@ impl SessionReplay {
 #[derive(Debug, Clone)]
 pub enum Policy {
     None,
-    Profile(Settings),
+    /// (boxed: the settings are large beside the other variants)
+    Profile(Box<Settings>),
     /// **Evaluation only — reads the future.** Of each stale result, as soon as the model has answered it, keep
     /// only the lines holding an identifier that a later turn uses for the first time; drop the rest. Full
     /// recall at the least tokens any line-keeping policy can send: the corner of the frontier.
@@ -204,7 +205,7 @@ impl Policy {
                 .resolve(Some(name), None, env)
                 .map_err(|e| format!("--policy {name}: {e}"))?
         };
-        Ok(Policy::Profile(settings))
+        Ok(Policy::Profile(Box::new(settings)))
     }
 
     /// The policy named `name`: `none`, `oracle`, or a built-in profile.
@@ -214,7 +215,7 @@ impl Policy {
             "oracle" => Ok(Policy::Oracle),
             _ => ctxfit_compactor::PolicyFile::default()
                 .resolve(Some(name), None, &|_| None)
-                .map(Policy::Profile),
+                .map(|s| Policy::Profile(Box::new(s))),
         }
     }
 }
@@ -237,6 +238,7 @@ fn oracle_settings() -> Settings {
         max_conversation_messages: 0,
         request_budget: 0,
         warning_threshold: 0,
+        retrieval_tool: None,
         rules: Vec::new(),
         aliases: BTreeMap::new(),
     }
@@ -308,7 +310,7 @@ pub fn replay(
     let est = estimator();
     let mut compactor = match policy {
         Policy::None => None,
-        Policy::Profile(s) => Some(Compactor::new(s.clone(), registry, estimator())?),
+        Policy::Profile(s) => Some(Compactor::new((**s).clone(), registry, estimator())?),
         Policy::Oracle => {
             let rule = oracle::Oracle {
                 first_use: oracle::future_references(conv),

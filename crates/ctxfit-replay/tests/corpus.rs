@@ -10,11 +10,11 @@ use ctxfit_tokens::{count_conversation, FastEstimator, TokenEstimator};
 fn policies() -> Vec<Policy> {
     let mut out = vec![Policy::None, Policy::Oracle];
     for p in BUILT_IN_PROFILES {
-        out.push(Policy::Profile(
+        out.push(Policy::Profile(Box::new(
             PolicyFile::default()
                 .resolve(Some(p), None, &|_| None)
                 .unwrap(),
-        ));
+        )));
     }
     out
 }
@@ -138,10 +138,10 @@ fn assert_one_shot_equals_live(label: &str, conv: &ctxfit_model::Conversation) -
             continue;
         };
         let mut one_shot =
-            ctxfit_compactor::Compactor::new(settings.clone(), &registry, fast()).unwrap();
+            ctxfit_compactor::Compactor::new((*settings).clone(), &registry, fast()).unwrap();
         one_shot.compact_history(conv, None);
         // the agent's loop: append what arrived, send the history before each model call
-        let mut live = ctxfit_compactor::Compactor::new(settings, &registry, fast()).unwrap();
+        let mut live = ctxfit_compactor::Compactor::new(*settings, &registry, fast()).unwrap();
         let mut request = ctxfit_model::Conversation {
             messages: Vec::new(),
             ..conv.clone()

@@ -97,6 +97,17 @@ class Compactor:
         """Take up the decisions ``save`` gave, before the restarted agent's first ``compact``: for the same
         history it then sends the same bytes as the compactor that saved them. Another profile's state is
         refused (:class:`CtxfitError`)."""
+    @property
+    def retrieval_tool(self) -> Optional[str]:
+        """The profile's retrieval tool (``retrieval_tool`` in the policy), or ``None`` when it has none."""
+    def retrieval_tool_definition(self, format: Optional[WireFormat] = None) -> Optional[Dict[str, Any]]:
+        """The retrieval tool as a dict for the request's ``tools`` list, in the conversation's wire format
+        (or ``format``); ``None`` when the profile has no retrieval tool. Every result the profile cuts then ends
+        with ``[the full result: call NAME with {"handle":"..."}]``: answer that call with :meth:`retrieve`."""
+    def retrieve(self, handle: str) -> Optional[Union[str, List[Dict[str, Any]]]]:
+        """The original of the tool result a retrieval handle names (``toolu_01``, or ``toolu_01#1`` for the
+        second result with a reused id), byte for byte, from the history read so far: a string, or a list of
+        blocks as the wire format writes it. ``None`` when no result has that handle."""
     def reset(self) -> None:
         """Forget the conversation: the next ``compact`` starts a new one."""
     def __len__(self) -> int:
