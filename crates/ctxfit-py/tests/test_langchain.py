@@ -53,3 +53,20 @@ def test_the_hook_uses_the_policy_s_default_profile_else_smart():
     mine = 'default_profile = "mine"\n[profiles.mine]\nextends = "seed-002"\n'
     assert pre_model_hook(policy=mine).compactor.profile == "mine"
     assert pre_model_hook("seed-000", policy=mine).compactor.profile == "seed-000"
+
+
+def test_the_hook_makes_the_retrieval_tool_that_gives_a_cut_result_back():
+    policy = 'default_profile = "r"\n[profiles.r]\nextends = "smart"\nretrieval_tool = "ctxfit_retrieve"\n'
+    hook = pre_model_hook(policy=policy)
+    messages = conversation()
+    out = hook({"messages": messages})["llm_input_messages"]
+    cut = out[3].content
+    assert len(cut) < len(messages[3].content)
+    assert cut.endswith('[the full result: call ctxfit_retrieve with {"handle":"c0"}]'), cut[-200:]
+    tool = hook.retrieval_tool()
+    assert tool.name == "ctxfit_retrieve"
+    assert "handle" in tool.args
+    assert tool.invoke({"handle": "c0"}) == messages[3].content
+    assert tool.invoke({"handle": "c9"}) == "no tool result has the handle 'c9'"
+    with pytest.raises(ValueError, match="has no retrieval_tool"):
+        pre_model_hook("smart").retrieval_tool()

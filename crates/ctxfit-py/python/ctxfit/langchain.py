@@ -11,13 +11,21 @@ With LangGraph's prebuilt ReAct agent::
 
 The hook leaves the graph's state (the whole history) alone and hands the model the compacted list
 (``llm_input_messages``), so the agent keeps everything and sends only what it needs.
+
+With a policy that sets ``retrieval_tool`` (docs/config.md), every cut result names a tool through which the
+model gets the original back; the hook makes that tool::
+
+    hook = pre_model_hook(policy="ctxfit.toml")
+    agent = create_react_agent(model, tools + [hook.retrieval_tool()], pre_model_hook=hook)
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from langchain_core.messages import BaseMessage, convert_to_messages, convert_to_openai_messages
+from langchain_core.tools import BaseTool, StructuredTool
 
 from . import Compactor
 
@@ -73,6 +81,24 @@ class CompactingHook:
             original = by_id.get(id(d))
             out.append(original if original is not None else from_dicts([d])[0])
         return out
+
+    def retrieval_tool(self) -> BaseTool:
+        """The profile's retrieval tool as a LangChain tool: it answers a handle with the original result, from
+        the history this hook has read. Raises ``ValueError`` when the profile has no ``retrieval_tool``."""
+        name = self.compactor.retrieval_tool
+        if name is None:
+            raise ValueError(
+                f"profile `{self.compactor.profile}` has no retrieval_tool: set it in the policy (docs/config.md)"
+            )
+        description = self.compactor.retrieval_tool_definition("openai")["function"]["description"]
+
+        def retrieve(handle: str) -> str:
+            content = self.compactor.retrieve(handle)
+            if content is None:
+                return f"no tool result has the handle {handle!r}"
+            return content if isinstance(content, str) else json.dumps(content)
+
+        return StructuredTool.from_function(func=retrieve, name=name, description=description)
 
     def __call__(self, state: Any) -> Dict[str, Any]:
         messages = state[self.messages_key] if isinstance(state, dict) else getattr(state, self.messages_key)
