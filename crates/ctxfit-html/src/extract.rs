@@ -124,7 +124,7 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
         if let (Some(p), NodeData::Text { .. }) = (nodes[i].parent, &nodes[i].node.data) {
             nodes[p].direct_text += nodes[i].text;
         }
-        if tag(&nodes[i].node) == Some("a") {
+        if crate::is_link(&nodes[i].node) {
             nodes[i].link_text = nodes[i].text;
         }
         if let Some(p) = nodes[i].parent {
@@ -487,7 +487,7 @@ fn boilerplate(
             // between paragraphs, a box of links (two or more), and what goes with its heading (below)
             let links = || {
                 crate::descendants(&nodes[at].node)
-                    .filter(|d| tag(d) == Some("a"))
+                    .filter(crate::is_link)
                     .take(2)
                     .count()
             };

@@ -225,6 +225,20 @@ pub(crate) fn attr_of<'a>(attrs: &'a [html5ever::Attribute], wanted: &str) -> Op
         .map(|a| &*a.value)
 }
 
+/// A link: an `<a>`, unless it is a named anchor (`<a name="top">` without an `href`), which old pages often
+/// leave open, so that the parser carries it over whole sections of prose. (An `<a>` with neither is a link: menus
+/// made of script-driven anchors have no `href` either.)
+pub(crate) fn is_link(node: &Handle) -> bool {
+    match &node.data {
+        NodeData::Element { name, attrs, .. } if &*name.local == "a" => {
+            let attrs = attrs.borrow();
+            let has = |wanted: &str| attrs.iter().any(|a| &*a.name.local == wanted);
+            has("href") || !has("name")
+        }
+        _ => false,
+    }
+}
+
 /// An attribute's value.
 pub(crate) fn attr(node: &Handle, wanted: &str) -> Option<String> {
     match &node.data {

@@ -38,7 +38,7 @@ pub(crate) fn link_lists(root: &Handle) -> HashSet<*const markup5ever_rcdom::Nod
         if dropped(&node, StripLevel::Moderate) {
             continue;
         }
-        let is_link = tag(&node) == Some("a");
+        let is_link = crate::is_link(&node);
         let text = match &node.data {
             NodeData::Text { contents } => crate::visible_chars(&contents.borrow()),
             _ => 0,

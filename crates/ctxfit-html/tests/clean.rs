@@ -978,3 +978,50 @@ fn elements_in_the_roles_of_navigation_sidebar_header_and_footer_go_like_those_e
     );
     assert!(clean(StripLevel::Moderate, &odd).contains("Paragraph 0"));
 }
+
+#[test]
+fn a_named_anchor_left_open_is_not_a_link() {
+    // old hand-written pages: `<h2><a name="...">Title</h2>` never closes its anchor, so the parser carries it
+    // into the paragraphs after it; counted as link text, the sections' prose looked like boxes of links
+    let section = |name: &str, title: &str, words: &str| {
+        format!(
+            r#"<h2><a name="{name}">{title}</h2><blockquote>{}</blockquote>"#,
+            (0..3)
+                .map(|i| format!(
+                    "<p>Step {i} of {words}: unpack the tarball, cd to the directory containing it, run the \
+                     configure script with the prefix you want, then build and install it as the notes explain.</p>"
+                ))
+                .collect::<String>()
+        )
+    };
+    let html = format!(
+        r##"<html><head><title>Rsync over Stunnel</title></head><body><h1>Rsync over Stunnel</h1>
+        <h2>Contents</h2>
+        <ul><li><a href="#purpose">Purpose</a></li><li><a href="#build">Building</a></li></ul>
+        {}{}</body></html>"##,
+        section("purpose", "Purpose", "the purpose"),
+        section("build", "Building", "the build")
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    for kept in [
+        "Step 0 of the purpose",
+        "Step 2 of the purpose",
+        "Step 0 of the build",
+        "Step 2 of the build",
+    ] {
+        assert!(md.contains(kept), "{kept}: {md}");
+    }
+    // a link is still a link: the contents list is navigation
+    assert!(!md.contains("[Purpose]"), "{md}");
+    // and so is an anchor with neither `href` nor `name`, as script-driven menus write them
+    let menu = format!(
+        r#"<html><body><div><ul>{}</ul></div><article>{}</article></body></html>"#,
+        ["Home", "World", "Sports", "Culture", "Science"]
+            .iter()
+            .map(|s| format!(r#"<li><a class="nav" onclick="go('{s}')">{s}</a></li>"#))
+            .collect::<String>(),
+        body_paragraphs(3)
+    );
+    let md = clean(StripLevel::Moderate, &menu);
+    assert!(md.contains("Paragraph 2") && !md.contains("Sports"), "{md}");
+}
