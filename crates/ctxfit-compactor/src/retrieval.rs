@@ -47,7 +47,8 @@ pub(crate) fn with_trailer(mut content: Content, trailer: &str) -> Content {
 
 /// The original content of the result a handle names, from the conversation as the agent kept it (not a
 /// compacted request): `toolu_01` is the first result answering the call `toolu_01`, `toolu_01#1` the second
-/// result with that id. `None` when the conversation has no such result.
+/// result with that id (unless a call's id is `toolu_01#1` itself: an id is always its first result's handle).
+/// `None` when the conversation has no such result.
 ///
 /// ```
 /// use ctxfit_compactor::retrieve;
@@ -64,22 +65,22 @@ pub(crate) fn with_trailer(mut content: Content, trailer: &str) -> Content {
 /// ```
 pub fn retrieve(conv: &Conversation, handle: &str) -> Option<Content> {
     let handle = handle.trim();
-    let (id, nth) = match handle.rsplit_once('#') {
-        Some((id, n)) if !id.is_empty() => match n.parse::<u32>() {
-            Ok(n) => (id, n),
-            Err(_) => (handle, 0),
-        },
-        _ => (handle, 0),
+    let nth_with = |id: &str, nth: u32| {
+        conv.messages
+            .iter()
+            .flat_map(|m| &m.content.blocks)
+            .filter_map(|b| match b {
+                Block::ToolResult(r) if r.tool_use_id == id => Some(&r.content),
+                _ => None,
+            })
+            .nth(nth as usize)
+            .cloned()
     };
-    conv.messages
-        .iter()
-        .flat_map(|m| &m.content.blocks)
-        .filter_map(|b| match b {
-            Block::ToolResult(r) if r.tool_use_id == id => Some(&r.content),
-            _ => None,
-        })
-        .nth(nth as usize)
-        .cloned()
+    // an id is itself the first result's handle, even one with a `#` in it
+    nth_with(handle, 0).or_else(|| {
+        let (id, n) = handle.rsplit_once('#')?;
+        nth_with(id, n.parse().ok()?)
+    })
 }
 
 /// The retrieval tool's definition, under `name`, for a conversation in `format` (with the `"type":

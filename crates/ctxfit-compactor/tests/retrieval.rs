@@ -134,6 +134,21 @@ fn a_reused_id_gets_a_handle_of_its_own() {
     assert!(retrieve(&conv, "call_1#2").is_none());
     assert!(retrieve(&conv, "call_9").is_none());
     assert!(retrieve(&conv, "").is_none());
+    // an id with a `#` of its own is its first result's handle
+    let mut odd = Conversation::new(WireFormat::Anthropic);
+    odd.messages.push(Message::user("go"));
+    for (id, text) in [("run#1", "first"), ("run", "second"), ("run#1", "third")] {
+        odd.push_response(vec![Block::tool_use(
+            id,
+            "bash",
+            json!({"command": "true"}),
+        )]);
+        odd.push_tool_results(vec![Block::tool_result(id, text, false)]);
+    }
+    let text = |h: &str| retrieve(&odd, h).map(|c| c.joined_text());
+    assert_eq!(text("run#1").as_deref(), Some("first"));
+    assert_eq!(text(&handle_of("run#1", 1)).as_deref(), Some("third"));
+    assert_eq!(text("run").as_deref(), Some("second"));
 }
 
 #[test]
