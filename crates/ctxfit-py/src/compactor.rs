@@ -345,8 +345,8 @@ impl Compactor {
         self.settings.retrieval_tool.as_deref()
     }
 
-    /// The retrieval tool's definition, as a dict for the `tools` list of a request in the conversation's wire
-    /// format (or `format`); `None` when the profile has no retrieval tool.
+    /// The retrieval tool's definition, as a dict for the `tools` list of a request in `format` (by default the
+    /// conversation's: `anthropic` until messages tell otherwise); `None` when the profile has no retrieval tool.
     #[pyo3(signature = (format = None))]
     fn retrieval_tool_definition<'py>(
         &self,

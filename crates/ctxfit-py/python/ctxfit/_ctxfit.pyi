@@ -101,8 +101,9 @@ class Compactor:
     def retrieval_tool(self) -> Optional[str]:
         """The profile's retrieval tool (``retrieval_tool`` in the policy), or ``None`` when it has none."""
     def retrieval_tool_definition(self, format: Optional[WireFormat] = None) -> Optional[Dict[str, Any]]:
-        """The retrieval tool as a dict for the request's ``tools`` list, in the conversation's wire format
-        (or ``format``); ``None`` when the profile has no retrieval tool. Every result the profile cuts then ends
+        """The retrieval tool as a dict for the request's ``tools`` list, in ``format`` (by default the
+        conversation's: the compactor's ``format``, ``anthropic`` until messages tell otherwise); ``None`` when the
+        profile has no retrieval tool. Every result the profile cuts then ends
         with ``[the full result: call NAME with {"handle":"..."}]``: answer that call with :meth:`retrieve`."""
     def retrieve(self, handle: str) -> Optional[Union[str, List[Dict[str, Any]]]]:
         """The original of the tool result a retrieval handle names (``toolu_01``, or ``toolu_01#1`` for the
