@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use ctxfit_compactor::{PolicyFile, BUILT_IN_PROFILES};
+use ctxfit_compactor::{PolicyFile, Settings, BUILT_IN_PROFILES};
 use ctxfit_import::{corpus_dir, corpus_trajectory_files, import_file};
 use ctxfit_replay::{replay, totals, Policy, PriceModel, Prices, SessionReplay};
 use ctxfit_tokens::{count_conversation, FastEstimator, TokenEstimator};
@@ -124,8 +124,12 @@ fn every_policy_replays_every_session_consistently() {
     }
 }
 
-/// One shot and live loop under every built-in profile: the projections, byte for byte.
-fn assert_one_shot_equals_live(label: &str, conv: &ctxfit_model::Conversation) -> usize {
+/// One shot and live loop under every built-in profile, and the `extra` ones: the projections, byte for byte.
+fn assert_one_shot_equals_live(
+    label: &str,
+    conv: &ctxfit_model::Conversation,
+    extra: &[Settings],
+) -> usize {
     let registry = ctxfit_plugins::registry().unwrap();
     let json = |c: &ctxfit_compactor::Compactor| {
         let mut out = Vec::new();
@@ -133,10 +137,11 @@ fn assert_one_shot_equals_live(label: &str, conv: &ctxfit_model::Conversation) -
         out
     };
     let mut checked = 0;
-    for p in policies() {
-        let Policy::Profile(settings) = p else {
-            continue;
-        };
+    let profiles = policies().into_iter().filter_map(|p| match p {
+        Policy::Profile(settings) => Some(settings),
+        _ => None,
+    });
+    for settings in profiles.chain(extra.iter().cloned().map(Box::new)) {
         let mut one_shot =
             ctxfit_compactor::Compactor::new((*settings).clone(), &registry, fast()).unwrap();
         one_shot.compact_history(conv, None);
@@ -191,6 +196,7 @@ fn one_shot_compaction_equals_the_live_loop_on_the_long_sessions() {
                         checked += assert_one_shot_equals_live(
                             &path.display().to_string(),
                             &s.conversation,
+                            &[],
                         );
                     }
                 }
@@ -209,10 +215,22 @@ fn one_shot_compaction_equals_the_live_loop_on_the_long_sessions() {
 fn one_shot_compaction_equals_the_live_loop_on_every_corpus_file_and_profile() {
     ctxfit_import::skip_without_corpus!();
     let corpus = corpus_dir().unwrap();
+    // and `smart` with the retrieval handle, whose trailers must come out the same either way
+    let retrieving = PolicyFile::parse(
+        "[profiles.retrieving]\nextends = \"smart\"\nretrieval_tool = \"ctxfit_retrieve\"\n",
+        "test",
+    )
+    .unwrap()
+    .resolve(Some("retrieving"), None, &|_| None)
+    .unwrap();
     let mut checked = 0;
     for path in corpus_trajectory_files(&corpus) {
         for s in import_file(&path, None).unwrap() {
-            checked += assert_one_shot_equals_live(&path.display().to_string(), &s.conversation);
+            checked += assert_one_shot_equals_live(
+                &path.display().to_string(),
+                &s.conversation,
+                std::slice::from_ref(&retrieving),
+            );
         }
     }
     assert!(checked > 100, "{checked}");
