@@ -23,6 +23,25 @@ def test_docstring_examples(obj):
     assert runner.tries > 0 or obj is ctxfit.replay
 
 
+def test_the_type_stubs_name_what_the_module_has():
+    """`_ctxfit.pyi` (what editors and type checkers read) and the compiled module list the same functions and
+    classes, and the same public methods and properties of each class."""
+    import ast
+    import pathlib
+
+    import ctxfit._ctxfit as compiled
+
+    stub = ast.parse((pathlib.Path(ctxfit.__file__).parent / "_ctxfit.pyi").read_text())
+    defined = {n.name: n for n in stub.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    public = {n for n in dir(compiled) if not n.startswith("_")}
+    assert public == set(defined), (public - set(defined), set(defined) - public)
+    for name, node in defined.items():
+        if isinstance(node, ast.ClassDef) and node.body and not issubclass(getattr(compiled, name), BaseException):
+            stubbed = {n.name for n in node.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
+            actual = {n for n in dir(getattr(compiled, name)) if not n.startswith("_")}
+            assert stubbed == actual, (name, actual - stubbed, stubbed - actual)
+
+
 # --- the agent loops of docs/python.md, as written, with the official SDKs against a stand-in for the API ---
 
 import http.server  # noqa: E402
