@@ -703,8 +703,10 @@ impl Compactor {
                 continue;
             };
             let trailer = self.retrieval_trailer(&site.key);
-            let marker = format!("{INGESTION_MARKER}{}", trailer.as_deref().unwrap_or(""));
-            let already_capped = ends_with_marker(&result.content, &marker);
+            let already_capped = match trailer.as_deref() {
+                Some(t) => ends_with_marker(&result.content, &format!("{INGESTION_MARKER}{t}")),
+                None => ends_with_marker(&result.content, INGESTION_MARKER),
+            };
             if already_capped {
                 // capped by an earlier pass over this history: as final as if capped here
                 keep_for_good(
@@ -717,10 +719,7 @@ impl Compactor {
             }
             let est = self.estimator.as_ref();
             let cut = truncate_content(&result.content, cap, INGESTION_MARKER)
-                .map(|c| match &trailer {
-                    Some(t) => with_trailer(c, t),
-                    None => c,
-                })
+                .map(|c| with_trailer(c, trailer.as_deref()))
                 .map(|c| (count_tool_result(est, &c), c));
             match cut {
                 Some((tokens_after, cut))
@@ -877,10 +876,7 @@ impl Compactor {
                 Decision::Pointer(text) => Some((Content::text(text), Action::Pointer)),
             }
             // with a retrieval tool, how to get the original back through it
-            .map(|(c, action)| match &trailer {
-                Some(t) => (with_trailer(c, t), action),
-                None => (c, action),
-            })
+            .map(|(c, action)| (with_trailer(c, trailer.as_deref()), action))
             .map(|(c, action)| (count_tool_result(self.estimator.as_ref(), &c), c, action))
             // a block never grows (in characters or tokens): a larger "replacement" keeps the original
             .filter(|(tokens, c, _)| content_chars(c) < chars && *tokens <= site.tokens);

@@ -30,8 +30,12 @@ pub(crate) fn retrieval_trailer(tool: &str, tool_use_id: &str, nth: u32) -> Stri
     format!("\n[the full result: call {tool} with {input}]")
 }
 
-/// `content` with the retrieval trailer after its last text (or as a text block of its own when it has none).
-pub(crate) fn with_trailer(mut content: Content, trailer: &str) -> Content {
+/// `content` with the retrieval trailer after its last text (or as a text block of its own when it has none);
+/// `content` as it is without one.
+pub(crate) fn with_trailer(mut content: Content, trailer: Option<&str>) -> Content {
+    let Some(trailer) = trailer else {
+        return content;
+    };
     let last_text = content.blocks.iter_mut().rev().find_map(|b| match b {
         Block::Text(t) => Some(t),
         _ => None,
