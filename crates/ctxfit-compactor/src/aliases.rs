@@ -33,6 +33,8 @@ pub const DEFAULT_ALIASES: &[(&str, &str)] = &[
     // Codex CLI: a command, and what a still-running one printed since
     ("exec_command", "bash"),
     ("write_stdin", "bash"),
+    // the Responses API's `local_shell` tool (older Codex CLI rollouts)
+    ("local_shell", "bash"),
     // navigation and listings
     ("ls", "listing"),
     ("LS", "listing"),

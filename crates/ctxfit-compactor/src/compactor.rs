@@ -7,7 +7,7 @@ use std::ops::Range;
 use ctxfit_model::{Block, Content, Conversation, Message, Role, ToolCallIndex, Value};
 use ctxfit_retention::{
     content_chars, ends_with_marker, line_key, truncate_content, Decision, Registry, ResultIndex,
-    ResultRef, RetentionRule, RuleContext, SameTool, ShownLines,
+    ResultRef, RetentionRule, RuleContext, SameTool, ShownLines, WrappedOutput,
 };
 use ctxfit_tokens::conversation::count_block;
 use ctxfit_tokens::conversation::MESSAGE_OVERHEAD;
@@ -77,7 +77,8 @@ impl ShownIndex {
         if !self.enabled {
             return;
         }
-        for line in text.lines() {
+        let wrapped = WrappedOutput::parse(text);
+        for line in wrapped.as_ref().map_or(text, |w| w.output()).lines() {
             if let Some(k) = line_key(line) {
                 *self.lines.entry(k).or_default() += 1;
             }
@@ -96,7 +97,8 @@ impl ShownIndex {
             return;
         }
         for text in content.blocks.iter().filter_map(Block::as_text) {
-            for line in text.lines() {
+            let wrapped = WrappedOutput::parse(text);
+            for line in wrapped.as_ref().map_or(text, |w| w.output()).lines() {
                 if let Some(n) = line_key(line).and_then(|k| self.lines.get_mut(&k)) {
                     *n = n.saturating_sub(1);
                 }
@@ -129,6 +131,40 @@ fn keep_for_good(
 ) {
     kept.insert(key.clone());
     shown.add_content(content);
+}
+
+/// A result as the rules see it: its own content, or the output text inside a tool's JSON wrapper
+/// ([`WrappedOutput`]), whose replacement goes back into the wrapper.
+enum View<'c> {
+    Plain(&'c Content),
+    Wrapped(WrappedOutput, Content),
+}
+
+impl<'c> View<'c> {
+    fn of(content: &'c Content) -> View<'c> {
+        match WrappedOutput::of_content(content) {
+            Some(w) => {
+                let output = w.output_content();
+                View::Wrapped(w, output)
+            }
+            None => View::Plain(content),
+        }
+    }
+
+    fn content(&self) -> &Content {
+        match self {
+            View::Plain(c) => c,
+            View::Wrapped(_, c) => c,
+        }
+    }
+
+    /// A replacement of the viewed content as a replacement of the result.
+    fn back(&self, original: &Content, replacement: Content) -> Content {
+        match self {
+            View::Plain(_) => replacement,
+            View::Wrapped(w, _) => w.wrap_content(original, replacement),
+        }
+    }
 }
 
 /// What a sticky decision is attached to: the tool_use_id and which result with that id it is (0 for the first).
@@ -703,9 +739,10 @@ impl Compactor {
                 continue;
             };
             let trailer = self.retrieval_trailer(&site.key);
+            let view = View::of(&result.content);
             let already_capped = match trailer.as_deref() {
-                Some(t) => ends_with_marker(&result.content, &format!("{INGESTION_MARKER}{t}")),
-                None => ends_with_marker(&result.content, INGESTION_MARKER),
+                Some(t) => ends_with_marker(view.content(), &format!("{INGESTION_MARKER}{t}")),
+                None => ends_with_marker(view.content(), INGESTION_MARKER),
             };
             if already_capped {
                 // capped by an earlier pass over this history: as final as if capped here
@@ -718,8 +755,8 @@ impl Compactor {
                 continue;
             }
             let est = self.estimator.as_ref();
-            let cut = truncate_content(&result.content, cap, INGESTION_MARKER)
-                .map(|c| with_trailer(c, trailer.as_deref()))
+            let cut = truncate_content(view.content(), cap, INGESTION_MARKER)
+                .map(|c| view.back(&result.content, with_trailer(c, trailer.as_deref())))
                 .map(|c| (count_tool_result(est, &c), c));
             match cut {
                 Some((tokens_after, cut))
@@ -792,9 +829,11 @@ impl Compactor {
                 continue;
             }
             let trailer = self.retrieval_trailer(&site.key);
+            // what the rules see: the output itself when the tool wrapped it in JSON
+            let view = View::of(&result.content);
             let already_cut = trailer
                 .as_deref()
-                .is_some_and(|t| ends_with_marker(&result.content, t));
+                .is_some_and(|t| ends_with_marker(view.content(), t));
             if self.excluded(site) || already_cut {
                 // (already cut: by an earlier pass over this history, as final as if cut here)
                 keep_for_good(
@@ -805,8 +844,8 @@ impl Compactor {
                 );
                 continue;
             }
-            let content = &result.content;
-            let chars = content_chars(content);
+            let content = view.content();
+            let chars = content_chars(&result.content);
             let by_kind = ByKind(&self.state.by_kind);
             let ctx = RuleContext {
                 tool_name: &site.tool,
@@ -818,7 +857,7 @@ impl Compactor {
                 message_index: site.message,
                 block_index: site.block,
                 turns_ago,
-                chars,
+                chars: content_chars(content),
                 tokens: site.tokens,
                 newer_results: self.state.results.len() - ri - 1,
                 same_tool: SameTool::new(by_kind.results_of(&site.kind), conv),
@@ -875,8 +914,12 @@ impl Compactor {
                 Decision::Replace(c) => Some((c, Action::Replaced)),
                 Decision::Pointer(text) => Some((Content::text(text), Action::Pointer)),
             }
-            // with a retrieval tool, how to get the original back through it
-            .map(|(c, action)| (with_trailer(c, trailer.as_deref()), action))
+            // with a retrieval tool, how to get the original back through it; in the tool's JSON wrapper if
+            // it had one
+            .map(|(c, action)| {
+                let c = with_trailer(c, trailer.as_deref());
+                (view.back(&result.content, c), action)
+            })
             .map(|(c, action)| (count_tool_result(self.estimator.as_ref(), &c), c, action))
             // a block never grows (in characters or tokens): a larger "replacement" keeps the original
             .filter(|(tokens, c, _)| content_chars(c) < chars && *tokens <= site.tokens);

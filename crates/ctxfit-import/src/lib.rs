@@ -604,6 +604,37 @@ mod tests {
     }
 
     #[test]
+    fn codex_rollouts_of_2025_link_shell_calls_to_their_outputs() {
+        // Codex CLI before its plain-text output: a `shell` tool taking an argument vector, or the API's
+        // `local_shell` tool, and every output a JSON object of the output and its metadata
+        let lines = [
+            r#"{"type":"session_meta","payload":{"id":"y","cli_version":"0.30.0","instructions":null}}"#,
+            r#"{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"list files"}]}}"#,
+            r#"{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"ls\"],\"workdir\":\"/w\"}","call_id":"call_1"}}"#,
+            r#"{"type":"response_item","payload":{"type":"function_call_output","call_id":"call_1","output":"{\"output\":\"a.rs\\nb.rs\\n\",\"metadata\":{\"exit_code\":0,\"duration_seconds\":0.0}}"}}"#,
+            r#"{"type":"response_item","payload":{"type":"local_shell_call","id":"lsh_1","call_id":"call_2","status":"completed","action":{"type":"exec","command":["cat","a.rs"]}}}"#,
+            r#"{"type":"response_item","payload":{"type":"function_call_output","call_id":"call_2","output":"{\"output\":\"fn main() {}\\n\",\"metadata\":{\"exit_code\":0,\"duration_seconds\":0.1}}"}}"#,
+            r#"{"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Two files."}]}}"#,
+        ];
+        let sessions = import_str(&lines.join("\n"), None).unwrap();
+        assert_eq!(sessions[0].source, SourceFormat::Codex);
+        let conv = &sessions[0].conversation;
+        assert_eq!((conv.tool_use_count(), conv.tool_result_count()), (2, 2));
+        assert!(
+            ctxfit_model::problems(conv).is_empty(),
+            "every output answers its call"
+        );
+        let index = ctxfit_model::ToolCallIndex::build(conv);
+        let names: Vec<&str> = conv
+            .messages
+            .iter()
+            .flat_map(|m| m.tool_results())
+            .map(|r| index.tool_name(&r.tool_use_id).unwrap_or(""))
+            .collect();
+        assert_eq!(names, ["shell", "local_shell"]);
+    }
+
+    #[test]
     fn codex_rollouts_split_at_compaction_and_count_each_usage_once() {
         let lines = [
             r#"{"type":"session_meta","payload":{"id":"x","base_instructions":{"text":"You are Codex."}}}"#,

@@ -59,6 +59,8 @@ const RESPONSES_ITEMS: &[&str] = &[
     "function_call_output",
     "custom_tool_call",
     "custom_tool_call_output",
+    "local_shell_call",
+    "local_shell_call_output",
     "reasoning",
     "item_reference",
 ];

@@ -9,8 +9,11 @@
 //! * a `message` item keeps its role; its parts are blocks (`input_text`/`output_text` → text blocks that
 //!   remember their part type; anything else kept verbatim);
 //! * a `function_call` / `custom_tool_call` is an assistant message holding one `ToolUse` (`call_id` is its
-//!   id; the `arguments` string is kept byte for byte; a custom call's input is a JSON string);
-//! * a `*_call_output` is a `Role::Tool` message holding one `ToolResult`;
+//!   id; the `arguments` string is kept byte for byte; a custom call's input is a JSON string); a
+//!   `local_shell_call` too, as a call of the tool [`LOCAL_SHELL`] whose input is the item's `action`
+//!   (`{"type": "exec", "command": ["bash", "-lc", "ls"]}`);
+//! * a `function_call_output`, `custom_tool_call_output` or `local_shell_call_output` (which names its call by
+//!   `id`) is a `Role::Tool` message holding one `ToolResult`;
 //! * every other item (`reasoning`, `web_search_call`, `item_reference`, ...) is kept whole as an unknown
 //!   block, in a message whose role says which side produced it (`*_output` items are the tool's, `reasoning`
 //!   and `*_call` items the model's).
@@ -31,6 +34,9 @@ const F: WireFormat = WireFormat::Responses;
 
 /// Item types that are the model's output, beside `*_call` items.
 const MODEL_ITEMS: &[&str] = &["reasoning"];
+
+/// The tool name a `local_shell_call` item's call gets in the model (the item itself names no tool).
+pub const LOCAL_SHELL: &str = "local_shell";
 
 /// Read a Responses document: a request object with an `input` list, or a bare item list.
 pub fn from_value(value: Value) -> Result<Conversation, ModelError> {
@@ -212,6 +218,31 @@ pub fn read_item(value: Value, path: &str) -> Result<Message, ModelError> {
                 extra,
             ))
         }
+        "local_shell_call"
+            if is_str(&m, "call_id") && matches!(m.get("action"), Some(Value::Object(_))) =>
+        {
+            tag(&mut extra, &mut m);
+            let id = take_string(&mut m, "call_id").unwrap_or_default();
+            let input = m.shift_remove("action").unwrap_or_default();
+            Ok(call_message(
+                ToolUse {
+                    id,
+                    name: LOCAL_SHELL.to_owned(),
+                    input,
+                    raw_arguments: None,
+                    extra: m,
+                    function_extra: Map::new(),
+                },
+                extra,
+            ))
+        }
+        // the API's own output item names its call by `id` (Codex CLI answers with a `function_call_output`)
+        "local_shell_call_output" if is_str(&m, "id") && is_str(&m, "output") => {
+            tag(&mut extra, &mut m);
+            let tool_use_id = take_string(&mut m, "id").unwrap_or_default();
+            let content = Content::text(take_string(&mut m, "output").unwrap_or_default());
+            Ok(result_message(tool_use_id, content, m, extra))
+        }
         "function_call_output" | "custom_tool_call_output"
             if is_str(&m, "call_id")
                 && matches!(m.get("output"), Some(Value::String(_) | Value::Array(_))) =>
@@ -225,16 +256,7 @@ pub fn read_item(value: Value, path: &str) -> Result<Message, ModelError> {
                 Some(Value::String(s)) => Content::text(s),
                 _ => Content::absent(),
             };
-            Ok(Message {
-                role: Role::Tool,
-                content: Content::list(vec![Block::ToolResult(ToolResult {
-                    tool_use_id,
-                    content,
-                    is_error: None,
-                    extra: m,
-                })]),
-                extra,
-            })
+            Ok(result_message(tool_use_id, content, m, extra))
         }
         _ => {
             // the item stays whole; its type in `extra` says which item it is
@@ -250,6 +272,24 @@ pub fn read_item(value: Value, path: &str) -> Result<Message, ModelError> {
 
 fn is_str(m: &Map<String, Value>, key: &str) -> bool {
     matches!(m.get(key), Some(Value::String(_)))
+}
+
+fn result_message(
+    tool_use_id: String,
+    content: Content,
+    fields: Map<String, Value>,
+    extra: Map<String, Value>,
+) -> Message {
+    Message {
+        role: Role::Tool,
+        content: Content::list(vec![Block::ToolResult(ToolResult {
+            tool_use_id,
+            content,
+            is_error: None,
+            extra: fields,
+        })]),
+        extra,
+    }
 }
 
 fn call_message(call: ToolUse, extra: Map<String, Value>) -> Message {
@@ -341,13 +381,28 @@ pub fn write_item(msg: &Message) -> Value {
         {
             write_call(u, kind)
         }
+        (Some("local_shell_call"), [Block::ToolUse(u)]) if msg.role == Role::Assistant => {
+            let mut m = Map::new();
+            m.insert("type".into(), "local_shell_call".into());
+            m.insert("call_id".into(), u.id.clone().into());
+            m.insert("action".into(), u.input.clone());
+            extend(&mut m, &u.extra);
+            Value::Object(m)
+        }
         (
-            Some("function_call_output" | "custom_tool_call_output") | None,
+            Some("function_call_output" | "custom_tool_call_output" | "local_shell_call_output")
+            | None,
             [Block::ToolResult(r)],
         ) => {
             let mut m = Map::new();
-            m.insert("type".into(), kind.unwrap_or("function_call_output").into());
-            m.insert("call_id".into(), r.tool_use_id.clone().into());
+            let kind = kind.unwrap_or("function_call_output");
+            m.insert("type".into(), kind.into());
+            let id_key = if kind == "local_shell_call_output" {
+                "id"
+            } else {
+                "call_id"
+            };
+            m.insert(id_key.into(), r.tool_use_id.clone().into());
             let output = match r.content.shape {
                 Shape::List => Value::Array(
                     r.content

@@ -198,3 +198,43 @@ fn conversion_gathers_a_response_into_one_message_and_back() {
     assert_eq!(again.tool_use_count(), 3);
     assert_eq!(again.tool_result_count(), 3);
 }
+
+#[test]
+fn local_shell_items_are_a_call_and_its_result() {
+    // the API's own pair (the output names its call by `id`), and Codex CLI's (a `function_call_output`)
+    let doc = json!({"input": [
+        {"role": "user", "content": "what is here?"},
+        {"type": "local_shell_call", "id": "lsh_1", "call_id": "c1", "status": "completed",
+         "action": {"type": "exec", "command": ["bash", "-lc", "ls"], "timeout_ms": 1000}},
+        {"type": "local_shell_call_output", "id": "c1", "output": "a.rs\nb.rs", "status": "completed"},
+        {"type": "local_shell_call", "call_id": "c2", "status": "completed",
+         "action": {"type": "exec", "command": ["cat", "a.rs"]}},
+        {"type": "function_call_output", "call_id": "c2", "output": "fn main() {}"},
+        {"type": "local_shell_call", "status": "completed", "action": {"type": "exec", "command": ["pwd"]}}
+    ]});
+    assert_eq!(detect(&doc["input"]), WireFormat::Responses);
+    let conv = from_value(doc.clone()).unwrap();
+    assert_eq!(to_value(&conv), doc);
+    // the last call has no call_id: nothing can answer it, and it stays an item the model does not read
+    assert_eq!((conv.tool_use_count(), conv.tool_result_count()), (2, 2));
+    assert!(ctxfit_model::problems(&conv).is_empty());
+    let Block::ToolUse(call) = &conv.messages[1].content.blocks[0] else {
+        panic!("a local_shell_call is a tool use")
+    };
+    assert_eq!(
+        (call.id.as_str(), call.name.as_str()),
+        ("c1", responses::LOCAL_SHELL)
+    );
+    assert_eq!(call.input["command"], json!(["bash", "-lc", "ls"]));
+    let results: Vec<_> = conv.messages[2].tool_results().collect();
+    assert_eq!(results[0].tool_use_id, "c1");
+    assert_eq!(results[0].content.joined_text(), "a.rs\nb.rs");
+    // in the other formats it is a call of `local_shell` with the action as its input
+    let (chat, _) = convert(&conv, WireFormat::Anthropic);
+    let blocks = &chat.messages[1].content.blocks;
+    let Block::ToolUse(call) = &blocks[0] else {
+        panic!("a tool use in Anthropic messages too")
+    };
+    assert_eq!(call.name, "local_shell");
+    assert_eq!(call.input["command"][2], "ls");
+}

@@ -208,7 +208,8 @@ impl Excerpt {
                 if read_target(tool_name, input, &self.shell).is_some() {
                     return ContentKind::Read;
                 }
-                let command = shell_command(input).unwrap_or("");
+                let command = shell_command(input).unwrap_or_default();
+                let command = command.as_ref();
                 let program = main_program(command);
                 if SHELL_READERS.contains(&program) {
                     ContentKind::Read

@@ -5,6 +5,8 @@
 //! `read_file`/`edit_file`, and file reads done through a shell (`cat FILE`, `nl -ba FILE | sed -n A,Bp`),
 //! which are recognised by configurable patterns.
 
+use std::borrow::Cow;
+
 use ctxfit_model::Value;
 use regex::Regex;
 
@@ -75,6 +77,7 @@ pub const SHELL_TOOLS: &[&str] = &[
     "shell",
     "run",
     "exec_command",
+    "local_shell",
 ];
 
 fn normalise(path: &str) -> String {
@@ -86,10 +89,47 @@ fn str_of<'a>(input: &'a Value, keys: &[&str]) -> Option<&'a str> {
         .find_map(|k| input.get(*k).and_then(Value::as_str))
 }
 
-/// The shell command of a call (`command`, or SWE-agent's made-up `{"command": action}`).
-pub fn shell_command(input: &Value) -> Option<&str> {
-    str_of(input, &["command", "cmd"])
+/// The shell command of a call: `command` or `cmd` (SWE-agent's made-up `{"command": action}` too), as a string
+/// or as an argument vector. Codex CLI's `shell` tool and the Responses API's `local_shell` action send a vector:
+/// `["bash", "-lc", SCRIPT]` is its script; any other vector is its words joined by spaces, a word that holds
+/// a space or a quote in single quotes.
+pub fn shell_command(input: &Value) -> Option<Cow<'_, str>> {
+    if let Some(s) = str_of(input, &["command", "cmd"]) {
+        return Some(Cow::Borrowed(s));
+    }
+    let argv: Vec<&str> = ["command", "cmd"]
+        .iter()
+        .find_map(|k| input.get(*k).and_then(Value::as_array))?
+        .iter()
+        .map(Value::as_str)
+        .collect::<Option<_>>()?;
+    match argv.as_slice() {
+        [] => None,
+        [shell, flag, script]
+            if SHELLS.contains(&shell.rsplit('/').next().unwrap_or(shell))
+                && matches!(*flag, "-c" | "-lc") =>
+        {
+            Some(Cow::Borrowed(script))
+        }
+        words => Some(Cow::Owned(
+            words
+                .iter()
+                .map(|w| {
+                    if w.is_empty() || w.contains(|c: char| c.is_whitespace() || "'\"".contains(c))
+                    {
+                        format!("'{}'", w.replace('\'', r"'\''"))
+                    } else {
+                        (*w).to_owned()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
+        )),
+    }
 }
+
+/// Shells whose `-c` (`-lc`) argument is the command they run.
+const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh", "fish"];
 
 /// The first whitespace-separated word and the rest, honouring simple double quotes (`open "a b.py" 30`).
 fn split_first_arg(rest: &str) -> (String, &str) {
@@ -138,7 +178,7 @@ pub fn read_target(tool: &str, input: &Value, shell: &ShellReads) -> Option<Read
                 });
             }
             // SWE-agent without function calling: {"command": "open \"path\" [line]"}
-            let rest = shell_command(input)?.trim().strip_prefix("open")?;
+            let rest = str_of(input, &["command"])?.trim().strip_prefix("open")?;
             let (path, line) = split_first_arg(rest);
             let line = line.trim();
             Some(ReadTarget {
@@ -146,7 +186,7 @@ pub fn read_target(tool: &str, input: &Value, shell: &ShellReads) -> Option<Read
                 range: (!line.is_empty()).then(|| format!("line {line}")),
             })
         }
-        t if SHELL_TOOLS.contains(&t) => shell.target(shell_command(input)?),
+        t if SHELL_TOOLS.contains(&t) => shell.target(&shell_command(input)?),
         _ => None,
     }
 }
@@ -235,7 +275,7 @@ pub fn edit_call(tool: &str, input: &Value) -> Option<EditCall> {
         },
         "create" => {
             let path = path.clone().or_else(|| {
-                let rest = shell_command(input)?.trim().strip_prefix("create")?;
+                let rest = str_of(input, &["command"])?.trim().strip_prefix("create")?;
                 Some(normalise(&split_first_arg(rest).0))
             });
             return Some(EditCall {
@@ -271,6 +311,64 @@ pub fn edit_call(tool: &str, input: &Value) -> Option<EditCall> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn shell_commands_as_strings_and_argument_vectors() {
+        let check = |input: Value, want: Option<&str>| {
+            assert_eq!(shell_command(&input).as_deref(), want, "{input}");
+        };
+        check(json!({"command": "ls -la"}), Some("ls -la"));
+        check(json!({"cmd": "cargo test"}), Some("cargo test"));
+        // Codex CLI's `shell` and the Responses API's `local_shell` action: a shell's script is the command
+        check(
+            json!({"command": ["bash", "-lc", "rg -n foo | head"], "workdir": "/w"}),
+            Some("rg -n foo | head"),
+        );
+        check(
+            json!({"type": "exec", "command": ["/bin/sh", "-c", "make"]}),
+            Some("make"),
+        );
+        // any other vector is its words, quoted where a shell would need it
+        check(
+            json!({"command": ["rg", "-n", "fn main", "src/"]}),
+            Some("rg -n 'fn main' src/"),
+        );
+        check(
+            json!({"command": ["echo", "it's"]}),
+            Some(r"echo 'it'\''s'"),
+        );
+        check(
+            json!({"command": ["bash", "-x", "run.sh"]}),
+            Some("bash -x run.sh"),
+        );
+        check(json!({"command": []}), None);
+        check(json!({"command": ["ls", 3]}), None);
+        check(json!({"path": "a"}), None);
+        // a shell read through a vector is a read
+        let shell = ShellReads::default();
+        assert_eq!(
+            read_target(
+                "shell",
+                &json!({"command": ["bash", "-lc", "cat src/a.rs"]}),
+                &shell
+            ),
+            Some(ReadTarget {
+                path: "src/a.rs".into(),
+                range: None
+            })
+        );
+        assert_eq!(
+            read_target(
+                "local_shell",
+                &json!({"command": ["sed", "-n", "1,80p", "b.py"]}),
+                &shell
+            ),
+            Some(ReadTarget {
+                path: "b.py".into(),
+                range: Some("lines 1-80".into())
+            })
+        );
+    }
 
     #[test]
     fn reads_across_agents() {

@@ -15,6 +15,7 @@
 pub mod calls;
 mod shown;
 mod text;
+mod wrapped;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -26,6 +27,7 @@ pub use text::{
     char_count, content_chars, ends_with_marker, text_exceeds, thousands, truncate_content,
     truncate_str,
 };
+pub use wrapped::WrappedOutput;
 
 #[doc(hidden)]
 pub use inventory;
@@ -127,7 +129,9 @@ pub struct RuleContext<'a> {
     pub tool_use_id: &'a str,
     /// The input the tool was called with.
     pub input: &'a Value,
-    /// The result's content, as the agent received it.
+    /// The result's content, as the agent received it — or, when the tool wrapped its output in JSON
+    /// (`{"output": "…", "metadata": {…}}`, [`WrappedOutput`]), that output's text: the compactor writes a
+    /// replacement back into the wrapper.
     pub content: &'a Content,
     pub is_error: bool,
     /// Position of the result: message index and block index in it.
@@ -135,7 +139,7 @@ pub struct RuleContext<'a> {
     pub block_index: usize,
     /// How many assistant turns have followed the result (≥ 1: the model has seen it).
     pub turns_ago: usize,
-    /// Size of the content in Unicode scalar values and in estimated tokens.
+    /// Size of `content` in Unicode scalar values, and of the result in estimated tokens.
     pub chars: usize,
     pub tokens: usize,
     /// How many tool results (of any tool) the history holds after this one.

@@ -1,0 +1,169 @@
+//! Output a tool wraps in JSON (`{"output": "…", "metadata": {…}}`, Codex CLI's shell results of 2025): the
+//! rules cut the output inside the wrapper exactly as they cut the same output sent bare, the wrapper's other
+//! fields stay, and a second pass changes nothing.
+
+mod common;
+
+use common::{session, EAGER};
+use ctxfit_compactor::{Compactor, PolicyFile, INGESTION_MARKER};
+use ctxfit_model::{Conversation, Value};
+use ctxfit_retention::WrappedOutput;
+use serde_json::json;
+
+fn compactor(policy: &str, profile: &str) -> Compactor {
+    let settings = PolicyFile::parse(policy, "test.toml")
+        .unwrap()
+        .resolve(Some(profile), None, &|_| None)
+        .unwrap();
+    let registry = ctxfit_plugins::registry().unwrap();
+    Compactor::new(settings, &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap()
+}
+
+/// A Codex CLI request of 2025: each (argument vector, output, exit code) a `shell` call and its wrapped output,
+/// answered by a short message.
+fn codex_2025(calls: &[(&[&str], String, i64)]) -> Conversation {
+    let mut input = vec![json!({"type": "message", "role": "user",
+        "content": [{"type": "input_text", "text": "fix the build"}]})];
+    for (i, (argv, output, code)) in calls.iter().enumerate() {
+        let id = format!("call_{i}");
+        let arguments = json!({"command": argv, "workdir": "/work"}).to_string();
+        let wrapped =
+            json!({"output": output, "metadata": {"exit_code": code, "duration_seconds": 0.5}})
+                .to_string();
+        input.push(json!({"type": "function_call", "name": "shell", "arguments": arguments, "call_id": id}));
+        input.push(json!({"type": "function_call_output", "call_id": id, "output": wrapped}));
+        input.push(json!({"type": "message", "role": "assistant",
+            "content": [{"type": "output_text", "text": "Looking."}]}));
+    }
+    ctxfit_model::from_value(json!({"model": "gpt-5", "input": input})).unwrap()
+}
+
+/// The text of every result of `conv` once compacted in one shot.
+fn results(c: &mut Compactor, conv: &Conversation) -> Vec<String> {
+    c.compact_history(conv, None);
+    c.project(conv)
+        .messages
+        .iter()
+        .flat_map(|m| m.tool_results().map(|r| r.content.joined_text()))
+        .collect()
+}
+
+fn build_log() -> String {
+    let mut lines: Vec<String> = (0..200)
+        .map(|i| format!("   Compiling crate-{i} v0.{i}.0 (/work/crates/crate-{i})"))
+        .collect();
+    lines.insert(
+        120,
+        "error[E0308]: mismatched types at src/parse.rs:88".into(),
+    );
+    lines.join("\n")
+}
+
+fn search_hits() -> String {
+    (0..120)
+        .map(|i| {
+            format!(
+                "src/module_{i}.rs:{}:fn handle_request_{i}(req: Request) -> Response {{",
+                i + 10
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn a_wrapped_output_is_cut_inside_its_wrapper_as_it_would_be_bare() {
+    let (log, hits) = (build_log(), search_hits());
+    let conv = codex_2025(&[
+        (&["bash", "-lc", "cargo build"], log.clone(), 101),
+        (&["rg", "-n", "fn handle_request"], hits.clone(), 0),
+        (&["bash", "-lc", "git status"], "clean".into(), 0),
+    ]);
+    let got = results(&mut compactor(EAGER, "eager"), &conv);
+    // the same outputs, bare, from a Claude Code `Bash`
+    let bare = results(
+        &mut compactor(EAGER, "eager"),
+        &session(&[
+            ("Bash", json!({"command": "cargo build"}), log.clone()),
+            (
+                "Bash",
+                json!({"command": "rg -n 'fn handle_request'"}),
+                hits.clone(),
+            ),
+            ("Bash", json!({"command": "git status"}), "clean".into()),
+        ]),
+    );
+    assert!(bare[0].contains("lines omitted") && bare[1].contains("lines omitted"));
+    for (i, code) in [(0, 101), (1, 0)] {
+        let wrapper = WrappedOutput::parse(&got[i]).expect("still the tool's JSON object");
+        assert_eq!(wrapper.output(), bare[i], "result {i}");
+        let fields: Value = serde_json::from_str(&got[i]).unwrap();
+        assert_eq!(
+            fields["metadata"],
+            json!({"exit_code": code, "duration_seconds": 0.5})
+        );
+    }
+    assert!(got[0].contains("error[E0308]"));
+    assert!(got[0].ends_with(r#"re-run the command for its full output]","metadata":{"exit_code":101,"duration_seconds":0.5}}"#));
+    // the newest result is not stale
+    assert_eq!(
+        got[2],
+        r#"{"output":"clean","metadata":{"exit_code":0,"duration_seconds":0.5}}"#
+    );
+}
+
+#[test]
+fn a_second_pass_over_wrapped_cuts_changes_nothing() {
+    let retrieving = "[profiles.retrieving]\nextends = \"smart\"\ncache_write_premium = 0\n\
+                      retrieval_tool = \"ctxfit_retrieve\"\n";
+    for (policy, profile) in [(EAGER, "eager"), (retrieving, "retrieving")] {
+        let conv = codex_2025(&[
+            (&["bash", "-lc", "cargo build"], build_log(), 101),
+            (&["bash", "-lc", "git status"], "clean".into(), 0),
+        ]);
+        let mut first = compactor(policy, profile);
+        first.compact_history(&conv, None);
+        let once = first.project(&conv);
+        assert_ne!(once, conv, "{profile}: the log is cut");
+        let text = once.messages[2]
+            .tool_results()
+            .next()
+            .unwrap()
+            .content
+            .joined_text();
+        let output = WrappedOutput::parse(&text)
+            .expect("a wrapper")
+            .output()
+            .to_owned();
+        if profile == "retrieving" {
+            assert!(output
+                .ends_with(r#"[the full result: call ctxfit_retrieve with {"handle":"call_0"}]"#));
+        }
+        let mut second = compactor(policy, profile);
+        let report = second.compact_history(&once, None);
+        assert!(
+            report.new_blocks.is_empty(),
+            "{profile}: {:?}",
+            report.new_blocks
+        );
+        assert_eq!(second.project(&once), once, "{profile}");
+    }
+}
+
+#[test]
+fn the_ingestion_cap_cuts_inside_the_wrapper() {
+    let capped = "[profiles.capped]\nextends = \"smart\"\nmax_tool_result_chars = 500\n";
+    let conv = codex_2025(&[(&["bash", "-lc", "cargo build"], build_log(), 101)]);
+    let got = results(&mut compactor(capped, "capped"), &conv);
+    let wrapper = WrappedOutput::parse(&got[0]).expect("still the tool's JSON object");
+    assert!(wrapper.output().ends_with(INGESTION_MARKER));
+    assert!(wrapper.output().starts_with("   Compiling crate-0"));
+    assert!(wrapper.output().chars().count() <= 500 + INGESTION_MARKER.chars().count());
+    // capped once is final: a second pass over the capped history leaves it
+    let mut first = compactor(capped, "capped");
+    first.compact_history(&conv, None);
+    let once = first.project(&conv);
+    let mut second = compactor(capped, "capped");
+    assert!(second.compact_history(&once, None).new_blocks.is_empty());
+    assert_eq!(second.project(&once), once);
+}
