@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 
 use ctxfit_compactor::{Compactor, CompactorError, Settings, Trigger};
 use ctxfit_model::{Block, Conversation};
-use ctxfit_retention::Registry;
+use ctxfit_retention::{Registry, WrappedOutput};
 use ctxfit_tokens::{count_message, count_preamble, TokenEstimator};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
@@ -278,13 +278,18 @@ fn for_each_text(block: &Block, mut f: impl FnMut(&str)) {
     texts.iter().for_each(|t| f(t));
 }
 
-/// Text of a block as the model reads it, for identifier extraction.
+/// Text of a block as the model reads it, for identifier extraction: a result wrapped in `{"output",
+/// "metadata"}` JSON by its tool as its output's text, not its escaped form (where `a.rs\nb.rs` would give
+/// `nb.rs`).
 fn block_texts(block: &Block, out: &mut Vec<String>) {
     match block {
         Block::Text(t) => out.push(t.text.clone()),
         Block::Thinking(t) => out.push(t.thinking.clone()),
         Block::ToolUse(u) => collect_strings(&u.input, out),
-        Block::ToolResult(r) => out.push(r.content.joined_text()),
+        Block::ToolResult(r) => out.push(match WrappedOutput::of_content(&r.content) {
+            Some(w) => w.output().to_owned(),
+            None => r.content.joined_text(),
+        }),
         _ => {}
     }
 }

@@ -48,3 +48,32 @@ fn a_response_of_several_items_is_one_request_and_its_calls_count_as_references(
     assert_eq!(r.turns[1].references, 1);
     assert_eq!(r.turns[1].references_visible, 1);
 }
+
+#[test]
+fn identifiers_of_an_output_wrapped_in_json_are_read_from_the_output() {
+    // Codex CLI of 2025: `{"output": "…", "metadata": {…}}`, so the file list's second line follows an escaped
+    // newline (`\n`), which must not glue an `n` to it
+    let wrapped = json!({"output": "alpha_module.rs\nbeta_module.rs\n",
+                         "metadata": {"exit_code": 0, "duration_seconds": 0.1}})
+    .to_string();
+    let doc = json!({"input": [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix the parser"}]},
+        {"type": "function_call", "call_id": "c1", "name": "shell",
+         "arguments": json!({"command": ["bash", "-lc", "ls src"]}).to_string()},
+        {"type": "function_call_output", "call_id": "c1", "output": wrapped},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Reading beta_module.rs now"}]}
+    ]});
+    let conv = ctxfit_model::from_value(doc).unwrap();
+    let registry = ctxfit_plugins::registry().unwrap();
+    let r = replay(
+        "s",
+        &conv,
+        &Policy::None,
+        &registry,
+        &fast,
+        Prices::default(),
+    )
+    .unwrap();
+    assert_eq!(r.turns[1].references, 1);
+    assert_eq!(r.turns[1].references_visible, 1);
+}
