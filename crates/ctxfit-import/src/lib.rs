@@ -553,6 +553,7 @@ pub(crate) mod util {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ctxfit_model::Role;
 
     fn line(kind: &str, uuid: &str, content: &str) -> String {
         format!(
@@ -601,6 +602,46 @@ mod tests {
     fn a_one_line_claude_code_log_is_not_taken_for_a_request() {
         let text = r#"{"type":"summary","sessionId":"s","summary":"x","messages":[{"id":"a"}]}"#;
         assert_eq!(detect(text), Some(SourceFormat::ClaudeCode));
+    }
+
+    #[test]
+    fn mini_swe_agent_without_tool_calls_links_each_bash_block_to_its_output() {
+        let doc = serde_json::json!({
+            "trajectory_format": "mini-swe-agent-1",
+            "info": {"exit_status": "Submitted"},
+            "messages": [
+                {"role": "system", "content": "Your response must contain exactly ONE bash code block."},
+                {"role": "user", "content": "<pr_description>fix it</pr_description>"},
+                {"role": "assistant", "content": "THOUGHT: look.\n\n```bash\nls -la\n```"},
+                {"role": "user", "content": "<returncode>0</returncode>\n<output>\nsetup.py\n</output>"},
+                {"role": "assistant", "content": "```bash\nls\n```\n```bash\npwd\n```"},
+                {"role": "user", "content": "Please always provide EXACTLY ONE action in triple backticks, found 2 actions."},
+                {"role": "assistant", "content": "THOUGHT: done.\n```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```"},
+                {"role": "user", "content": "<returncode>0</returncode>\n<output>\nCOMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n</output>"},
+                {"role": "exit", "content": "", "extra": {"exit_status": "Submitted"}}
+            ]
+        });
+        let sessions = import_str(&doc.to_string(), None).unwrap();
+        assert_eq!(sessions[0].source, SourceFormat::MiniSweAgent);
+        let conv = &sessions[0].conversation;
+        assert_eq!(conv.messages.len(), 8);
+        assert_eq!((conv.tool_use_count(), conv.tool_result_count()), (2, 2));
+        assert!(ctxfit_model::problems(conv).is_empty());
+        let calls: Vec<_> = conv.messages[2].tool_uses().collect();
+        assert_eq!(calls[0].name, "bash");
+        assert_eq!(calls[0].input["command"], "ls -la");
+        // the thought stays the assistant's text, the block is the call
+        assert_eq!(conv.messages[2].content.joined_text(), "THOUGHT: look.");
+        let result = conv.messages[3].tool_results().next().unwrap();
+        assert_eq!(
+            (result.tool_use_id.as_str(), conv.messages[3].role.clone()),
+            ("mini-2", Role::Tool)
+        );
+        assert!(result.content.joined_text().contains("setup.py"));
+        // two blocks are no call: the complaint after them is the user's
+        assert_eq!(conv.messages[4].tool_uses().count(), 0);
+        assert_eq!(conv.messages[5].role, Role::User);
+        assert_eq!(conv.messages[7].tool_results().count(), 1);
     }
 
     #[test]

@@ -4,9 +4,20 @@
 //! results), each with the agent's own bookkeeping in `extra` (the raw model response, timings, the parsed
 //! actions) and a final `exit` entry holding the submission — neither was sent to the model, so both are left
 //! out. Only the fields a request carries stay: `role`, `content`, `tool_calls`, `tool_call_id`, `name`.
+//!
+//! Without tool calling (mini-swe-agent's own default: the model answers with a THOUGHT and exactly one
+//! ` ```bash ` block, and the command's output comes back as the next user message, `<returncode>0</returncode>
+//! <output>…</output>`), the importer makes each such answer's block a call of `bash` with that command (the
+//! thought around it stays the answer's text, so nothing is counted twice) and the user message after it the
+//! call's result, as the SWE-agent importer does with its actions — so that both kinds read, and compact, the
+//! same. An answer with no block or several is no call: the user message after it is
+//! the agent's complaint about the format, and stays a user message.
 
-use ctxfit_model::{openai, Conversation, Value, WireFormat};
+use std::ops::Range;
 
+use ctxfit_model::{openai, Content, Conversation, Role, Value, WireFormat};
+
+use crate::util::{text_block, tool_message, tool_use};
 use crate::ImportError;
 
 /// Fields of a message that are part of a Chat Completions request.
@@ -45,5 +56,100 @@ pub(crate) fn import(doc: Value) -> Result<Conversation, ImportError> {
             &format!("messages[{i}]"),
         )?);
     }
+    if conv.tool_use_count() == 0 {
+        link_bash_blocks(&mut conv);
+    }
     Ok(conv)
+}
+
+/// Each assistant message with exactly one bash block becomes a call of `bash`, and the user message right
+/// after it that call's result.
+fn link_bash_blocks(conv: &mut Conversation) {
+    for i in 0..conv.messages.len().saturating_sub(1) {
+        if conv.messages[i].role != Role::Assistant || conv.messages[i + 1].role != Role::User {
+            continue;
+        }
+        let text = conv.messages[i].content.joined_text();
+        let [(ref fence, command)] = bash_blocks(&text)[..] else {
+            continue;
+        };
+        let id = format!("mini-{i}");
+        let call = tool_use(&id, "bash", serde_json::json!({ "command": command }));
+        // the block is the call now: the text keeps the thought around it, so nothing is counted twice
+        let (before, after) = (
+            text[..fence.start].trim_end(),
+            text[fence.end..].trim_start(),
+        );
+        let thought = match (before.is_empty(), after.is_empty()) {
+            (_, true) => before.to_owned(),
+            (true, false) => after.to_owned(),
+            (false, false) => format!("{before}\n\n{after}"),
+        };
+        let mut blocks = vec![call];
+        if !thought.is_empty() {
+            blocks.insert(0, text_block(&thought));
+        }
+        conv.messages[i].content = Content::list(blocks);
+        let output = conv.messages[i + 1].content.joined_text();
+        conv.messages[i + 1] = tool_message(&id, &output, None);
+    }
+}
+
+/// The ` ```bash ` blocks of a model's answer as mini-swe-agent finds them (its pattern
+/// ` ```bash\s*\n(.*?)\n``` `): where each stands, fences included, and its command.
+fn bash_blocks(text: &str) -> Vec<(Range<usize>, &str)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(fence) = text[from..].find("```bash").map(|k| from + k) {
+        let open = fence + "```bash".len();
+        let rest = &text[open..];
+        let space = rest.len() - rest.trim_start().len();
+        // the command starts after the last line break of the white space after the fence
+        let Some(newline) = rest[..space].rfind('\n') else {
+            from = open;
+            continue;
+        };
+        let start = open + newline + 1;
+        // and ends at the first line that opens with a fence (the line break may be the one before it)
+        let Some(close) = text[start - 1..].find("\n```").map(|k| start - 1 + k) else {
+            break;
+        };
+        from = close + "\n```".len();
+        out.push((fence..from, text.get(start..close).unwrap_or("")));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    /// The commands only.
+    fn bash_blocks(text: &str) -> Vec<&str> {
+        super::bash_blocks(text)
+            .into_iter()
+            .map(|(_, c)| c)
+            .collect()
+    }
+
+    #[test]
+    fn bash_blocks_as_mini_swe_agent_finds_them() {
+        let one = "THOUGHT: look around.\n\n```bash\nls -la && cat setup.py\n```\n";
+        assert_eq!(bash_blocks(one), ["ls -la && cat setup.py"]);
+        let multi = "THOUGHT: x\n```bash  \n\ncd /w\npython - <<'EOF'\nprint(1)\nEOF\n```";
+        assert_eq!(
+            bash_blocks(multi),
+            ["cd /w\npython - <<'EOF'\nprint(1)\nEOF"]
+        );
+        let two = "```bash\nls\n```\nthen\n```bash\npwd\n```";
+        assert_eq!(bash_blocks(two), ["ls", "pwd"]);
+        assert_eq!(bash_blocks("```bash\n\n```"), [""]);
+        for none in [
+            "no block",
+            "```python\nprint(1)\n```",
+            "```bash ls```",
+            "```bash\nls",
+            "```bash",
+        ] {
+            assert!(bash_blocks(none).is_empty(), "{none:?}");
+        }
+    }
 }
