@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 
 use ctxfit_model::Value;
 
-/// Built-in aliases: (tool name, kind). Claude Code, Codex CLI, OpenHands, SWE-agent and the seeds' own names.
+/// Built-in aliases: (tool name, kind). Claude Code, Codex CLI, Gemini CLI, Copilot CLI, OpenHands, SWE-agent and
+/// the seeds' own names.
 pub const DEFAULT_ALIASES: &[(&str, &str)] = &[
     // reads
     ("read_file", "read_file"),
@@ -12,6 +13,8 @@ pub const DEFAULT_ALIASES: &[(&str, &str)] = &[
     ("open", "read_file"),
     ("view_file", "read_file"),
     ("cat", "read_file"),
+    // Copilot CLI (a file, or a directory's listing)
+    ("view", "read_file"),
     // edits
     ("edit_file", "edit_file"),
     ("write_file", "edit_file"),
@@ -23,12 +26,16 @@ pub const DEFAULT_ALIASES: &[(&str, &str)] = &[
     ("create", "edit_file"),
     ("insert", "edit_file"),
     ("apply_patch", "edit_file"),
+    // Gemini CLI
+    ("replace", "edit_file"),
     // shells
     ("bash", "bash"),
     ("Bash", "bash"),
     ("execute_bash", "bash"),
     ("shell", "bash"),
     ("run", "bash"),
+    // Gemini CLI
+    ("run_shell_command", "bash"),
     ("execute_ipython_cell", "bash"),
     // Codex CLI: a command, and what a still-running one printed since
     ("exec_command", "bash"),
@@ -46,6 +53,11 @@ pub const DEFAULT_ALIASES: &[(&str, &str)] = &[
     ("focus", "listing"),
     ("unfocus", "listing"),
     ("filemap", "listing"),
+    // Gemini CLI, Copilot CLI, opencode
+    ("list_directory", "listing"),
+    ("glob", "listing"),
+    ("grep", "listing"),
+    ("search_file_content", "listing"),
 ];
 
 /// Maps a tool call to its kind.

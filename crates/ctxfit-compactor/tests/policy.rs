@@ -426,3 +426,19 @@ fn a_batch_held_back_by_the_reclaim_check_is_in_the_report() {
     );
     assert!(held.tokens > 500, "{}", held.tokens);
 }
+
+#[test]
+fn every_built_in_alias_is_in_the_docs_table_under_its_kind() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/config.md"))
+        .unwrap();
+    for (name, kind) in ctxfit_compactor::DEFAULT_ALIASES {
+        let row = doc
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{kind}` |")))
+            .unwrap_or_else(|| panic!("docs/config.md has no row for the kind `{kind}`"));
+        assert!(
+            row.contains(&format!("`{name}`")),
+            "docs/config.md's `{kind}` row does not name `{name}`"
+        );
+    }
+}

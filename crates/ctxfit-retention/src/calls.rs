@@ -78,7 +78,12 @@ pub const SHELL_TOOLS: &[&str] = &[
     "run",
     "exec_command",
     "local_shell",
+    "run_shell_command",
 ];
+
+/// Where a file tool's input names its file: Claude Code and most (`file_path`), OpenHands, SWE-agent and Copilot
+/// CLI (`path`), Gemini CLI's older `read_file` (`absolute_path`), opencode (`filePath`).
+const PATH_KEYS: &[&str] = &["file_path", "path", "filename", "absolute_path", "filePath"];
 
 fn normalise(path: &str) -> String {
     path.trim().trim_start_matches("./").to_owned()
@@ -160,8 +165,8 @@ pub fn read_target(tool: &str, input: &Value, shell: &ShellReads) -> Option<Read
         (!parts.is_empty()).then(|| parts.join(","))
     };
     match tool {
-        "Read" | "read_file" | "view_file" | "cat" => Some(ReadTarget {
-            path: normalise(str_of(input, &["file_path", "path", "filename"])?),
+        "Read" | "read_file" | "view_file" | "cat" | "view" => Some(ReadTarget {
+            path: normalise(str_of(input, PATH_KEYS)?),
             range: range_of(&["offset", "limit", "start_line", "end_line", "view_range"]),
         }),
         "str_replace_editor" if input.get("command").and_then(Value::as_str) == Some("view") => {
@@ -227,9 +232,10 @@ fn replace_op(v: &Value, old_keys: &[&str], new_keys: &[&str]) -> Option<EditOp>
 /// What an edit call changes, or `None` when the call is not an edit.
 pub fn edit_call(tool: &str, input: &Value) -> Option<EditCall> {
     let intent = str_of(input, &["intent"]).map(str::to_owned);
-    let path = str_of(input, &["file_path", "path", "filename"]).map(normalise);
+    let path = str_of(input, PATH_KEYS).map(normalise);
     let ops = match tool {
-        "Edit" => vec![replace_op(input, &["old_string"], &["new_string"])?],
+        // Claude Code, and Gemini CLI's `replace`
+        "Edit" | "replace" => vec![replace_op(input, &["old_string"], &["new_string"])?],
         "MultiEdit" => input
             .get("edits")?
             .as_array()?
@@ -280,8 +286,11 @@ pub fn edit_call(tool: &str, input: &Value) -> Option<EditCall> {
             });
             return Some(EditCall {
                 path,
+                // SWE-agent's `create` makes an empty file; Copilot CLI's writes its `file_text`
                 ops: vec![EditOp::Write {
-                    content: String::new(),
+                    content: str_of(input, &["file_text", "content"])
+                        .unwrap_or("")
+                        .to_owned(),
                 }],
                 intent,
             });
@@ -289,6 +298,10 @@ pub fn edit_call(tool: &str, input: &Value) -> Option<EditCall> {
         // SWE-agent with function calling: edit {search, replace}, insert {text, line?}
         "edit" if input.get("search").is_some() => {
             vec![replace_op(input, &["search"], &["replace"])?]
+        }
+        // Copilot CLI: edit {path, old_str, new_str}
+        "edit" if input.get("old_str").is_some() => {
+            vec![replace_op(input, &["old_str"], &["new_str"])?]
         }
         "insert" if input.get("text").is_some() => vec![EditOp::Insert {
             after_line: input
@@ -429,6 +442,27 @@ mod tests {
         check("Bash", json!({"command": "cat a.txt | grep x"}), None);
         check("Bash", json!({"command": "git status"}), None);
         check("Grep", json!({"pattern": "x"}), None);
+        // Gemini CLI, Copilot CLI, opencode
+        check(
+            "read_file",
+            json!({"absolute_path": "/w/src/main.py"}),
+            Some(("/w/src/main.py", None)),
+        );
+        check(
+            "view",
+            json!({"path": "src/app.ts", "view_range": [1, 40]}),
+            Some(("src/app.ts", Some("view_range=[1,40]"))),
+        );
+        check(
+            "read_file",
+            json!({"filePath": "lib/x.go", "offset": 10}),
+            Some(("lib/x.go", Some("offset=10"))),
+        );
+        check(
+            "run_shell_command",
+            json!({"command": "cat package.json"}),
+            Some(("package.json", None)),
+        );
     }
 
     #[test]
@@ -479,5 +513,41 @@ mod tests {
         .unwrap();
         assert!(matches!(&s.ops[0], EditOp::Opaque { description } if description == "edit 1:1"));
         assert!(edit_call("Read", &json!({"file_path": "x"})).is_none());
+        // Gemini CLI's replace, Copilot CLI's edit and create
+        let replace = |old: &str, new: &str| {
+            vec![EditOp::Replace {
+                old: old.into(),
+                new: new.into(),
+                all: false,
+            }]
+        };
+        let g = edit_call(
+            "replace",
+            &json!({"file_path": "/w/a.py", "old_string": "a", "new_string": "b"}),
+        )
+        .unwrap();
+        assert_eq!(
+            (g.path.as_deref(), g.ops),
+            (Some("/w/a.py"), replace("a", "b"))
+        );
+        let e = edit_call(
+            "edit",
+            &json!({"path": "src/a.ts", "old_str": "let", "new_str": "const"}),
+        )
+        .unwrap();
+        assert_eq!(
+            (e.path.as_deref(), e.ops),
+            (Some("src/a.ts"), replace("let", "const"))
+        );
+        let c = edit_call("create", &json!({"path": "n.md", "file_text": "# N"})).unwrap();
+        assert_eq!(
+            (c.path.as_deref(), c.ops),
+            (
+                Some("n.md"),
+                vec![EditOp::Write {
+                    content: "# N".into()
+                }]
+            )
+        );
     }
 }
