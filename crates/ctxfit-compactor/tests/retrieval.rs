@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{session, EAGER};
+use common::{build_log, session, EAGER};
 use ctxfit_compactor::{
     handle_of, retrieval_tool_definition, retrieve, AgentSession, Compactor, PolicyFile, Settings,
     INGESTION_MARKER, RETRIEVAL_TOOL,
@@ -25,18 +25,6 @@ fn settings(policy: &str, name: &str) -> Settings {
 fn compactor(settings: Settings) -> Compactor {
     let registry = ctxfit_plugins::registry().unwrap();
     Compactor::new(settings, &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap()
-}
-
-/// A build log that `excerpt` cuts to its head, tail and error line.
-fn build_log() -> String {
-    let mut lines: Vec<String> = (0..200)
-        .map(|i| format!("   Compiling crate-{i} v0.{i}.0 (/work/crates/crate-{i})"))
-        .collect();
-    lines.insert(
-        120,
-        "error[E0308]: mismatched types at src/parse.rs:88".into(),
-    );
-    lines.join("\n")
 }
 
 /// The text of the result in message `message` of the compacted history.

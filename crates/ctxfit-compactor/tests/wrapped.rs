@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{session, EAGER};
+use common::{build_log, session, EAGER};
 use ctxfit_compactor::{Compactor, PolicyFile, INGESTION_MARKER};
 use ctxfit_model::{Conversation, Value};
 use ctxfit_retention::WrappedOutput;
@@ -46,17 +46,6 @@ fn results(c: &mut Compactor, conv: &Conversation) -> Vec<String> {
         .iter()
         .flat_map(|m| m.tool_results().map(|r| r.content.joined_text()))
         .collect()
-}
-
-fn build_log() -> String {
-    let mut lines: Vec<String> = (0..200)
-        .map(|i| format!("   Compiling crate-{i} v0.{i}.0 (/work/crates/crate-{i})"))
-        .collect();
-    lines.insert(
-        120,
-        "error[E0308]: mismatched types at src/parse.rs:88".into(),
-    );
-    lines.join("\n")
 }
 
 fn search_hits() -> String {

@@ -9,6 +9,21 @@ fn fast() -> Box<dyn TokenEstimator> {
     Box::new(FastEstimator)
 }
 
+/// The replay of a Responses document with no compaction.
+fn replay_none(doc: serde_json::Value) -> ctxfit_replay::SessionReplay {
+    let conv = ctxfit_model::from_value(doc).unwrap();
+    let registry = ctxfit_plugins::registry().unwrap();
+    replay(
+        "s",
+        &conv,
+        &Policy::None,
+        &registry,
+        &fast,
+        Prices::default(),
+    )
+    .unwrap()
+}
+
 #[test]
 fn a_response_of_several_items_is_one_request_and_its_calls_count_as_references() {
     let call = |id: &str, cmd: &str| {
@@ -27,17 +42,7 @@ fn a_response_of_several_items_is_one_request_and_its_calls_count_as_references(
         output("c3", "fn parse() {}"),
         {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done."}]}
     ]});
-    let conv = ctxfit_model::from_value(doc).unwrap();
-    let registry = ctxfit_plugins::registry().unwrap();
-    let r = replay(
-        "s",
-        &conv,
-        &Policy::None,
-        &registry,
-        &fast,
-        Prices::default(),
-    )
-    .unwrap();
+    let r = replay_none(doc);
     let starts: Vec<usize> = r.turns.iter().map(|t| t.message).collect();
     assert_eq!(
         starts,
@@ -63,17 +68,7 @@ fn identifiers_of_an_output_wrapped_in_json_are_read_from_the_output() {
         {"type": "function_call_output", "call_id": "c1", "output": wrapped},
         {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Reading beta_module.rs now"}]}
     ]});
-    let conv = ctxfit_model::from_value(doc).unwrap();
-    let registry = ctxfit_plugins::registry().unwrap();
-    let r = replay(
-        "s",
-        &conv,
-        &Policy::None,
-        &registry,
-        &fast,
-        Prices::default(),
-    )
-    .unwrap();
+    let r = replay_none(doc);
     assert_eq!(r.turns[1].references, 1);
     assert_eq!(r.turns[1].references_visible, 1);
 }

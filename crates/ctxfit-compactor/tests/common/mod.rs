@@ -23,3 +23,16 @@ pub fn session(calls: &[(&str, Value, String)]) -> Conversation {
 /// the rules keep with it (its histories are a few requests long: the payback rule would keep most cuts waiting
 /// for requests that never come); `tests/payback.rs` tests when `smart` makes a cut.
 pub const EAGER: &str = "[profiles.eager]\nextends = \"smart\"\ncache_write_premium = 0\n";
+
+/// A build log that `excerpt` cuts to its head, tail and error line.
+#[allow(dead_code)]
+pub fn build_log() -> String {
+    let mut lines: Vec<String> = (0..200)
+        .map(|i| format!("   Compiling crate-{i} v0.{i}.0 (/work/crates/crate-{i})"))
+        .collect();
+    lines.insert(
+        120,
+        "error[E0308]: mismatched types at src/parse.rs:88".into(),
+    );
+    lines.join("\n")
+}
