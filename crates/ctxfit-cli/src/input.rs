@@ -161,7 +161,8 @@ pub fn warn(name: &str, problems: &[String]) {
 }
 
 /// The inputs named on the command line, folders replaced by the session files below them (sorted; hidden
-/// entries left out). Says on standard error how many files of a folder were passed over for their names.
+/// entries left out). Says on standard error how many files of a folder were passed over for their names, and
+/// how many as the metadata of a session beside them.
 pub fn expand_inputs(inputs: &[String]) -> Result<Vec<String>> {
     let mut out = Vec::new();
     for input in inputs {
@@ -170,11 +171,20 @@ pub fn expand_inputs(inputs: &[String]) -> Result<Vec<String>> {
             out.push(input.clone());
             continue;
         }
-        let SessionFiles { files, passed_over } = session_files(path)
+        let SessionFiles {
+            files,
+            passed_over,
+            sidecars,
+        } = session_files(path)
             .map_err(|e| BadInput(format!("{input}: cannot read the folder: {e}")))?;
         if passed_over > 0 {
             eprintln!(
                 "{input}: {passed_over} file(s) passed over (not .jsonl, .json, .traj or .af, gzipped or not)"
+            );
+        }
+        if sidecars > 0 {
+            eprintln!(
+                "{input}: {sidecars} metadata file(s) passed over (`NAME.meta.json` beside the session `NAME.jsonl`, as Claude Code writes for subagents)"
             );
         }
         if files.is_empty() {

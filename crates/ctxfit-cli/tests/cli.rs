@@ -887,6 +887,31 @@ fn replay_walks_a_folder_reports_what_it_cannot_read_and_goes_on() {
 }
 
 #[test]
+fn a_claude_code_project_folder_with_subagents_is_read_whole() {
+    ctxfit_import::skip_without_corpus!();
+    // Claude Code keeps `subagents/agent-ID.meta.json` beside each subagent's transcript
+    let o = ctxfit(
+        &[
+            "stats",
+            "--json",
+            corpus().join("trajectories/claude-code").to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("6 metadata file(s) passed over"),
+        "{}",
+        stderr(&o)
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        (v["files"].as_u64(), v["files_skipped"].as_u64()),
+        (Some(13), Some(0))
+    );
+}
+
+#[test]
 fn replay_json_carries_tokens_peak_costs_recall_and_the_oracle_share() {
     let o = ctxfit(
         &[

@@ -90,9 +90,27 @@ pub struct SessionFiles {
     pub files: Vec<PathBuf>,
     /// Files passed over for their names.
     pub passed_over: usize,
+    /// Metadata files passed over because the session they describe lies beside them ([`is_sidecar`]).
+    pub sidecars: usize,
 }
 
-/// Walk `folder` (hidden entries left out) for session files.
+/// Is `name` a metadata file of the session file beside it, rather than a session? Claude Code writes each
+/// subagent's transcript as `subagents/agent-<id>.jsonl` and its type and task as `agent-<id>.meta.json`
+/// next to it; `siblings` are the names in the same folder. A `.meta.json` with no session of its stem
+/// beside it is not passed over.
+pub fn is_sidecar(name: &str, siblings: &[String]) -> bool {
+    let name = name.strip_suffix(".gz").unwrap_or(name);
+    let Some(stem) = name.strip_suffix(".meta.json") else {
+        return false;
+    };
+    siblings.iter().any(|s| {
+        let s = s.strip_suffix(".gz").unwrap_or(s);
+        s.strip_suffix(".jsonl") == Some(stem)
+    })
+}
+
+/// Walk `folder` (hidden entries left out) for session files; the metadata files of sessions beside them
+/// ([`is_sidecar`]) are passed over.
 pub fn session_files(folder: &Path) -> Result<SessionFiles, ImportError> {
     let mut found = SessionFiles::default();
     let mut folders = vec![folder.to_path_buf()];
@@ -101,6 +119,7 @@ pub fn session_files(folder: &Path) -> Result<SessionFiles, ImportError> {
             path: dir.clone(),
             source,
         })?;
+        let mut files = Vec::new();
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             if name.starts_with('.') {
@@ -109,10 +128,18 @@ pub fn session_files(folder: &Path) -> Result<SessionFiles, ImportError> {
             let p = entry.path();
             if p.is_dir() {
                 folders.push(p);
-            } else if looks_like_a_session(&name) {
-                found.files.push(p);
             } else {
+                files.push((name, p));
+            }
+        }
+        let names: Vec<String> = files.iter().map(|(n, _)| n.clone()).collect();
+        for (name, p) in files {
+            if !looks_like_a_session(&name) {
                 found.passed_over += 1;
+            } else if is_sidecar(&name, &names) {
+                found.sidecars += 1;
+            } else {
+                found.files.push(p);
             }
         }
     }
@@ -164,5 +191,41 @@ mod tests {
             vec![dir.join("b.jsonl"), dir.join("sub/a.json.gz")]
         );
         assert_eq!(found.passed_over, 1);
+        assert_eq!(found.sidecars, 0);
+    }
+
+    #[test]
+    fn a_subagents_metadata_beside_its_transcript_is_passed_over() {
+        let dir = std::env::temp_dir().join(format!("ctxfit-sidecars-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("subagents")).unwrap();
+        for f in [
+            "subagents/agent-a1.jsonl",
+            "subagents/agent-a1.meta.json",
+            "subagents/agent-b2.jsonl.gz",
+            "subagents/agent-b2.meta.json",
+            "subagents/orphan.meta.json",
+        ] {
+            std::fs::write(dir.join(f), "{}").unwrap();
+        }
+        let found = session_files(&dir).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(
+            found.files,
+            vec![
+                dir.join("subagents/agent-a1.jsonl"),
+                dir.join("subagents/agent-b2.jsonl.gz"),
+                dir.join("subagents/orphan.meta.json"),
+            ]
+        );
+        assert_eq!((found.passed_over, found.sidecars), (0, 2));
+    }
+
+    #[test]
+    fn a_sidecar_is_named_by_its_sessions_stem() {
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(is_sidecar("x.meta.json", &names(&["x.jsonl"])));
+        assert!(is_sidecar("x.meta.json.gz", &names(&["x.jsonl.gz"])));
+        assert!(!is_sidecar("x.meta.json", &names(&["y.jsonl", "x.json"])));
+        assert!(!is_sidecar("x.json", &names(&["x.jsonl"])));
     }
 }
