@@ -1113,7 +1113,9 @@ impl Compactor {
         let mut input_tokens_saved = 0;
         let mut cleared_at = None;
         if clear_input {
-            if let Some((cm, cb)) = site.call {
+            // (a call whose input the wire format requires whole keeps it)
+            let free = |cm: usize| ctxfit_model::responses::call_input_is_free(&conv.messages[cm]);
+            if let Some((cm, cb)) = site.call.filter(|&(cm, _)| free(cm)) {
                 if let Some(Block::ToolUse(u)) = conv.block(cm, cb) {
                     let mut cleared = u.clone();
                     cleared.set_input(Value::Object(Default::default()));

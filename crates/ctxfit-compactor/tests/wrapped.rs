@@ -156,3 +156,50 @@ fn the_ingestion_cap_cuts_inside_the_wrapper() {
     assert!(second.compact_history(&once, None).new_blocks.is_empty());
     assert_eq!(second.project(&once), once);
 }
+
+/// `clear_tool_inputs` empties a compacted call's input, but a Responses `local_shell_call` keeps its
+/// `action`: the API requires it whole, and an emptied one would make the request invalid.
+#[test]
+fn a_local_shell_calls_action_is_never_cleared() {
+    let (log, action) = (
+        build_log(),
+        json!({"type": "exec", "command": ["bash", "-lc", "cargo build"]}),
+    );
+    let output = |id: &str| json!({"type": "local_shell_call_output", "id": id, "output": log});
+    let answer = json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Next."}]});
+    let conv = ctxfit_model::from_value(json!({"model": "gpt-5", "input": [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "build it"}]},
+        {"type": "local_shell_call", "call_id": "ls_0", "status": "completed", "action": action},
+        output("ls_0"),
+        answer,
+        {"type": "function_call", "name": "shell", "call_id": "fc_1",
+         "arguments": json!({"command": ["bash", "-lc", "cargo build"]}).to_string()},
+        {"type": "function_call_output", "call_id": "fc_1", "output": log},
+        answer,
+        {"type": "local_shell_call", "call_id": "ls_2", "status": "completed", "action": action},
+        output("ls_2"),
+        answer,
+    ]}))
+    .unwrap();
+    let policy = format!("{EAGER}clear_tool_inputs = true\n");
+    let mut c = compactor(&policy, "eager");
+    c.compact_history(&conv, None);
+    let sent = ctxfit_model::to_value(&c.project(&conv));
+    let items = sent["input"].as_array().unwrap();
+    // both stale results are cut; the function call's arguments are cleared, the shell call's action stays
+    for i in [2, 5] {
+        let text = items[i]["output"].as_str().unwrap();
+        assert!(text.contains("lines omitted"), "item {i}: {text}");
+    }
+    assert_eq!(items[1]["action"], action);
+    assert_eq!(items[4]["arguments"], "{}");
+    assert_eq!(
+        items[7],
+        conv_item(&conv, 7),
+        "the newest call is not stale"
+    );
+}
+
+fn conv_item(conv: &Conversation, i: usize) -> Value {
+    ctxfit_model::responses::write_item(&conv.messages[i])
+}

@@ -38,6 +38,13 @@ const MODEL_ITEMS: &[&str] = &["reasoning"];
 /// The tool name a `local_shell_call` item's call gets in the model (the item itself names no tool).
 pub const LOCAL_SHELL: &str = "local_shell";
 
+/// May this message's tool call have its input replaced (a compactor's `clear_tool_inputs`)? Not a
+/// `local_shell_call`: its input is the item's `action`, which the API requires whole (`type`, `command`), so
+/// an emptied one would make the request invalid. Every other call's input is free-form JSON or text.
+pub fn call_input_is_free(msg: &Message) -> bool {
+    msg.extra.get("type").and_then(Value::as_str) != Some("local_shell_call")
+}
+
 /// Read a Responses document: a request object with an `input` list, or a bare item list.
 pub fn from_value(value: Value) -> Result<Conversation, ModelError> {
     let mut conv = Conversation::new(F);
