@@ -7,21 +7,41 @@
 //! importer rebuilds the request as the API saw it: one assistant message per `message.id`, followed by one user
 //! message holding all of that response's tool results. The response metadata Claude Code logs inside
 //! `message` (`id`, `model`, `usage`, `stop_reason`, ...) is not part of a request and is left out.
+//!
+//! When the conversation outgrows its context, Claude Code compacts it (`/compact`, or on its own): a `system`
+//! line of subtype `compact_boundary` is written, and the requests after it start again from a user message
+//! holding the summary (`isCompactSummary`). Each context window is its own session (`window 1`, `window 2`,
+//! ...; a session that never compacted is one unnamed session), as the requests of one window never held the
+//! messages of the one before.
 
 use ctxfit_model::{anthropic, Conversation, Role, WireFormat};
 use serde_json::Value;
 
-use crate::{ImportError, Parsed};
+use crate::{ImportError, Parsed, Session, SourceFormat};
 
-pub(crate) fn import(parsed: Parsed) -> Result<Conversation, ImportError> {
+/// Does this line mark a compaction: the end of one context window and the start of the next?
+fn is_compact_boundary(line: &Value) -> bool {
+    line.get("type").and_then(Value::as_str) == Some("system")
+        && line.get("subtype").and_then(Value::as_str) == Some("compact_boundary")
+}
+
+pub(crate) fn import(parsed: Parsed) -> Result<Vec<Session>, ImportError> {
     let lines = match parsed {
         Parsed::Lines(lines) => lines,
         Parsed::Document(v) => vec![(1, v)],
     };
-    let mut conv = Conversation::new(WireFormat::Anthropic);
+    let mut windows = vec![Conversation::new(WireFormat::Anthropic)];
     // index in conv.messages of the last assistant message, with its message.id
     let mut last_assistant: Option<(usize, String)> = None;
     for (line, value) in lines {
+        if is_compact_boundary(&value) {
+            if windows.last().is_some_and(|c| !c.messages.is_empty()) {
+                windows.push(Conversation::new(WireFormat::Anthropic));
+            }
+            last_assistant = None;
+            continue;
+        }
+        let conv = windows.last_mut().expect("one window at least");
         let kind = value.get("type").and_then(Value::as_str).unwrap_or("");
         if kind != "user" && kind != "assistant" {
             continue;
@@ -39,7 +59,7 @@ pub(crate) fn import(parsed: Parsed) -> Result<Conversation, ImportError> {
         match msg.role {
             Role::Assistant => {
                 if let (Some((at, last_id)), Some(id)) = (&last_assistant, &id) {
-                    if last_id == id && only_tool_results_after(&conv, *at) {
+                    if last_id == id && only_tool_results_after(conv, *at) {
                         let at = *at;
                         let target = &mut conv.messages[at];
                         target.content.blocks.append(&mut msg.content.blocks);
@@ -62,7 +82,11 @@ pub(crate) fn import(parsed: Parsed) -> Result<Conversation, ImportError> {
             }
         }
     }
-    Ok(conv)
+    if windows.len() > 1 && windows.last().is_some_and(|c| c.messages.is_empty()) {
+        windows.pop();
+    }
+    let windows = windows.into_iter().map(|c| (c, Vec::new())).collect();
+    Ok(crate::context_windows(windows, SourceFormat::ClaudeCode))
 }
 
 fn only_tool_results_after(conv: &Conversation, at: usize) -> bool {

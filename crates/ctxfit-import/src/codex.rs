@@ -79,21 +79,7 @@ pub(crate) fn import(parsed: Parsed) -> Result<Vec<Session>, ImportError> {
             _ => {}
         }
     }
-    let named = windows.len() > 1;
-    Ok(windows
-        .into_iter()
-        .enumerate()
-        .map(|(i, (conversation, usage))| Session {
-            name: if named {
-                format!("window {}", i + 1)
-            } else {
-                String::new()
-            },
-            source: SourceFormat::Codex,
-            conversation,
-            usage,
-        })
-        .collect())
+    Ok(crate::context_windows(windows, SourceFormat::Codex))
 }
 
 /// A new context window: the instructions and model of the one before, no messages.

@@ -124,6 +124,29 @@ pub struct Session {
     pub usage: Vec<RecordedUsage>,
 }
 
+/// The sessions of a log cut into context windows (the agent compacted its conversation): `window 1`,
+/// `window 2`, ... — or one unnamed session when it never compacted.
+pub(crate) fn context_windows(
+    windows: Vec<(Conversation, Vec<RecordedUsage>)>,
+    source: SourceFormat,
+) -> Vec<Session> {
+    let named = windows.len() > 1;
+    windows
+        .into_iter()
+        .enumerate()
+        .map(|(i, (conversation, usage))| Session {
+            name: if named {
+                format!("window {}", i + 1)
+            } else {
+                String::new()
+            },
+            source,
+            conversation,
+            usage,
+        })
+        .collect()
+}
+
 /// The usage a provider reported for one request, as an agent logged it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RecordedUsage {
@@ -388,7 +411,7 @@ pub fn import_str(text: &str, format: Option<SourceFormat>) -> Result<Vec<Sessio
         SourceFormat::Anthropic => single(ctxfit_model::anthropic::from_value(document(parsed)?)?),
         SourceFormat::OpenAi => single(ctxfit_model::openai::from_value(document(parsed)?)?),
         SourceFormat::Responses => single(ctxfit_model::responses::from_value(document(parsed)?)?),
-        SourceFormat::ClaudeCode => single(claude_code::import(parsed)?),
+        SourceFormat::ClaudeCode => claude_code::import(parsed)?,
         SourceFormat::Codex => codex::import(parsed)?,
         SourceFormat::GeminiCli => gemini_cli::import(document(parsed)?)?,
         SourceFormat::CopilotCli => copilot_cli::import(parsed)?,
@@ -582,6 +605,45 @@ mod tests {
             Err(ImportError::Json { line, .. }) => assert_eq!(line, 2),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_compacted_claude_code_session_is_one_session_per_context_window() {
+        let boundary = r#"{"type":"system","subtype":"compact_boundary","sessionId":"s","parentUuid":null,"content":"Conversation compacted","compactMetadata":{"trigger":"auto","preTokens":168483}}"#;
+        let text = [
+            line("user", "1", "fix the parser"),
+            line("assistant", "2", "done"),
+            boundary.to_owned(),
+            line(
+                "user",
+                "3",
+                "This session is being continued from a previous conversation.",
+            ),
+            line("assistant", "4", "continuing"),
+            // a boundary right after another (or at the start) opens no empty window
+            boundary.to_owned(),
+            boundary.to_owned(),
+            line("user", "5", "summary again"),
+        ]
+        .join("\n");
+        let sessions = import_str(&text, None).unwrap();
+        let shape: Vec<(&str, usize)> = sessions
+            .iter()
+            .map(|s| (s.name.as_str(), s.conversation.messages.len()))
+            .collect();
+        assert_eq!(shape, [("window 1", 2), ("window 2", 2), ("window 3", 1)]);
+        assert!(sessions
+            .iter()
+            .all(|s| s.source == SourceFormat::ClaudeCode));
+        assert_eq!(
+            sessions[1].conversation.messages[0].content.joined_text(),
+            "This session is being continued from a previous conversation."
+        );
+        // a session that never compacted is one unnamed session; a boundary at the end opens no window
+        let once = format!("{}\n{boundary}\n", line("user", "1", "hi"));
+        let sessions = import_str(&once, None).unwrap();
+        assert_eq!(sessions.len(), 1);
+        assert_eq!(sessions[0].name, "");
     }
 
     #[test]

@@ -28,7 +28,7 @@ fn gunzip(path: &Path) -> String {
 
 /// (family folder, files read, sessions, messages, tool calls, tool results)
 const EXPECTED: &[(&str, usize, usize, usize, usize, usize)] = &[
-    ("claude-code-entire", 158, 158, 19654, 10214, 10204),
+    ("claude-code-entire", 158, 196, 19654, 10214, 10204),
     ("codex-agentv", 19, 26, 6941, 2319, 2315),
     // without the final `exit` entry of each trajectory (the submission, never sent to the model)
     ("mini-swe-agent", 92, 92, 12823, 6362, 6276),
