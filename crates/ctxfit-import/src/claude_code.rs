@@ -12,12 +12,18 @@
 //! line of subtype `compact_boundary` is written, and the requests after it start again from a user message
 //! holding the summary (`isCompactSummary`). Each context window is its own session (`window 1`, `window 2`,
 //! ...; a session that never compacted is one unnamed session), as the requests of one window never held the
-//! messages of the one before.
+//! messages of the one before. A log that also holds its subagents' messages (Claude Code up to 2.0) gives
+//! them as sessions of their own, `subagent 1`, `subagent 2`, ... (see `split_sidechains`).
+
+use std::collections::HashMap;
 
 use ctxfit_model::{anthropic, Conversation, Role, WireFormat};
 use serde_json::Value;
 
 use crate::{ImportError, Parsed, Session, SourceFormat};
+
+/// A log's JSON values with their line numbers.
+type Lines = Vec<(usize, Value)>;
 
 /// Does this line mark a compaction: the end of one context window and the start of the next?
 fn is_compact_boundary(line: &Value) -> bool {
@@ -30,6 +36,76 @@ pub(crate) fn import(parsed: Parsed) -> Result<Vec<Session>, ImportError> {
         Parsed::Lines(lines) => lines,
         Parsed::Document(v) => vec![(1, v)],
     };
+    let (main, subagents) = split_sidechains(lines);
+    let sessions = |lines| -> Result<Vec<Session>, ImportError> {
+        let windows = windows(lines)?
+            .into_iter()
+            .map(|c| (c, Vec::new()))
+            .collect();
+        Ok(crate::context_windows(windows, SourceFormat::ClaudeCode))
+    };
+    let mut all = sessions(main)?;
+    for (i, chain) in subagents.into_iter().enumerate() {
+        for mut s in sessions(chain)? {
+            if s.conversation.messages.is_empty() {
+                continue;
+            }
+            s.name = match s.name.as_str() {
+                "" => format!("subagent {}", i + 1),
+                window => format!("subagent {}, {window}", i + 1),
+            };
+            all.push(s);
+        }
+    }
+    Ok(all)
+}
+
+/// The lines of the main conversation, and those of each subagent's conversation when the log holds them too.
+///
+/// Claude Code up to 2.0 wrote a subagent's messages (the `Task` tool's own conversation) into the session's
+/// log, marked `isSidechain: true`; later versions write them to `subagents/agent-<id>.jsonl`, every line
+/// marked. The main agent's requests never held them — only the `Task` call and its result — so in a log that
+/// mixes both, the marked lines are taken out and followed from parent to child (`parentUuid` → `uuid`) into
+/// one conversation per subagent, in the order they start. A log of marked lines only is one subagent's
+/// transcript and reads as it is.
+fn split_sidechains(lines: Lines) -> (Lines, Vec<Lines>) {
+    let side = |v: &Value| v.get("isSidechain").and_then(Value::as_bool) == Some(true);
+    let message = |v: &Value| {
+        matches!(
+            v.get("type").and_then(Value::as_str),
+            Some("user" | "assistant")
+        )
+    };
+    let mixed = lines.iter().any(|(_, v)| message(v) && side(v))
+        && lines.iter().any(|(_, v)| message(v) && !side(v));
+    if !mixed {
+        return (lines, Vec::new());
+    }
+    let (mut main, mut chains) = (Vec::new(), Vec::<Lines>::new());
+    let mut chain_of: HashMap<String, usize> = HashMap::new();
+    for (line, v) in lines {
+        if !side(&v) {
+            main.push((line, v));
+            continue;
+        }
+        let parent = v.get("parentUuid").and_then(Value::as_str);
+        let chain = match parent.and_then(|p| chain_of.get(p)) {
+            Some(&c) => c,
+            None => {
+                chains.push(Vec::new());
+                chains.len() - 1
+            }
+        };
+        if let Some(uuid) = v.get("uuid").and_then(Value::as_str) {
+            chain_of.insert(uuid.to_owned(), chain);
+        }
+        chains[chain].push((line, v));
+    }
+    (main, chains)
+}
+
+/// The conversation of a log's lines, cut into its context windows at each compaction.
+fn windows(lines: Lines) -> Result<Vec<Conversation>, ImportError> {
     let mut windows = vec![Conversation::new(WireFormat::Anthropic)];
     // index in conv.messages of the last assistant message, with its message.id
     let mut last_assistant: Option<(usize, String)> = None;
@@ -85,8 +161,7 @@ pub(crate) fn import(parsed: Parsed) -> Result<Vec<Session>, ImportError> {
     if windows.len() > 1 && windows.last().is_some_and(|c| c.messages.is_empty()) {
         windows.pop();
     }
-    let windows = windows.into_iter().map(|c| (c, Vec::new())).collect();
-    Ok(crate::context_windows(windows, SourceFormat::ClaudeCode))
+    Ok(windows)
 }
 
 fn only_tool_results_after(conv: &Conversation, at: usize) -> bool {

@@ -647,6 +647,75 @@ mod tests {
     }
 
     #[test]
+    fn an_older_claude_code_log_gives_its_subagents_conversations_as_sessions_of_their_own() {
+        // Claude Code up to 2.0: the subagent's lines sit in the session's log, between the `Task` call and
+        // its result, marked `isSidechain`; two subagents ran in parallel
+        let side = |uuid: &str, parent: &str, kind: &str, content: &str| {
+            let parent = if parent.is_empty() {
+                "null".to_owned()
+            } else {
+                format!("\"{parent}\"")
+            };
+            format!(
+                r#"{{"type":"{kind}","isSidechain":true,"uuid":"{uuid}","parentUuid":{parent},"sessionId":"s","message":{{"role":"{kind}","content":"{content}"}}}}"#
+            )
+        };
+        let task = r#"{"type":"assistant","isSidechain":false,"uuid":"m2","sessionId":"s","message":{"id":"msg_1","role":"assistant","content":[{"type":"tool_use","id":"toolu_a","name":"Task","input":{"prompt":"look"}},{"type":"tool_use","id":"toolu_b","name":"Task","input":{"prompt":"count"}}]}}"#;
+        let results = r#"{"type":"user","uuid":"m3","sessionId":"s","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_a","content":"found it"},{"type":"tool_result","tool_use_id":"toolu_b","content":"42"}]}}"#;
+        let text = [
+            line("user", "m1", "explore"),
+            task.to_owned(),
+            side("a1", "", "user", "look"),
+            side("b1", "", "user", "count"),
+            side("a2", "a1", "assistant", "looking"),
+            side("b2", "b1", "assistant", "42"),
+            side("a3", "a2", "user", "more"),
+            results.to_owned(),
+            line("assistant", "m4", "done"),
+        ]
+        .join("\n");
+        let sessions = import_str(&text, None).unwrap();
+        let shape: Vec<(&str, Vec<String>)> = sessions
+            .iter()
+            .map(|s| {
+                let texts = s
+                    .conversation
+                    .messages
+                    .iter()
+                    .map(|m| m.content.joined_text());
+                (s.name.as_str(), texts.collect())
+            })
+            .collect();
+        assert_eq!(
+            shape[1],
+            (
+                "subagent 1",
+                vec!["look".into(), "looking".into(), "more".into()]
+            )
+        );
+        assert_eq!(shape[2], ("subagent 2", vec!["count".into(), "42".into()]));
+        // the main conversation: the calls answered right after them
+        assert_eq!(shape[0].0, "");
+        let main = &sessions[0].conversation;
+        assert_eq!(main.messages.len(), 4);
+        assert_eq!(main.tool_use_count(), 2);
+        assert!(main.messages[2].is_tool_results());
+        assert!(ctxfit_model::ToolCallIndex::build(main)
+            .orphan_results()
+            .next()
+            .is_none());
+        // a subagent's own log (every line marked) reads as it is
+        let own = [
+            side("a1", "", "user", "look"),
+            side("a2", "a1", "assistant", "looking"),
+        ]
+        .join("\n");
+        let sessions = import_str(&own, None).unwrap();
+        assert_eq!((sessions.len(), sessions[0].name.as_str()), (1, ""));
+        assert_eq!(sessions[0].conversation.messages.len(), 2);
+    }
+
+    #[test]
     fn logs_without_messages_are_sessions_without_messages() {
         assert!(import_str("", None).unwrap().is_empty());
         assert!(import_str(" \n\n", None).unwrap().is_empty());
