@@ -45,14 +45,18 @@ pub(crate) fn import(parsed: Parsed) -> Result<Vec<Session>, ImportError> {
         Ok(crate::context_windows(windows, SourceFormat::ClaudeCode))
     };
     let mut all = sessions(main)?;
-    for (i, chain) in subagents.into_iter().enumerate() {
-        for mut s in sessions(chain)? {
-            if s.conversation.messages.is_empty() {
-                continue;
-            }
+    let mut n = 0;
+    for chain in subagents {
+        let windows = sessions(chain)?;
+        // (a chain of lines that are not messages gives no subagent)
+        if windows.iter().all(|w| w.conversation.messages.is_empty()) {
+            continue;
+        }
+        n += 1;
+        for mut s in windows {
             s.name = match s.name.as_str() {
-                "" => format!("subagent {}", i + 1),
-                window => format!("subagent {}, {window}", i + 1),
+                "" => format!("subagent {n}"),
+                window => format!("subagent {n}, {window}"),
             };
             all.push(s);
         }

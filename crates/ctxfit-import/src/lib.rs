@@ -665,6 +665,8 @@ mod tests {
         let text = [
             line("user", "m1", "explore"),
             task.to_owned(),
+            // a marked line that is no message starts no subagent
+            r#"{"type":"progress","isSidechain":true,"uuid":"p1","parentUuid":null}"#.to_owned(),
             side("a1", "", "user", "look"),
             side("b1", "", "user", "count"),
             side("a2", "a1", "assistant", "looking"),
@@ -694,6 +696,7 @@ mod tests {
             )
         );
         assert_eq!(shape[2], ("subagent 2", vec!["count".into(), "42".into()]));
+        assert_eq!(shape.len(), 3);
         // the main conversation: the calls answered right after them
         assert_eq!(shape[0].0, "");
         let main = &sessions[0].conversation;
