@@ -3,7 +3,8 @@
 //! With function calling, assistant entries carry OpenAI `tool_calls` and observations come back as
 //! `role: "tool"` with `tool_call_ids`. Older trajectories have only an `action` string on the assistant entry
 //! and the observation as the next user entry: the importer makes that a tool call (named after the SWE-agent
-//! command, or `bash` for a shell command) and its result, so both kinds read the same.
+//! command, or `bash` for a shell command) and its result, so both kinds read the same; the response's text
+//! keeps its thought, without the fenced action the call now holds.
 
 use ctxfit_model::{openai, Block, Content, Conversation, Envelope, Message, Role, WireFormat};
 use serde_json::Value;
@@ -53,6 +54,30 @@ pub(crate) fn command_name(action: &str) -> &str {
     }
 }
 
+/// The text of a response whose action becomes a call: its thought, when the response is the thought followed
+/// by the action in a fenced block (as SWE-agent's parsers write and read it) — the call holds the action, so
+/// it is not counted twice. Any other response is kept as it is.
+fn thought_of<'a>(content: &'a str, thought: Option<&str>, action: &str) -> &'a str {
+    let Some(thought) = thought.map(str::trim).filter(|t| !t.is_empty()) else {
+        return content;
+    };
+    let Some(rest) = content.trim_start().strip_prefix(thought) else {
+        return content;
+    };
+    let rest = rest.trim();
+    let fenced = rest.starts_with("```")
+        && rest.ends_with("```")
+        && rest.len() >= 6
+        && rest[3..rest.len() - 3].contains(action);
+    if fenced {
+        // the thought as the response wrote it (its own leading space trimmed, as the thought is)
+        let start = content.len() - content.trim_start().len();
+        &content[start..start + thought.len()]
+    } else {
+        content
+    }
+}
+
 pub(crate) fn import(doc: Value) -> Result<Conversation, ImportError> {
     let Some(Value::Array(history)) = doc.get("history") else {
         return Err(ImportError::shape("history", "missing or not a list"));
@@ -80,7 +105,7 @@ pub(crate) fn import(doc: Value) -> Result<Conversation, ImportError> {
                 } else if !action.is_empty() {
                     let id = format!("swe-{i}");
                     let blocks = vec![
-                        text_block(&text),
+                        text_block(thought_of(&text, str_field(entry, "thought"), action)),
                         tool_use(
                             &id,
                             command_name(action),
@@ -126,4 +151,32 @@ pub(crate) fn import(doc: Value) -> Result<Conversation, ImportError> {
         }
     }
     Ok(conv)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::thought_of;
+
+    #[test]
+    fn the_fenced_action_leaves_the_text_for_the_call() {
+        let content = "Look at the page.\n```\ncurl http://x:8000\n```";
+        assert_eq!(
+            thought_of(content, Some("Look at the page.\n"), "curl http://x:8000"),
+            "Look at the page."
+        );
+        // a response that is not the thought and a fenced action is kept whole
+        for (thought, action) in [
+            (None, "ls"),
+            (Some(""), "ls"),
+            (Some("Something else."), "curl http://x:8000"),
+            (Some("Look at the page."), "rm -rf build"),
+        ] {
+            assert_eq!(thought_of(content, thought, action), content);
+        }
+        let unfenced = "Look at the page.\ncurl http://x:8000";
+        assert_eq!(
+            thought_of(unfenced, Some("Look at the page."), "curl http://x:8000"),
+            unfenced
+        );
+    }
 }

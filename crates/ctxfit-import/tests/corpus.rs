@@ -119,6 +119,32 @@ fn every_tool_result_answers_a_call_made_before_it() {
     }
 }
 
+/// A SWE-agent response without function calling (its thought, then the action in a fence) is the thought's
+/// text and a call holding the action: the action is not counted twice.
+#[test]
+fn a_swe_agent_action_is_in_its_call_only() {
+    ctxfit_import::skip_without_corpus!();
+    let path = corpus().join("trajectories/swe-agent/ctf-web-i_got_id.traj");
+    let conv = &import_file(&path, None).unwrap()[0].conversation;
+    let mut calls = 0;
+    for m in &conv.messages {
+        let Some(command) = m
+            .tool_uses()
+            .next()
+            .and_then(|u| u.input["command"].as_str())
+        else {
+            continue;
+        };
+        calls += 1;
+        let text = m.content.joined_text();
+        assert!(
+            !text.is_empty() && !text.contains(command.trim()),
+            "{command} in {text}"
+        );
+    }
+    assert_eq!(calls, 21);
+}
+
 /// Real Anthropic and OpenAI messages from the corpus read and write back to the same JSON value.
 #[test]
 fn real_wire_messages_round_trip_losslessly() {
