@@ -73,16 +73,19 @@ struct ShownIndex {
 }
 
 impl ShownIndex {
+    /// Call `f` with the key of each line of `text` as the model reads it (the output inside a tool's JSON
+    /// wrapper, [`WrappedOutput`]).
+    fn each_key(text: &str, f: impl FnMut(u64)) {
+        let wrapped = WrappedOutput::parse(text);
+        let text = wrapped.as_ref().map_or(text, |w| w.output());
+        text.lines().filter_map(line_key).for_each(f);
+    }
+
     fn add_text(&mut self, text: &str) {
         if !self.enabled {
             return;
         }
-        let wrapped = WrappedOutput::parse(text);
-        for line in wrapped.as_ref().map_or(text, |w| w.output()).lines() {
-            if let Some(k) = line_key(line) {
-                *self.lines.entry(k).or_default() += 1;
-            }
-        }
+        Self::each_key(text, |k| *self.lines.entry(k).or_default() += 1);
     }
 
     fn add_content(&mut self, content: &Content) {
@@ -97,12 +100,11 @@ impl ShownIndex {
             return;
         }
         for text in content.blocks.iter().filter_map(Block::as_text) {
-            let wrapped = WrappedOutput::parse(text);
-            for line in wrapped.as_ref().map_or(text, |w| w.output()).lines() {
-                if let Some(n) = line_key(line).and_then(|k| self.lines.get_mut(&k)) {
+            Self::each_key(text, |k| {
+                if let Some(n) = self.lines.get_mut(&k) {
                     *n = n.saturating_sub(1);
                 }
-            }
+            });
         }
     }
 
@@ -846,6 +848,11 @@ impl Compactor {
             }
             let content = view.content();
             let chars = content_chars(&result.content);
+            // (the output inside a wrapper is counted apart; a plain result is what it views)
+            let view_chars = match &view {
+                View::Plain(_) => chars,
+                View::Wrapped(_, output) => content_chars(output),
+            };
             let by_kind = ByKind(&self.state.by_kind);
             let ctx = RuleContext {
                 tool_name: &site.tool,
@@ -857,7 +864,7 @@ impl Compactor {
                 message_index: site.message,
                 block_index: site.block,
                 turns_ago,
-                chars: content_chars(content),
+                chars: view_chars,
                 tokens: site.tokens,
                 newer_results: self.state.results.len() - ri - 1,
                 same_tool: SameTool::new(by_kind.results_of(&site.kind), conv),

@@ -5,7 +5,7 @@ use ctxfit_compactor::{Compactor, PolicyFile};
 use ctxfit_import::{corpus_dir, corpus_trajectory_files, import_file};
 mod common;
 
-use common::{session, EAGER};
+use common::{result_texts, session, EAGER};
 use ctxfit_model::Conversation;
 use serde_json::json;
 
@@ -24,12 +24,7 @@ fn under(conv: &Conversation, policy: &PolicyFile, profile: &str) -> Vec<String>
     let registry = ctxfit_plugins::registry().unwrap();
     let mut c =
         Compactor::new(settings, &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
-    c.compact_history(conv, None);
-    c.project(conv)
-        .messages
-        .iter()
-        .flat_map(|m| m.tool_results().map(|r| r.content.joined_text()))
-        .collect()
+    result_texts(&mut c, conv)
 }
 
 /// A shell command's output, made stale by one more command after it.

@@ -4,20 +4,11 @@
 
 mod common;
 
-use common::{build_log, session, EAGER};
-use ctxfit_compactor::{Compactor, PolicyFile, INGESTION_MARKER};
+use common::{build_log, compactor, result_texts, session, EAGER};
+use ctxfit_compactor::INGESTION_MARKER;
 use ctxfit_model::{Conversation, Value};
 use ctxfit_retention::WrappedOutput;
 use serde_json::json;
-
-fn compactor(policy: &str, profile: &str) -> Compactor {
-    let settings = PolicyFile::parse(policy, "test.toml")
-        .unwrap()
-        .resolve(Some(profile), None, &|_| None)
-        .unwrap();
-    let registry = ctxfit_plugins::registry().unwrap();
-    Compactor::new(settings, &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap()
-}
 
 /// A Codex CLI request of 2025: each (argument vector, output, exit code) a `shell` call and its wrapped output,
 /// answered by a short message.
@@ -36,16 +27,6 @@ fn codex_2025(calls: &[(&[&str], String, i64)]) -> Conversation {
             "content": [{"type": "output_text", "text": "Looking."}]}));
     }
     ctxfit_model::from_value(json!({"model": "gpt-5", "input": input})).unwrap()
-}
-
-/// The text of every result of `conv` once compacted in one shot.
-fn results(c: &mut Compactor, conv: &Conversation) -> Vec<String> {
-    c.compact_history(conv, None);
-    c.project(conv)
-        .messages
-        .iter()
-        .flat_map(|m| m.tool_results().map(|r| r.content.joined_text()))
-        .collect()
 }
 
 fn search_hits() -> String {
@@ -68,9 +49,9 @@ fn a_wrapped_output_is_cut_inside_its_wrapper_as_it_would_be_bare() {
         (&["rg", "-n", "fn handle_request"], hits.clone(), 0),
         (&["bash", "-lc", "git status"], "clean".into(), 0),
     ]);
-    let got = results(&mut compactor(EAGER, "eager"), &conv);
+    let got = result_texts(&mut compactor(EAGER, "eager"), &conv);
     // the same outputs, bare, from a Claude Code `Bash`
-    let bare = results(
+    let bare = result_texts(
         &mut compactor(EAGER, "eager"),
         &session(&[
             ("Bash", json!({"command": "cargo build"}), log.clone()),
@@ -143,7 +124,7 @@ fn a_second_pass_over_wrapped_cuts_changes_nothing() {
 fn the_ingestion_cap_cuts_inside_the_wrapper() {
     let capped = "[profiles.capped]\nextends = \"smart\"\nmax_tool_result_chars = 500\n";
     let conv = codex_2025(&[(&["bash", "-lc", "cargo build"], build_log(), 101)]);
-    let got = results(&mut compactor(capped, "capped"), &conv);
+    let got = result_texts(&mut compactor(capped, "capped"), &conv);
     let wrapper = WrappedOutput::parse(&got[0]).expect("still the tool's JSON object");
     assert!(wrapper.output().ends_with(INGESTION_MARKER));
     assert!(wrapper.output().starts_with("   Compiling crate-0"));

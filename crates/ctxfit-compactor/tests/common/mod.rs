@@ -1,5 +1,6 @@
 //! Helpers shared by the compactor's integration tests.
 
+use ctxfit_compactor::{Compactor, PolicyFile};
 use ctxfit_model::{Conversation, Value};
 use serde_json::json;
 
@@ -35,4 +36,26 @@ pub fn build_log() -> String {
         "error[E0308]: mismatched types at src/parse.rs:88".into(),
     );
     lines.join("\n")
+}
+
+/// A compactor of `profile` in the policy file text `policy`, with every built-in rule and the fast estimator.
+#[allow(dead_code)]
+pub fn compactor(policy: &str, profile: &str) -> Compactor {
+    let settings = PolicyFile::parse(policy, "test.toml")
+        .unwrap()
+        .resolve(Some(profile), None, &|_| None)
+        .unwrap();
+    let registry = ctxfit_plugins::registry().unwrap();
+    Compactor::new(settings, &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap()
+}
+
+/// The text of every result of `conv` once `c` has compacted it in one shot.
+#[allow(dead_code)]
+pub fn result_texts(c: &mut Compactor, conv: &Conversation) -> Vec<String> {
+    c.compact_history(conv, None);
+    c.project(conv)
+        .messages
+        .iter()
+        .flat_map(|m| m.tool_results().map(|r| r.content.joined_text()))
+        .collect()
 }
