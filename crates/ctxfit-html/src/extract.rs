@@ -22,7 +22,7 @@ use std::rc::Rc;
 
 use markup5ever_rcdom::{Handle, NodeData};
 
-use crate::render::dropped;
+use crate::render::{dropped, BLOCKS, HEADINGS};
 use crate::{sum_text, tag, StripLevel};
 
 struct Info {
@@ -470,10 +470,12 @@ fn boilerplate(
                     continue;
                 }
             }
-            // inline content: part of the prose around it
+            // inline content: part of the prose around it — unless, after the last paragraph, it stands alone
+            // between blocks (a byline's link, a `<time>`, "back to the list"): then it is judged as a block is
             _ => {
                 if n.text > 0 {
-                    blocks.push((i, false, false));
+                    let alone = !middle && keep.is_none() && stands_alone(nodes, i);
+                    blocks.push((i, false, alone && label()));
                 }
             }
         }
@@ -506,6 +508,31 @@ fn boilerplate(
         }
     }
     out
+}
+
+/// Does node `i` stand apart from the text around it: is each sibling next to it (passing over white space and
+/// `<br>`s) a block, or none?
+fn stands_alone(nodes: &[Info], i: usize) -> bool {
+    let Some(parent) = nodes[i].parent else {
+        return false;
+    };
+    // in pre-order, so sorted; each gap is passed over by its two neighbours at most
+    let siblings = &nodes[parent].children;
+    let Ok(at) = siblings.binary_search(&i) else {
+        return false;
+    };
+    let gap = |&&s: &&usize| nodes[s].text == 0 || tag(&nodes[s].node) == Some("br");
+    let block = |s: Option<&usize>| {
+        s.is_none_or(|&s| {
+            tag(&nodes[s].node).is_some_and(|t| {
+                BLOCKS.contains(&t)
+                    || HEADINGS.contains(&t)
+                    || matches!(t, "ul" | "ol" | "li" | "table" | "pre" | "blockquote")
+            })
+        })
+    };
+    block(siblings[..at].iter().rev().find(|s| !gap(s)))
+        && block(siblings[at + 1..].iter().find(|s| !gap(s)))
 }
 
 /// Is node `i` below node `a`?

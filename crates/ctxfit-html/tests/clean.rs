@@ -588,6 +588,46 @@ fn the_aggressive_level_leaves_out_the_labels_and_link_lists_around_the_prose() 
 }
 
 #[test]
+fn after_the_last_paragraph_a_link_or_date_standing_alone_between_blocks_is_a_label() {
+    // each directly in the article's element, after its last paragraph: a `<time>`, a byline's link, a "back to
+    // the list" link; in the last paragraph, links and emphasis that are part of its sentence
+    for (label, gone) in [
+        (
+            r#"<time datetime="2020-04-03">Published: 03.04.2020, 12:35</time>"#,
+            "Published:",
+        ),
+        (
+            r#"<br><a href="mailto:a@b.c"><b>By:</b><br><br>Ada Lovelace</a>"#,
+            "Ada Lovelace",
+        ),
+        (
+            r#"<a href="/list">Back to the list</a>"#,
+            "Back to the list",
+        ),
+    ] {
+        let html = format!(
+            r#"<html><body><div class="post">
+              {}
+              <p>She covers the river for us. <em>Follow her on</em> <a href="/x"><em>@riverdesk</em></a> <em>or write.</em></p>
+              {label}
+              <div class="ad"></div>
+            </div></body></html>"#,
+            body_paragraphs(4)
+        );
+        let md = clean(StripLevel::Aggressive, &html);
+        assert!(md.contains("Paragraph 3"), "{md}");
+        assert!(
+            md.contains("@riverdesk") && md.contains("or write."),
+            "{md}"
+        );
+        assert!(!md.contains(gone), "{gone}: {md}");
+        // the moderate level keeps it
+        let md = clean(StripLevel::Moderate, &html);
+        assert!(md.contains(gone), "{gone}: {md}");
+    }
+}
+
+#[test]
 fn a_dialog_is_never_the_article() {
     // a newsletter pop-up says more than the article, and is still not it
     let html = format!(
