@@ -30,7 +30,7 @@ pub(crate) fn parse(html: &str) -> RcDom {
     let mut parser = parse_document(Lean::default(), ParseOpts::default());
     let bytes = html.as_bytes();
     let mut fed = 0;
-    while let Some(tag_end) = next_raw_start(bytes, fed) {
+    while let Some((_, tag_end)) = next_raw_start(bytes, fed) {
         // up to the end of what looks like the start tag: ASCII `>`, a character boundary
         feed(&mut parser, &html[fed..tag_end]);
         fed = tag_end;
@@ -68,9 +68,10 @@ fn feed(parser: &mut html5ever::driver::Parser<Lean>, mut text: &str) {
     }
 }
 
-/// Where the next `<script` or `<style` start tag at or after `from` (any case) ends (after its `>`, quoted
-/// attribute values passed over). Only a proposal: the parser decides whether it is a tag, and which.
-fn next_raw_start(bytes: &[u8], from: usize) -> Option<usize> {
+/// Where the next `<script` or `<style` start tag at or after `from` (any case) starts (its `<`) and ends (after
+/// its `>`, quoted attribute values passed over). Only a proposal: the parser decides whether it is a tag, and
+/// which.
+fn next_raw_start(bytes: &[u8], from: usize) -> Option<(usize, usize)> {
     let mut i = from;
     while let Some(at) = memchr::memchr(b'<', &bytes[i..]) {
         let start = i + at + 1;
@@ -91,7 +92,7 @@ fn next_raw_start(bytes: &[u8], from: usize) -> Option<usize> {
                 Some(q) if b == q => quote = None,
                 Some(_) => {}
                 None => match b {
-                    b'>' => return Some(k + 1),
+                    b'>' => return Some((start - 1, k + 1)),
                     b'"' | b'\'' if after_eq => quote = Some(b),
                     b'=' => after_eq = true,
                     b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' => {}
@@ -102,6 +103,33 @@ fn next_raw_start(bytes: &[u8], from: usize) -> Option<usize> {
         return None;
     }
     None
+}
+
+/// The text of every `<script type="application/ld+json">` in `html`, in order: schema.org statements about the
+/// page, which many pages put in their body (the parse lets script text go, so they are found in the bytes, the
+/// way [`parse`] finds the scripts it skips).
+pub(crate) fn linked_data(html: &str) -> impl Iterator<Item = &str> {
+    let bytes = html.as_bytes();
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        while let Some((lt, tag_end)) = next_raw_start(bytes, from) {
+            let script = bytes
+                .get(lt + 1..lt + 7)
+                .is_some_and(|n| n.eq_ignore_ascii_case(b"script"));
+            let name: &[u8] = if script { b"script" } else { b"style" };
+            let Some(end) = raw_end(bytes, tag_end, name) else {
+                from = bytes.len();
+                break;
+            };
+            from = end;
+            let tag = &bytes[lt..tag_end];
+            if script && tag.windows(7).any(|w| w.eq_ignore_ascii_case(b"ld+json")) {
+                // `<` and `>` are ASCII: both ends are character boundaries
+                return Some(&html[tag_end..end]);
+            }
+        }
+        None
+    })
 }
 
 /// Where the raw text that starts at `from` ends: the first `</name` (any case) followed by white space, `/` or

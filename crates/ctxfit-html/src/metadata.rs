@@ -3,7 +3,8 @@
 //! Read from the document head, where pages state them for search engines and social previews: Open Graph and
 //! Twitter `<meta>` tags, `<link rel="canonical">`, schema.org JSON-LD (`headline`, `datePublished`,
 //! `author`), `itemprop` microdata, Dublin Core, Parse.ly and plain `<meta name="author">`, and the `<title>`
-//! element. A title stated in JSON-LD wins over the meta tags, which win over `<title>`, each as written (a
+//! element; and, for what the head does not say, the JSON-LD scripts in the body, where many pages put them
+//! (a CDATA section around a script's JSON is passed over). A title stated in JSON-LD wins over the meta tags, which win over `<title>`, each as written (a
 //! site name after a separator included: cutting it loses more real titles than it fixes). Only what the page
 //! states: nothing is guessed from the text.
 
@@ -36,7 +37,20 @@ pub fn page_metadata(html: &str, base_url: Option<&str>) -> PageMetadata {
         end -= 1;
     }
     let dom = parse_document(RcDom::default(), ParseOpts::default()).one(&html[..end]);
-    from_document(&dom.document, base_url)
+    let mut m = from_document(&dom.document, base_url);
+    // JSON-LD after the head (many pages put it in their body): for what the head does not say
+    if m.title.is_none() || m.published.is_none() || m.author.is_none() {
+        let mut ld = LinkedData::default();
+        for text in crate::dom::linked_data(&html[end..]) {
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(unwrapped(text)) {
+                ld.read(&v, 0);
+            }
+        }
+        m.title = m.title.or(ld.headline.filter(|t| !t.is_empty()));
+        m.published = m.published.or(ld.published);
+        m.author = m.author.or(ld.author);
+    }
+    m
 }
 
 fn find_head_end(html: &str) -> Option<usize> {
@@ -82,7 +96,8 @@ fn from_document(document: &Handle, base_url: Option<&str>) -> PageMetadata {
                 if attr(&node, "type")
                     .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/ld+json")) =>
             {
-                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text_of(&node)) {
+                if let Ok(v) = serde_json::from_str::<serde_json::Value>(unwrapped(&text_of(&node)))
+                {
                     ld.read(&v, 0);
                 }
             }
@@ -147,6 +162,24 @@ fn from_document(document: &Handle, base_url: Option<&str>) -> PageMetadata {
     }
 }
 
+/// A script's JSON without the CDATA section some pages wrap it in (`<![CDATA[ … ]]>`, behind `//` or inside
+/// `/* */` for the browsers that read it as script).
+fn unwrapped(script: &str) -> &str {
+    let mut s = script.trim();
+    for open in ["//<![CDATA[", "/*<![CDATA[*/", "<![CDATA["] {
+        if let Some(rest) = s.strip_prefix(open) {
+            s = rest;
+            for close in ["//]]>", "/*]]>*/", "]]>"] {
+                if let Some(rest) = s.trim_end().strip_suffix(close) {
+                    return rest;
+                }
+            }
+            return s;
+        }
+    }
+    s
+}
+
 /// What schema.org JSON-LD says, first statement wins.
 #[derive(Default)]
 struct LinkedData {
@@ -188,7 +221,11 @@ fn author_name(v: &serde_json::Value) -> Option<String> {
     use serde_json::Value;
     match v {
         Value::String(s) if !s.trim().is_empty() && !s.starts_with("http") => Some(clean(s)),
-        Value::Object(m) => m.get("name").and_then(Value::as_str).map(clean),
+        Value::Object(m) => m
+            .get("name")
+            .and_then(Value::as_str)
+            .map(clean)
+            .filter(|n| !n.is_empty()),
         Value::Array(items) => {
             let names: Vec<String> = items.iter().filter_map(author_name).collect();
             (!names.is_empty()).then(|| names.join(", "))
@@ -254,5 +291,35 @@ mod tests {
             page_metadata("<p>no head at all</p>", None),
             PageMetadata::default()
         );
+    }
+
+    #[test]
+    fn json_ld_in_the_body_says_what_the_head_does_not() {
+        // the head states a title; JSON-LD in the body (in a CDATA section, as some pages write it) states the
+        // date and author, and a headline that does not replace the head's title; a second statement and an
+        // empty author name are passed over
+        let page = r#"<html><head><title>Head title</title></head><body><p>text</p>
+            <script>var s = "</p>";</script><style>p { color: red }</style>
+            <script type="application/LD+JSON">//<![CDATA[
+              [{"@type":"BreadcrumbList"},{"@type":"NewsArticle","headline":"Body headline",
+                "datePublished":"2015-07-10T09:53:00-04:00","author":{"@type":"Person","name":"  "}},
+               {"author":{"name":"Laura June"}}]
+            //]]></script>
+            <script type="application/ld+json">{"datePublished":"1999-01-01"}</script>
+            </body></html>"#;
+        let m = page_metadata(page, None);
+        assert_eq!(m.title.as_deref(), Some("Head title"));
+        assert_eq!(m.published.as_deref(), Some("2015-07-10T09:53:00-04:00"));
+        assert_eq!(m.author.as_deref(), Some("Laura June"));
+        // without a title in the head, the body's headline is the title
+        let untitled = page.replace("<title>Head title</title>", "<title> </title>");
+        assert_eq!(
+            page_metadata(&untitled, None).title.as_deref(),
+            Some("Body headline")
+        );
+        // a script that only mentions the type, and a broken statement, say nothing
+        let page = r#"<head></head><body><script>s.type = "application/ld+json";</script>
+            <script type="application/ld+json">{"headline": </script></body>"#;
+        assert_eq!(page_metadata(page, None), PageMetadata::default());
     }
 }
