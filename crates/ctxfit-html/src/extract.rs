@@ -470,11 +470,16 @@ fn boilerplate(
                     continue;
                 }
             }
-            // inline content: part of the prose around it — unless, after the last paragraph, it stands alone
-            // between blocks (a byline's link, a `<time>`, "back to the list"): then it is judged as a block is
+            // inline content: part of the prose around it — unless, after the last paragraph, a link or a
+            // wrapper of text stands alone between blocks (a byline's link, a `<time>`, "back to the list"):
+            // then it is judged as a block is (a formula, code or a quotation is content wherever it stands)
             _ => {
                 if n.text > 0 {
-                    let alone = !middle && keep.is_none() && stands_alone(nodes, i);
+                    let wrapper = matches!(
+                        t,
+                        "a" | "span" | "time" | "b" | "strong" | "em" | "i" | "small" | "font"
+                    );
+                    let alone = wrapper && !middle && keep.is_none() && stands_alone(nodes, i);
                     blocks.push((i, false, alone && label()));
                 }
             }

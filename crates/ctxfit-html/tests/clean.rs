@@ -625,6 +625,13 @@ fn after_the_last_paragraph_a_link_or_date_standing_alone_between_blocks_is_a_la
         let md = clean(StripLevel::Moderate, &html);
         assert!(md.contains(gone), "{gone}: {md}");
     }
+    // a formula standing alone there is content, not a label
+    let html = format!(
+        r#"<html><body><div class="post">{}<math><mi>E</mi><mo>=</mo><mi>mc</mi></math><div></div></div></body></html>"#,
+        body_paragraphs(4)
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    assert!(md.contains("E = mc") || md.contains("E=mc"), "{md}");
 }
 
 #[test]
