@@ -4,9 +4,9 @@
 //! Twitter `<meta>` tags, `<link rel="canonical">`, schema.org JSON-LD (`headline`, `datePublished`,
 //! `author`), `itemprop` microdata, Dublin Core, Parse.ly and plain `<meta name="author">`, and the `<title>`
 //! element; and, for what the head does not say, the JSON-LD scripts in the body, where many pages put them
-//! (a CDATA section around a script's JSON is passed over). A title stated in JSON-LD wins over the meta tags, which win over `<title>`, each as written (a
-//! site name after a separator included: cutting it loses more real titles than it fixes). Only what the page
-//! states: nothing is guessed from the text.
+//! (a CDATA section around a script's JSON is passed over). A title stated in JSON-LD wins over the meta tags,
+//! which win over `<title>`, each as written (a site name after a separator included: cutting it loses more real
+//! titles than it fixes). Only what the page states: nothing is guessed from the text.
 
 use std::rc::Rc;
 
