@@ -999,16 +999,15 @@ impl Compactor {
 
     /// Where the cuts made this request begin in the batch (results in order), and why the ones before were
     /// held back. A batch is made whole or not at all, by `min_reclaim_tokens` and `min_reclaim_ratio` — unless
-    /// the payback rule is on (`cache_write_premium`): then its latest cuts are made as far back as pays back
-    /// the most, and the earlier ones wait for a request where they do (each request they are asked again).
+    /// the payback rule is on (`cache_write_premium`): then its latest cuts are made as far back as they pay
+    /// back as a whole, and the earlier ones wait for a request where they do (each request they are asked
+    /// again).
     ///
     /// Payback: cutting `reclaim` tokens from results whose first message is followed by `tail` cached tokens
     /// writes the `tail − reclaim` tokens left to the cache again instead of reading the `tail` (an extra
     /// `(1 + premium) × (tail − reclaim) − tail` cache reads), and saves `reclaim` cache reads on each request
     /// to come. With the requests so far as the forecast of those to come, a cut pays back when
-    /// `reclaim × (requests + premium + 1) ≥ premium × tail`, by the difference. Of the runs of latest cuts that
-    /// pay back, the one with the largest difference is made: an older cut joins only when it pays for the
-    /// stretch of cached tail it adds, not on the surplus of a large cut after it.
+    /// `reclaim × (requests + premium + 1) ≥ premium × tail`.
     fn batch_start(&self, batch: &[(usize, Change)], requests: usize) -> (usize, Option<HeldBack>) {
         let settings = &self.settings;
         let premium = settings.cache_write_premium;
@@ -1050,12 +1049,10 @@ impl Compactor {
             });
             return (start, held);
         }
-        // of the runs of latest cuts that pass (the tail grown message by message going back), the one that pays
-        // back the most: a run reaches further back only when what it adds pays for the tail it adds
+        // the longest run of latest cuts that passes, the tail grown message by message going back
         let (mut start, mut reason) = (batch.len(), None);
         let (mut reclaim, mut tail) = (0, 0);
         let mut tail_start = cached;
-        let mut best = 0.0;
         for k in (0..batch.len()).rev() {
             reclaim += reclaim_of(&batch[k]);
             let from = self.state.results[batch[k].0].message.min(tail_start);
@@ -1064,13 +1061,7 @@ impl Compactor {
                 .sum::<usize>();
             tail_start = from;
             match check(reclaim, tail) {
-                None => {
-                    let net = reclaim as f64 * (requests.max(1) as f64 + premium + 1.0)
-                        - premium * tail as f64;
-                    if start == batch.len() || net > best {
-                        (start, best) = (k, net);
-                    }
-                }
+                None => start = k,
                 Some(r) => reason = Some(r),
             }
         }
