@@ -999,15 +999,18 @@ impl Compactor {
 
     /// Where the cuts made this request begin in the batch (results in order), and why the ones before were
     /// held back. A batch is made whole or not at all, by `min_reclaim_tokens` and `min_reclaim_ratio` — unless
-    /// the payback rule is on (`cache_write_premium`): then its latest cuts are made as far back as they pay
-    /// back as a whole, and the earlier ones wait for a request where they do (each request they are asked
-    /// again).
+    /// the payback rule is on (`cache_write_premium`): then its latest cuts that pay back are made, with the
+    /// older ones that pay for the tail they add, and the others wait for a request where they do (each request
+    /// they are asked again).
     ///
     /// Payback: cutting `reclaim` tokens from results whose first message is followed by `tail` cached tokens
     /// writes the `tail − reclaim` tokens left to the cache again instead of reading the `tail` (an extra
     /// `(1 + premium) × (tail − reclaim) − tail` cache reads), and saves `reclaim` cache reads on each request
     /// to come. With the requests so far as the forecast of those to come, a cut pays back when
-    /// `reclaim × (requests + premium + 1) ≥ premium × tail`.
+    /// `reclaim × (requests + premium + 1) ≥ premium × tail`. The latest cuts that pay back are made, and older
+    /// ones join them only where what they add pays for the stretch of cached tail it adds — not on the surplus
+    /// of a large cut after them. (Choosing the run that pays back the most, a close variant, broke the
+    /// invariant that compacting a compacted history again changes nothing; this one keeps it.)
     fn batch_start(&self, batch: &[(usize, Change)], requests: usize) -> (usize, Option<HeldBack>) {
         let settings = &self.settings;
         let premium = settings.cache_write_premium;
@@ -1049,9 +1052,14 @@ impl Compactor {
             });
             return (start, held);
         }
-        // the longest run of latest cuts that passes, the tail grown message by message going back
+        // the latest run of cuts that passes (the tail grown message by message going back), reaching further back
+        // only where what it adds pays for the stretch of tail it adds
+        let pays = |reclaim: usize, tail: usize| {
+            reclaim as f64 * (requests.max(1) as f64 + premium + 1.0) >= premium * tail as f64
+        };
         let (mut start, mut reason) = (batch.len(), None);
         let (mut reclaim, mut tail) = (0, 0);
+        let mut at_start = (0, 0);
         let mut tail_start = cached;
         for k in (0..batch.len()).rev() {
             reclaim += reclaim_of(&batch[k]);
@@ -1061,7 +1069,11 @@ impl Compactor {
                 .sum::<usize>();
             tail_start = from;
             match check(reclaim, tail) {
-                None => start = k,
+                None if start == batch.len() || pays(reclaim - at_start.0, tail - at_start.1) => {
+                    start = k;
+                    at_start = (reclaim, tail);
+                }
+                None => {}
                 Some(r) => reason = Some(r),
             }
         }

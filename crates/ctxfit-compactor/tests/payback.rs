@@ -1,6 +1,7 @@
 //! When a cut is made under the payback rule (`cache_write_premium`, on in `smart`): a cut that would cost more
 //! in cache writes than the requests so far suggest it will save waits, is asked again at each request, and is
-//! made once it pays back; a large cut is made as soon as its result is stale.
+//! made once it pays back; a large cut is made as soon as its result is stale; and of the latest cuts of a
+//! request, an older one is made with the newer only when it pays for the cached tail it adds.
 
 mod common;
 
@@ -73,6 +74,16 @@ fn cut_at(reports: &[Report], message: usize) -> Option<usize> {
         .position(|r| r.new_blocks.iter().any(|b| b.message == message))
 }
 
+/// The text of the result in message `m` as the compactor sends it.
+fn sent_text(c: &Compactor, conv: &Conversation, m: usize) -> String {
+    c.project(conv).messages[m]
+        .tool_results()
+        .next()
+        .unwrap()
+        .content
+        .joined_text()
+}
+
 #[test]
 fn a_small_cut_waits_until_the_requests_so_far_pay_for_its_cache_write() {
     // the read is the first result (message 2): stale from the third request on (the second answers it)
@@ -105,16 +116,8 @@ fn a_small_cut_waits_until_the_requests_so_far_pay_for_its_cache_write() {
     );
     let (eager_reports, eager_c) = live(&conv, profile(EAGER, "eager"));
     assert_eq!(cut_at(&eager_reports, 2), Some(2));
-    let text = |c: &Compactor| {
-        c.project(&conv).messages[2]
-            .tool_results()
-            .next()
-            .unwrap()
-            .content
-            .joined_text()
-    };
-    assert_eq!(text(&c), text(&eager_c));
-    assert!(text(&c).starts_with("[lines 1–400; numbers dropped, count from 1]\n"));
+    assert_eq!(sent_text(&c, &conv, 2), sent_text(&eager_c, &conv, 2));
+    assert!(sent_text(&c, &conv, 2).starts_with("[lines 1–400; numbers dropped, count from 1]\n"));
 }
 
 #[test]
@@ -145,16 +148,9 @@ fn of_a_batch_the_latest_cuts_that_pay_back_are_made_and_the_earlier_wait() {
     // every decision is made once: the last request changes nothing, and both results are sent cut
     let last = reports.last().unwrap();
     assert!(last.new_blocks.is_empty());
-    let text = |m: usize| {
-        c.project(&conv).messages[m]
-            .tool_results()
-            .next()
-            .unwrap()
-            .content
-            .joined_text()
-    };
-    assert!(text(2).starts_with("[lines 1–400; numbers dropped, count from 1]\n"));
-    assert!(text(4).contains(" lines omitted]"), "{}", text(4));
+    assert!(sent_text(&c, &conv, 2).starts_with("[lines 1–400; numbers dropped, count from 1]\n"));
+    let log = sent_text(&c, &conv, 4);
+    assert!(log.contains(" lines omitted]"), "{log}");
 }
 
 #[test]
@@ -186,4 +182,33 @@ fn one_shot_makes_the_cuts_a_live_agent_made() {
     history.messages.pop();
     once.compact_history(&history, None);
     assert_eq!(once.project(&history), live_c.project(&history));
+}
+
+#[test]
+fn a_waiting_cut_does_not_ride_on_the_surplus_of_a_large_cut_after_it() {
+    // the read's small cut waits; a few requests later the log's large cut pays back at once, with a surplus
+    // that would also pay for writing the read's whole tail again — but the read's own cut does not pay for the
+    // stretch of tail it adds, so it keeps waiting, and is made once it does
+    let mut calls = vec![numbered_read("src/lib.rs", 400)];
+    calls.extend((0..6).map(|_| status()));
+    calls.push(long_log());
+    calls.extend((0..200).map(|_| status()));
+    let conv = session(&calls);
+    let log_message = 2 + 2 * 7;
+    let (reports, c) = live(&conv, smart());
+    let log_cut = cut_at(&reports, log_message).expect("the log is cut");
+    let read_cut = cut_at(&reports, 2).expect("the read is cut later");
+    assert_eq!(log_cut, 9, "the log's cut is made as soon as it is stale");
+    assert!(
+        read_cut > log_cut,
+        "read cut at {read_cut}, log at {log_cut}"
+    );
+    let held = reports[log_cut].held_back.as_ref().unwrap();
+    assert_eq!(
+        (held.results, held.reason),
+        (1, HoldReason::CacheWritePremium)
+    );
+    // the read, asked again, waited until then: the same excerpt as if it had been cut at once
+    let (_, eager_c) = live(&conv, profile(EAGER, "eager"));
+    assert_eq!(sent_text(&c, &conv, 2), sent_text(&eager_c, &conv, 2));
 }
