@@ -125,8 +125,8 @@ pub struct Settings {
     /// requests so far as the forecast of those to come, cuts are made when
     /// `reclaim × (requests + premium + 1) ≥ premium × tail`: the latest cuts of a request that pay back, and the
     /// older ones that pay for the stretch of cached tail they add; the others wait and are asked again at the
-    /// next request. Early in a conversation, which may soon end, only
-    /// large cuts are made; small ones wait for it to go on.
+    /// next request. Early in a conversation, which may soon end, only large cuts are made; small ones wait for it
+    /// to go on.
     pub cache_write_premium: f64,
     /// Cut every tool result, even the newest, to this many characters when it enters the history (0 = off).
     /// A result cut this way is final: no rule compacts it again, so the cached prefix stays valid.
