@@ -1014,13 +1014,16 @@ impl Compactor {
     fn batch_start(&self, batch: &[(usize, Change)], requests: usize) -> (usize, Option<HeldBack>) {
         let settings = &self.settings;
         let premium = settings.cache_write_premium;
+        // the payback test, of a whole run or of what an older cut adds to one
+        let pays = |reclaim: usize, tail: usize| {
+            reclaim as f64 * (requests.max(1) as f64 + premium + 1.0) >= premium * tail as f64
+        };
         let check = |reclaim: usize, tail: usize| {
-            let (reclaim_f, tail_f) = (reclaim as f64, tail as f64);
             if reclaim < settings.min_reclaim_tokens {
                 Some(HoldReason::MinReclaimTokens)
-            } else if reclaim_f < settings.min_reclaim_ratio * tail_f {
+            } else if (reclaim as f64) < settings.min_reclaim_ratio * tail as f64 {
                 Some(HoldReason::MinReclaimRatio)
-            } else if reclaim_f * (requests.max(1) as f64 + premium + 1.0) < premium * tail_f {
+            } else if !pays(reclaim, tail) {
                 Some(HoldReason::CacheWritePremium)
             } else {
                 None
@@ -1054,9 +1057,6 @@ impl Compactor {
         }
         // the latest run of cuts that passes (the tail grown message by message going back), reaching further back
         // only where what it adds pays for the stretch of tail it adds
-        let pays = |reclaim: usize, tail: usize| {
-            reclaim as f64 * (requests.max(1) as f64 + premium + 1.0) >= premium * tail as f64
-        };
         let (mut start, mut reason) = (batch.len(), None);
         let (mut reclaim, mut tail) = (0, 0);
         let mut at_start = (0, 0);
