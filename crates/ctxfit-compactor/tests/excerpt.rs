@@ -404,6 +404,63 @@ fn small_results_and_results_without_lines_to_spare_are_kept() {
     assert_eq!(smart(&conv), ["hi", "short file\nwithout numbers", ""]);
 }
 
+/// A flight search's answer as an airline API writes it: one line of JSON, `n` records.
+fn flights(n: usize) -> String {
+    let records: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                r#"{{"flight_number": "HAT{i:03}", "origin": "JFK", "destination": "SEA", "status": "available", "prices": {{"economy": {}, "business": {}}}}}"#,
+                100 + i,
+                300 + i
+            )
+        })
+        .collect();
+    format!("[{}]", records.join(", "))
+}
+
+#[test]
+fn a_long_list_of_records_keeps_the_first_whole_and_the_key_of_the_others() {
+    let search = flights(20);
+    let call = |name: &'static str, text: String| (name, json!({"origin": "JFK"}), text);
+    let out = smart(&session(&[
+        call("search_direct_flight", search.clone()),
+        call("get_user_details", "{}".into()),
+    ]));
+    let first = &search[..search.find("}}, ").unwrap() + 2];
+    let others: Vec<String> = (1..20)
+        .map(|i| format!(r#"{{"flight_number": "HAT{i:03}" …}}"#))
+        .collect();
+    assert_eq!(
+        out[0],
+        format!(
+            "{first}, {}]\n[excerpt of a stale result — 19 later records of long lists shown by their first field only \
+             (`…` marks what was left out); call search_direct_flight again for the full result]",
+            others.join(", ")
+        )
+    );
+
+    // short results, lists of prose (comments, issue bodies) and a command's JSON stay as they are
+    let body = "This comment explains the plan in words. ".repeat(6);
+    let comments: Vec<String> = (0..20)
+        .map(|i| format!(r#"{{"id": "c{i}", "body": "{body}"}}"#))
+        .collect();
+    let comments = format!("[{}]", comments.join(", "));
+    let kept = [flights(8), comments.clone()];
+    assert!(kept[0].len() < 2_000 && kept[1].len() > 2_000);
+    for text in kept {
+        let out = smart(&session(&[
+            call("search_direct_flight", text.clone()),
+            call("get_user_details", "{}".into()),
+        ]));
+        assert_eq!(out[0], text);
+    }
+    let out = smart(&stale_shell(
+        "curl -s https://api.example.com/flights",
+        std::slice::from_ref(&search),
+    ));
+    assert_eq!(out[0], search, "a command's output is `bash`'s to cut");
+}
+
 /// The marker lines the rule writes.
 fn is_marker(line: &str) -> bool {
     (line.starts_with("[… ") && line.ends_with(']'))
@@ -416,7 +473,7 @@ fn on_every_corpus_session_an_excerpt_is_the_originals_lines_in_order() {
     ctxfit_import::skip_without_corpus!();
     let corpus =
         corpus_dir().expect("the shared corpus is missing (../shared/corpus or CTXFIT_CORPUS)");
-    let mut excerpts = 0;
+    let (mut excerpts, mut json_excerpts) = (0, 0);
     for path in corpus_trajectory_files(&corpus) {
         for s in import_file(&path, None).unwrap() {
             let conv = &s.conversation;
@@ -442,6 +499,24 @@ fn on_every_corpus_session_an_excerpt_is_the_originals_lines_in_order() {
                 if a.replace('\n', "") == b.replace('\n', "") || !a.lines().any(is_marker) {
                     continue;
                 }
+                if a.contains("shown by their first field only")
+                    || a.contains("shown by its first field only")
+                {
+                    // a list of records: the original's text, in order, with ` …` where fields were left out
+                    json_excerpts += 1;
+                    let body = a.rsplit_once('\n').unwrap().0;
+                    let mut rest = b.as_str();
+                    for piece in body.split(" …") {
+                        let at = rest.find(piece).unwrap_or_else(|| {
+                            panic!(
+                                "{}: {piece:?} is not the original's, in order",
+                                path.display()
+                            )
+                        });
+                        rest = &rest[at + piece.len()..];
+                    }
+                    continue;
+                }
                 excerpts += 1;
                 // every kept line is a line of the original (less a line number, or a long listing line's mode and name), in
                 // order
@@ -457,6 +532,7 @@ fn on_every_corpus_session_an_excerpt_is_the_originals_lines_in_order() {
         }
     }
     assert!(excerpts > 20, "{excerpts}");
+    assert!(json_excerpts > 5, "{json_excerpts}");
 }
 
 /// Found by the idempotence property: a later result of one batch must see an earlier result's excerpt as

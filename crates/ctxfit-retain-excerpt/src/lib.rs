@@ -30,6 +30,12 @@
 //!    directory, a link or an executable, and what it is called. A line `[mode and name only: the links, owner,
 //!    group, size and date of 14 long-listing lines left out]` before the first says so. It takes at least
 //!    `long_listing_min` (5) such lines (0: never).
+//! 6. **Lists of records.** An API result (not a file read, a listing or shell output) that is one JSON value
+//!    longer than `json_above` characters (2,000) keeps, of each array of more than `json_items` (1) objects or
+//!    arrays, the first `json_items` whole — what every record holds — and of every later one its first field,
+//!    the record's key as APIs write it first (`id`, `name`, `flight_number`), with ` …` where the rest was:
+//!    `{"flight_number": "HAT083" …}`. It is cut from the result's own text, spacing and escapes included; a
+//!    cut record's nested lists go with the rest of it (`json_items = 0`: never).
 //!
 //! An excerpt must save at least `min_saving` (0.1) of the result's characters, or the result is left as it is.
 //!
@@ -54,6 +60,8 @@
 //! params = { min_run = 4, log_above = 2000, log_head = 10, log_tail = 20, listing_keep = 30, frames_last = 5 }
 //! ```
 
+mod json;
+
 use ctxfit_model::{Block, Content, Value};
 use ctxfit_retention::calls::{read_target, shell_command, ShellReads};
 use ctxfit_retention::{
@@ -75,6 +83,10 @@ pub struct Excerpt {
     pub frames_last: usize,
     /// The fewest `ls -l` lines a result must hold for their columns to go; 0 keeps them always.
     pub long_listing_min: usize,
+    /// An API result that is one JSON value longer than this many characters has its lists of records cut.
+    pub json_above: usize,
+    /// Of a list of records, how many of the first stay whole; 0 leaves JSON results as they are.
+    pub json_items: usize,
     pub strip_line_numbers: bool,
     /// The least share of the result's characters an excerpt must save to be worth breaking the cache for.
     pub min_saving: f64,
@@ -93,6 +105,8 @@ impl Default for Excerpt {
             frames_first: 1,
             frames_last: 3,
             long_listing_min: 5,
+            json_above: 2_000,
+            json_items: 1,
             strip_line_numbers: true,
             min_saving: 0.1,
             shell: ShellReads::default(),
@@ -505,6 +519,21 @@ impl RetentionRule for Excerpt {
             // compacted before: as final as if it had been cut here
             return Decision::Keep;
         }
+        if kind == ContentKind::Other && self.json_items > 0 && text.len() > self.json_above {
+            if let Some((kept, cut)) = json::records_excerpt(&text, self.json_items) {
+                let out = format!(
+                    "{kept}\n{TRAILER}{cut} later record{s} of long lists shown by {their} first field only \
+                     (`{LEFT_OUT}` marks what was left out); call {tool} again for the full result]",
+                    s = if cut == 1 { "" } else { "s" },
+                    their = if cut == 1 { "its" } else { "their" },
+                    LEFT_OUT = json::LEFT_OUT.trim(),
+                    tool = ctx.tool_name,
+                );
+                if (out.len() as f64) <= (1.0 - self.min_saving) * text.len() as f64 {
+                    return Decision::Replace(Content::text(out));
+                }
+            }
+        }
         let lines: Vec<&str> = text.split('\n').collect();
 
         // 1. runs of lines shown elsewhere
@@ -679,6 +708,8 @@ fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
             "frames_first" => rule.frames_first = n()?,
             "frames_last" => rule.frames_last = n()?,
             "long_listing_min" => rule.long_listing_min = n()?,
+            "json_above" => rule.json_above = n()?,
+            "json_items" => rule.json_items = n()?,
             "min_saving" => {
                 rule.min_saving = v
                     .as_f64()
@@ -705,7 +736,7 @@ fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
             other => {
                 return Err(RuleConfigError::new(
                     "excerpt",
-                    format!("unknown parameter `{other}` (expected min_run, log_above, log_head, log_tail, listing_above, listing_keep, frames_first, frames_last, long_listing_min, strip_line_numbers, min_saving, shell_patterns)"),
+                    format!("unknown parameter `{other}` (expected min_run, log_above, log_head, log_tail, listing_above, listing_keep, frames_first, frames_last, long_listing_min, json_above, json_items, strip_line_numbers, min_saving, shell_patterns)"),
                 ))
             }
         }
@@ -716,7 +747,7 @@ fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
 register_rule!(
     name: "excerpt",
     tools: &["*"],
-    summary: "leave out runs of lines shown elsewhere; logs keep head, tail and outcomes; listings their first lines; `ls -l` lines their mode and name; drop read line numbers",
+    summary: "leave out runs of lines shown elsewhere; logs keep head, tail and outcomes; listings their first lines; `ls -l` lines their mode and name; long JSON lists of records their first items and the others' first field; drop read line numbers",
     factory: build,
 );
 
