@@ -1,9 +1,9 @@
 //! A JSON result's records: where each value lies in the text, and the excerpt that keeps the first items of a
 //! long list of records whole and of each later one its first field.
 //!
-//! Records are data — ids, names, numbers, dates, short fields. A list whose items hold prose (a string longer
-//! than [`PROSE`] characters: a comment's body, an issue's description, a search hit's text) is text the agent
-//! reads, as it reads a file, and is left whole.
+//! Records are data — ids, names, numbers, dates, short fields. A list whose items hold prose (a string of more
+//! than [`PROSE`] bytes: a comment's body, an issue's description, a search hit's text) is text the agent reads,
+//! as it reads a file, and is left whole.
 //!
 //! The excerpt is cut from the result's own text — its spacing, its key order, its escapes — so what it keeps is
 //! the original's bytes, in order, with ` …` where fields were left out. A value nested deeper than

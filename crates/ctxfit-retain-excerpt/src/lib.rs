@@ -35,7 +35,8 @@
 //!    arrays, the first `json_items` whole — what every record holds — and of every later one its first field,
 //!    the record's key as APIs write it first (`id`, `name`, `flight_number`), with ` …` where the rest was:
 //!    `{"flight_number": "HAT083" …}`. It is cut from the result's own text, spacing and escapes included; a
-//!    cut record's nested lists go with the rest of it (`json_items = 0`: never).
+//!    cut record's nested lists go with the rest of it. A list whose records hold prose (a string of more than 200
+//!    bytes: comments, issue bodies, search snippets) is text to read and stays (`json_items = 0`: never cut).
 //!
 //! An excerpt must save at least `min_saving` (0.1) of the result's characters, or the result is left as it is.
 //!
@@ -44,13 +45,14 @@
 //! next rule of the profile ([`Decision::Defer`]): `read-file`, `bash` and `recent` still apply seed 004's table.
 //!
 //! ## Why
-//! Most of what an agent is sent again on every request is text it has already seen twice: the file it read
-//! before editing and read again after, the test log of the run before last, the hundred search hits it
-//! followed one of. An agent needs each line once, the outcome of a run, and the way back to the rest. What this
-//! rule keeps is the result's own text, so it never invents anything, and what it leaves out is either still in
-//! front of the model or one call away. It decides as soon as the model has answered the result, so the cached
-//! prefix breaks only over that result and the answer (under `smart`'s payback rule a small cut that would not
-//! yet pay for its cache write waits, and the rule is asked again at the next request).
+//! Most of what an agent is sent again on every request is text it has already seen twice: the file it read before
+//! editing and read again after, the test log of the run before last, the hundred search hits it followed one of,
+//! the twenty flights an API offered that it has already answered about. An agent needs each line once, the outcome
+//! of a run, what a list's records hold and which there were, and the way back to the rest. What this rule keeps is
+//! the result's own text, so it never invents anything, and what it leaves out is either still in front of the model
+//! or one call away. It decides as soon as the model has answered the result, so the cached prefix breaks only over
+//! that result and the answer (under `smart`'s payback rule a small cut that would not yet pay for its cache write
+//! waits, and the rule is asked again at the next request).
 //!
 //! ## Example
 //! ```toml
