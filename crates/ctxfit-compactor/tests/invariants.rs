@@ -1,6 +1,6 @@
 //! The compactor's invariants, property-tested on random histories: parallel tool calls, list contents,
-//! multi-byte text, already-compacted results, long listings and tracebacks, under several profiles. 10,000
-//! cases per invariant by default (`CTXFIT_PROPTEST_CASES` to change it).
+//! multi-byte text, already-compacted results, long listings and tracebacks, JSON lists of records, under
+//! several profiles. 10,000 cases per invariant by default (`CTXFIT_PROPTEST_CASES` to change it).
 
 use ctxfit_compactor::{Compactor, PolicyFile, Settings};
 use ctxfit_model::{
@@ -53,9 +53,52 @@ fn text() -> impl Strategy<Value = String> {
     })
 }
 
+/// An API result that is a JSON list of records (the excerpt rule's lists): records of a few fields, some nested,
+/// in one line or pretty-printed; sometimes one holds prose (and the list is not one of records), sometimes one is
+/// already cut (` …`, so the text is not JSON).
+fn records() -> impl Strategy<Value = String> {
+    const VALUES: &[&str] = &[
+        "1",
+        "\"é😀\"",
+        "{\"n\": [1, 2]}",
+        "[{\"k\": \"v\"}, {\"k\": \"w\"}]",
+        "null",
+    ];
+    const PROSE: &str = "\"a long string of prose that goes on and on, far beyond what a record's field holds, past two hundred bytes of text in all: lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor\"";
+    (
+        prop::collection::vec(prop::collection::vec(0..VALUES.len(), 0..5), 0..60),
+        any::<bool>(),
+        0..8usize,
+    )
+        .prop_map(|(records, pretty, odd)| {
+            let records: Vec<String> = records
+                .iter()
+                .enumerate()
+                .map(|(i, fields)| {
+                    let mut members = vec![format!("\"id\": \"record-{i}\"")];
+                    members.extend(
+                        fields
+                            .iter()
+                            .enumerate()
+                            .map(|(j, &v)| format!("\"f{j}\": {}", VALUES[v])),
+                    );
+                    match (odd, i) {
+                        (0, 1) => members.push(format!("\"body\": {PROSE}")),
+                        (1, 4) => members.push("\"cut\": 1 …".into()),
+                        _ => {}
+                    }
+                    format!("{{{}}}", members.join(", "))
+                })
+                .collect();
+            let sep = if pretty { ",\n  " } else { ", " };
+            format!("[{}]", records.join(sep))
+        })
+}
+
 fn content() -> impl Strategy<Value = Content> {
     prop_oneof![
         3 => text().prop_map(Content::text),
+        1 => records().prop_map(Content::text),
         1 => (text(), any::<bool>(), text()).prop_map(|(a, image, b)| {
             let mut blocks = vec![Block::Text(TextBlock::new(a))];
             if image {
@@ -142,6 +185,10 @@ extends = "seed-002"
 max_tool_result_chars = 300
 min_reclaim_tokens = 20
 retrieval_tool = "get_original"
+
+[profiles.eager]
+extends = "smart"
+cache_write_premium = 0
 "#;
     let file = PolicyFile::parse(text, "test").unwrap();
     [
@@ -150,6 +197,7 @@ retrieval_tool = "get_original"
         "batched",
         "capped",
         "smart",
+        "eager",
         "keep-last-30",
     ]
     .iter()
@@ -265,6 +313,9 @@ proptest! {
                 if let Some(kept) = truncated {
                     // the part kept (up to the first marker of this compaction) is a prefix of the original
                     prop_assert!(original.starts_with(kept.split(MARKERS[1]).next().unwrap_or(kept)), "{:?} / {:?}", original, cut);
+                } else if let Some(kept) = ctxfit_retain_excerpt::keeps_records_of(&original, &cut) {
+                    // lists of records: the original's text, in order, with ` …` where fields were left out
+                    prop_assert!(kept, "{:?} / {:?}", original, cut);
                 } else if cut.starts_with("[lines ") || cut.lines().any(|l| l.starts_with("[excerpt of a stale result — ")) {
                     // an excerpt: the original's lines (less a line number, or a long listing line's mode and name), in order, and markers
                     let blocks: Vec<&str> = before.content.blocks.iter().filter_map(|b| b.as_text()).collect();
@@ -318,4 +369,28 @@ proptest! {
             }
         }
     }
+}
+
+/// The histories above reach what they are meant to test: under `smart` without its payback rule (`eager`),
+/// every kind of excerpt is cut somewhere in a few hundred of them — a JSON list of records among them.
+#[test]
+fn the_generated_histories_reach_every_excerpt() {
+    use proptest::strategy::ValueTree;
+    let eager = profiles()
+        .into_iter()
+        .find(|s| s.profile == "eager")
+        .unwrap();
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let mut seen = [false; 3];
+    for _ in 0..300 {
+        let conv = history().new_tree(&mut runner).unwrap().current();
+        let (out, _) = compact(&eager, &conv);
+        for (_, r) in results(&out) {
+            let text: String = r.content.blocks.iter().filter_map(Block::as_text).collect();
+            seen[0] |= text.contains("only the first field of");
+            seen[1] |= text.contains("[mode and name only");
+            seen[2] |= text.contains(" omitted]");
+        }
+    }
+    assert_eq!(seen, [true; 3], "records, long listings, logs");
 }

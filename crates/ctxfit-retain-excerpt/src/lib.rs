@@ -412,6 +412,29 @@ const NUMBERS_HEADER: &str = "[lines ";
 /// The last line of an excerpt with gaps starts with this.
 const TRAILER: &str = "[excerpt of a stale result — ";
 
+/// The trailer of an excerpt of lists of records says this.
+const RECORDS_NOTE: &str = "of long lists of records, only the first field of ";
+
+/// Is `cut` an excerpt of lists of records this rule wrote (`None` if not), and is it then the original's own
+/// text, in order, with ` …` where fields were left out (`Some(true)`)?
+pub fn keeps_records_of(original: &str, cut: &str) -> Option<bool> {
+    let (body, last) = cut.rsplit_once('\n')?;
+    if !(last.starts_with(TRAILER) && last.contains(RECORDS_NOTE)) {
+        return None;
+    }
+    let mut rest = original;
+    Some(
+        body.split(json::LEFT_OUT)
+            .all(|piece| match rest.find(piece) {
+                Some(at) => {
+                    rest = &rest[at + piece.len()..];
+                    true
+                }
+                None => false,
+            }),
+    )
+}
+
 /// Is this text already an excerpt this rule wrote?
 pub fn is_excerpt(text: &str) -> bool {
     let last = text.rsplit('\n').next().unwrap_or("");
@@ -524,10 +547,9 @@ impl RetentionRule for Excerpt {
         if kind == ContentKind::Other && self.json_items > 0 && text.len() > self.json_above {
             if let Some((kept, cut)) = json::records_excerpt(&text, self.json_items) {
                 let out = format!(
-                    "{kept}\n{TRAILER}{cut} later record{s} of long lists shown by {their} first field only \
-                     (`{LEFT_OUT}` marks what was left out); call {tool} again for the full result]",
+                    "{kept}\n{TRAILER}{RECORDS_NOTE}{cut} later one{s} (`{LEFT_OUT}` marks what was left \
+                     out); call {tool} again for the full result]",
                     s = if cut == 1 { "" } else { "s" },
-                    their = if cut == 1 { "its" } else { "their" },
                     LEFT_OUT = json::LEFT_OUT.trim(),
                     tool = ctx.tool_name,
                 );
