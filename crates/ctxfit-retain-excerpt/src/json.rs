@@ -325,4 +325,85 @@ mod tests {
         let abyss = "[".repeat(1_000_000);
         assert!(records_excerpt(&abyss, 1).is_none());
     }
+
+    /// JSON values: scalars, arrays and objects nested a few deep, in one line or spread over lines.
+    fn value() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let leaf =
+            proptest::sample::select(vec!["1", "-2.5e3", "\"é😀\"", "\"a\\\"b\"", "null", "true"])
+                .prop_map(str::to_owned);
+        leaf.prop_recursive(4, 64, 8, |inner| {
+            (
+                proptest::collection::vec(inner, 0..8),
+                any::<bool>(),
+                any::<bool>(),
+            )
+                .prop_map(|(items, object, spread)| {
+                    let sep = if spread { ",\n  " } else { ", " };
+                    if object {
+                        let members: Vec<String> = items
+                            .iter()
+                            .enumerate()
+                            .map(|(i, v)| format!("\"k{i}\": {v}"))
+                            .collect();
+                        format!("{{{}}}", members.join(sep))
+                    } else {
+                        format!("[{}]", items.join(sep))
+                    }
+                })
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config { cases: 10_000, failure_persistence: None, ..Default::default() })]
+
+        /// On any JSON value, whole or cut short, and on any text made of JSON's pieces, the scanner neither
+        /// panics nor keeps anything but the original's text, in order, with ` …` where fields went.
+        #[test]
+        fn any_text_gives_no_excerpt_or_the_originals_pieces_in_order(
+            json in value(),
+            cut_at in proptest::option::of(0..1000usize),
+            pieces in proptest::collection::vec(0..PIECES.len(), 0..100),
+            keep in 0..3usize,
+        ) {
+            let mut json = json;
+            if let Some(at) = cut_at.filter(|&at| at < json.len() && json.is_char_boundary(at)) {
+                json.truncate(at);
+            }
+            let noise: String = pieces.into_iter().map(|i| PIECES[i]).collect();
+            for text in [json, noise] {
+                if let Some((out, cut)) = records_excerpt(&text, keep) {
+                    proptest::prop_assert!(cut > 0 && out.len() < text.len() + cut * super::LEFT_OUT.len());
+                    let mut rest = text.as_str();
+                    for piece in out.split(super::LEFT_OUT) {
+                        let at = rest.find(piece);
+                        proptest::prop_assert!(at.is_some(), "{:?} / {:?}", text, out);
+                        rest = &rest[at.unwrap_or(0) + piece.len()..];
+                    }
+                }
+            }
+        }
+    }
+
+    const PIECES: &[&str] = &[
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        ":",
+        " ",
+        "\n",
+        "\"id\"",
+        "\"é😀\"",
+        "\"a\\\"b\"",
+        "1",
+        "-2.5e3",
+        "true",
+        "null",
+        "\"",
+        "\\",
+        "x",
+        " …",
+    ];
 }
