@@ -166,9 +166,9 @@ fn parse(text: &str) -> Option<Node> {
 }
 
 /// The excerpt of a JSON value whose lists of records (arrays whose items are all objects or arrays, and hold no
-/// prose) are longer than `keep` items: their first `keep` items stay whole and each later one keeps only its first field
-/// ([`brief`]), at any depth. Returns the excerpt and how many records were cut, or `None` when the text is not
-/// one JSON value or has no such list.
+/// prose) are longer than `keep` items: their first `keep` items stay, with the lists inside them cut the same
+/// way, and each later one keeps only its first field ([`brief`]) — at any depth. Returns the excerpt and how
+/// many records were cut, or `None` when the text is not one JSON value or has no such list.
 pub fn records_excerpt(text: &str, keep: usize) -> Option<(String, usize)> {
     let node = parse(text)?;
     let mut out = String::with_capacity(text.len() / 2);

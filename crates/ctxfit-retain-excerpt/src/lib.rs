@@ -32,11 +32,12 @@
 //!    `long_listing_min` (5) such lines (0: never).
 //! 6. **Lists of records.** An API result (not a file read, a listing or shell output) that is one JSON value
 //!    longer than `json_above` characters (2,000) keeps, of each array of more than `json_items` (1) objects or
-//!    arrays, the first `json_items` whole — what every record holds — and of every later one its first field,
-//!    the record's key as APIs write it first (`id`, `name`, `flight_number`), with ` …` where the rest was:
-//!    `{"flight_number": "HAT083" …}`. It is cut from the result's own text, spacing and escapes included; a
-//!    cut record's nested lists go with the rest of it. A list whose records hold prose (a string of more than 200
-//!    bytes: comments, issue bodies, search snippets) is text to read and stays (`json_items = 0`: never cut).
+//!    arrays, the first `json_items` — what every record holds, with the lists inside them cut the same way — and
+//!    of every later one its first field, the record's key as APIs write it first (`id`, `name`, `flight_number`),
+//!    with ` …` where the rest was: `{"flight_number": "HAT083" …}`. It is cut from the result's own text, spacing
+//!    and escapes included; a cut record's nested lists go with the rest of it. A list whose records hold prose (a
+//!    string of more than 200 bytes: comments, issue bodies, search snippets) is text to read and stays
+//!    (`json_items = 0`: never cut).
 //!
 //! An excerpt must save at least `min_saving` (0.1) of the result's characters, or the result is left as it is.
 //!
