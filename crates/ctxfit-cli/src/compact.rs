@@ -164,8 +164,8 @@ pub fn run(args: Args) -> Result<()> {
             .ok_or_else(|| anyhow::anyhow!("estimator {} is not built in", args.estimator))?;
         let mut compactor = Compactor::new(settings.clone(), &registry, estimator)
             .map_err(|e| BadInput(e.to_string()))?;
-        // as a live agent would have compacted it, request by request
-        let report = compactor.compact_history(&s.conversation, args.input_tokens);
+        // as a live agent would have compacted it, request by request, at the times its log recorded
+        let report = compactor.compact_history_at(&s.conversation, args.input_tokens, &s.times);
         if let Some(note) = report.note() {
             eprintln!("{note}");
         }

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use ctxfit_import::{Session, SourceFormat};
 use ctxfit_replay::{
-    default_policies, document, policy_rows, replay, Policy, PolicyRow, PriceModel, SessionReplay,
+    default_policies, document, policy_rows, replay_timed, Policy, PolicyRow, PriceModel,
+    SessionReplay, Timing,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
@@ -42,6 +43,11 @@ pub struct Args {
     /// is the JSON rows' `cost`.
     #[arg(long, value_delimiter = ',', default_value = "anthropic", value_parser = parse_prices)]
     prices: Vec<Vec<PriceModel>>,
+    /// Seconds the provider keeps a cached prefix after its last use (0: forever). Where a log records when its
+    /// messages were written (Claude Code, Codex CLI, mini-swe-agent), a request sent longer than this after the one before
+    /// finds the cache expired: it is written whole, under every policy.
+    #[arg(long, default_value_t = ctxfit_compactor::DEFAULT_CACHE_TTL, value_name = "SECONDS")]
+    cache_ttl: u64,
     /// Print JSON (totals per policy and every turn) instead of the table.
     #[arg(long)]
     json: bool,
@@ -356,9 +362,14 @@ pub fn run(args: Args) -> Result<()> {
         .par_iter()
         .map(|&(s, p)| {
             let (label, session) = &sessions[s];
-            let r = replay(
+            let timing = Timing {
+                times: &session.times,
+                cache_ttl: args.cache_ttl,
+            };
+            let r = replay_timed(
                 label,
                 &session.conversation,
+                timing,
                 &policies[p],
                 &registry,
                 &estimator,

@@ -287,6 +287,8 @@ pub struct Compactor {
     drop: Option<Range<usize>>,
     /// After [`Compactor::restore`]: the messages the last request before the save sent (the provider's cache).
     resumed_cached: Option<usize>,
+    /// When the last request whose time the caller gave was sent (ms since the Unix epoch).
+    last_sent_at: Option<u64>,
 }
 
 /// What a compactor must remember across a restart to send the same bytes: its decisions. Saved with
@@ -305,6 +307,10 @@ pub struct SavedState {
     /// Results a rule chose to keep for good: (tool_use_id, which result with that id, from 0).
     pub kept: Vec<(String, u32)>,
     pub compacted_results: usize,
+    /// When the last request before the save was sent, in milliseconds since the Unix epoch, if the caller said
+    /// ([`Compactor::compact_at`]): after a restart, whether the provider's cache has expired since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_sent_at: Option<u64>,
 }
 
 impl SavedState {
@@ -390,6 +396,7 @@ impl Compactor {
             kept: HashSet::default(),
             drop: None,
             resumed_cached: None,
+            last_sent_at: None,
         }
     }
 
@@ -427,6 +434,7 @@ impl Compactor {
             decided,
             kept,
             compacted_results: self.compacted_results,
+            last_sent_at: self.last_sent_at,
         }
     }
 
@@ -468,6 +476,7 @@ impl Compactor {
         self.compacted_results = saved.compacted_results;
         self.state = State::default();
         self.resumed_cached = Some(saved.messages);
+        self.last_sent_at = saved.last_sent_at;
         Ok(())
     }
 
@@ -605,9 +614,31 @@ impl Compactor {
     /// Decide about this request. `reported_input_tokens` are the input tokens the provider reported for the
     /// previous call (the seeds' trigger); without them the estimate of this request is used.
     pub fn compact(&mut self, conv: &Conversation, reported_input_tokens: Option<usize>) -> Report {
-        // what the previous call sent is what the provider has cached (none of it, when the history is new)
+        self.compact_at(conv, reported_input_tokens, None)
+    }
+
+    /// [`Compactor::compact`] for a request sent at `sent_at` (milliseconds since the Unix epoch; `None`: not
+    /// known). When more than the profile's `cache_ttl` has passed since the previous request whose time was
+    /// given, the provider's cache has expired: nothing of the request is cached, so no cut makes the provider
+    /// write anything it would not write anyway, and the payback rule makes every cut waiting for its turn. A
+    /// live agent passes the time it sends each request; a replay, the time its log recorded.
+    pub fn compact_at(
+        &mut self,
+        conv: &Conversation,
+        reported_input_tokens: Option<usize>,
+        sent_at: Option<u64>,
+    ) -> Report {
+        let expired = match (self.last_sent_at, sent_at) {
+            (Some(last), Some(now)) => cache_expired(last, now, self.settings.cache_ttl),
+            _ => false,
+        };
+        if sent_at.is_some() {
+            self.last_sent_at = sent_at;
+        }
+        // what the previous call sent is what the provider has cached (none of it, when the history is new or
+        // the cache has expired)
         let previous = self.resumed_cached.take().unwrap_or(self.state.messages);
-        let cached = if conv.messages.len() >= previous {
+        let cached = if conv.messages.len() >= previous && !expired {
             previous
         } else {
             0
@@ -674,6 +705,19 @@ impl Compactor {
         conv: &Conversation,
         reported_input_tokens: Option<usize>,
     ) -> Report {
+        self.compact_history_at(conv, reported_input_tokens, &[])
+    }
+
+    /// [`Compactor::compact_history`] with the time each message was written (milliseconds since the Unix epoch,
+    /// one per message, `None` where unknown; an empty slice: none known), as an imported log records them: each
+    /// request is taken as sent when the latest of its messages with a time was written, as
+    /// [`Compactor::compact_at`] is told by a live agent — the whole history too, as the next request.
+    pub fn compact_history_at(
+        &mut self,
+        conv: &Conversation,
+        reported_input_tokens: Option<usize>,
+        times: &[Option<u64>],
+    ) -> Report {
         let mut request = Conversation {
             messages: Vec::with_capacity(conv.messages.len()),
             ..Conversation::new(conv.format)
@@ -686,19 +730,22 @@ impl Compactor {
         let mut changed = Vec::new();
         // the input tokens of the last request that triggered compaction, for the note
         let mut last_trigger = None;
+        // when the latest message so far with a time was written
+        let mut latest = None;
         for (mi, msg) in conv.messages.iter().enumerate() {
             if mi > 0 && ctxfit_model::begins_response(&conv.messages, mi) {
-                let report = self.compact(&request, previous);
+                let report = self.compact_at(&request, previous, latest);
                 previous = Some(report.tokens_after);
                 if report.triggered {
                     last_trigger = Some((report.input_tokens, report.input_tokens_reported));
                 }
                 changed.extend(report.new_blocks);
             }
+            latest = times.get(mi).copied().flatten().or(latest);
             request.messages.push(msg.clone());
         }
         drop(request);
-        let mut report = self.compact(conv, reported_input_tokens.or(previous));
+        let mut report = self.compact_at(conv, reported_input_tokens.or(previous), latest);
         report.input_tokens_reported = reported_input_tokens.is_some();
         if let (false, Some((tokens, reported))) = (report.triggered, last_trigger) {
             report.triggered = true;
@@ -1443,4 +1490,18 @@ pub fn drop_range(conv: &Conversation, max: usize) -> Option<Range<usize>> {
         start += 1;
     }
     Some(head..start)
+}
+
+/// Has the provider's cache expired between a request sent at `last` and one sent at `now` (milliseconds since
+/// the Unix epoch), when it keeps a prefix `ttl` seconds after its last use (0: forever)?
+pub fn cache_expired(last: u64, now: u64, ttl: u64) -> bool {
+    ttl > 0 && now.saturating_sub(last) > ttl.saturating_mul(1000)
+}
+
+/// Now, in milliseconds since the Unix epoch (0 if the clock is set before it): the time to give
+/// [`Compactor::compact_at`] for a request about to be sent.
+pub fn unix_millis() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }

@@ -26,14 +26,14 @@ mod session;
 
 pub use aliases::{ToolKinds, DEFAULT_ALIASES};
 pub use compactor::{
-    drop_range, Compactor, CompactorError, Projection, RestoreError, SavedDecision, SavedState,
-    INGESTION_MARKER,
+    cache_expired, drop_range, unix_millis, Compactor, CompactorError, Projection, RestoreError,
+    SavedDecision, SavedState, INGESTION_MARKER,
 };
 /// The plugin API, so that a compactor and its registry can be named with this crate alone.
 pub use ctxfit_retention::{Decision, Registry, RetentionRule, RuleContext, RuleDescriptor};
 pub use policy::{
     built_in, PolicyError, PolicyFile, ProfileSpec, RuleSpec, Settings, Trigger, BUILT_IN_PROFILES,
-    ENV_OVERRIDES,
+    DEFAULT_CACHE_TTL, ENV_OVERRIDES,
 };
 pub use report::{Action, BlockReport, HeldBack, HoldReason, Report};
 pub use retrieval::{handle_of, retrieval_tool_definition, retrieve, RETRIEVAL_TOOL};

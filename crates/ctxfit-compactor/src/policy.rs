@@ -56,6 +56,9 @@ pub struct ProfileSpec {
     pub min_reclaim_ratio: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_write_premium: Option<f64>,
+    /// Seconds the provider keeps a cached prefix after its last use (default 300; 0: it never expires).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_ttl: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tool_result_chars: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -128,6 +131,12 @@ pub struct Settings {
     /// next request. Early in a conversation, which may soon end, only large cuts are made; small ones wait for it
     /// to go on.
     pub cache_write_premium: f64,
+    /// Seconds the provider keeps a cached prefix after its last use: Anthropic's and OpenAI's default is five
+    /// minutes (300; 0 = the cache never expires). When the caller says when each request is sent
+    /// ([`Compactor::compact_at`](crate::Compactor::compact_at)) and more than this has passed since the one
+    /// before, nothing is cached any more: the provider writes the whole request again whatever changes, so
+    /// every cut is free of cache cost — the waiting ones are made too.
+    pub cache_ttl: u64,
     /// Cut every tool result, even the newest, to this many characters when it enters the history (0 = off).
     /// A result cut this way is final: no rule compacts it again, so the cached prefix stays valid.
     pub max_tool_result_chars: usize,
@@ -389,6 +398,7 @@ fn merge(base: ProfileSpec, over: ProfileSpec) -> ProfileSpec {
         min_reclaim_tokens: over.min_reclaim_tokens.or(base.min_reclaim_tokens),
         min_reclaim_ratio: over.min_reclaim_ratio.or(base.min_reclaim_ratio),
         cache_write_premium: over.cache_write_premium.or(base.cache_write_premium),
+        cache_ttl: over.cache_ttl.or(base.cache_ttl),
         max_tool_result_chars: over.max_tool_result_chars.or(base.max_tool_result_chars),
         max_conversation_messages: over
             .max_conversation_messages
@@ -477,6 +487,10 @@ fn finish(
             "cache_write_premium",
             spec.cache_write_premium,
         )?,
+        cache_ttl: match spec.cache_ttl {
+            None => DEFAULT_CACHE_TTL,
+            ttl => non_negative(name, "cache_ttl", ttl)? as u64,
+        },
         max_tool_result_chars: non_negative(
             name,
             "max_tool_result_chars",
@@ -505,6 +519,10 @@ fn finish(
     Ok(settings)
 }
 
+/// The provider's cache lifetime when a profile does not say (`cache_ttl`): five minutes, Anthropic's default
+/// (`"ttl": "5m"`) and the least OpenAI keeps an unused prefix.
+pub const DEFAULT_CACHE_TTL: u64 = 300;
+
 /// Environment variables that override a setting, and the setting they override.
 pub const ENV_OVERRIDES: &[(&str, &str)] = &[
     ("CTXFIT_BUDGET", "budget"),
@@ -518,6 +536,7 @@ pub const ENV_OVERRIDES: &[(&str, &str)] = &[
     ),
     ("CTXFIT_REQUEST_BUDGET", "request_budget"),
     ("CTXFIT_WARNING_THRESHOLD", "warning_threshold"),
+    ("CTXFIT_CACHE_TTL", "cache_ttl"),
 ];
 
 fn apply_env(s: &mut Settings, env: &dyn Fn(&str) -> Option<String>) -> Result<(), PolicyError> {
@@ -537,6 +556,7 @@ fn apply_env(s: &mut Settings, env: &dyn Fn(&str) -> Option<String>) -> Result<(
             "max_tool_result_chars" => s.max_tool_result_chars = n,
             "request_budget" => s.request_budget = n,
             "warning_threshold" => s.warning_threshold = n,
+            "cache_ttl" => s.cache_ttl = n as u64,
             _ => s.max_conversation_messages = n,
         }
     }

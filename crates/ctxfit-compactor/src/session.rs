@@ -74,11 +74,15 @@ impl AgentSession {
         }
     }
 
-    /// The request to send now: the conversation so far, compacted.
+    /// The request to send now: the conversation so far, compacted — at the current time, so that a pause longer
+    /// than the provider's cache lives (the profile's `cache_ttl`) is seen, and the cuts waiting for their turn
+    /// are made then.
     pub fn next_request(&mut self) -> Request {
-        let report = self
-            .compactor
-            .compact(&self.conversation, self.reported_input_tokens.take());
+        let report = self.compactor.compact_at(
+            &self.conversation,
+            self.reported_input_tokens.take(),
+            Some(crate::compactor::unix_millis()),
+        );
         let body = to_value(&self.compactor.project(&self.conversation));
         Request { body, report }
     }

@@ -369,6 +369,46 @@ proptest! {
             }
         }
     }
+
+    #[test]
+    fn with_pauses_decisions_stay_sticky_and_one_shot_equals_live(
+        conv in history(),
+        pauses in proptest::collection::vec(proptest::bool::weighted(0.2), 16),
+    ) {
+        // a time per message: a second apart, or ten minutes (the cache expires) where the agent paused
+        let mut now = 1_700_000_000_000u64;
+        let times: Vec<Option<u64>> = (0..conv.messages.len())
+            .map(|i| {
+                now += if pauses[i % pauses.len()] { 600_000 } else { 1_000 };
+                Some(now)
+            })
+            .collect();
+        let registry = ctxfit_plugins::registry().unwrap();
+        for s in profiles() {
+            let new = || Compactor::new(s.clone(), &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
+            let mut live = new();
+            let (mut previous, mut tokens, mut latest) = (None::<Conversation>, None, None);
+            for (k, t) in times.iter().enumerate() {
+                if k > 0 && ctxfit_model::begins_response(&conv.messages, k) {
+                    let request = Conversation { messages: conv.messages[..k].to_vec(), ..conv.clone() };
+                    let report = live.compact_at(&request, tokens, latest);
+                    let out = live.project(&request);
+                    if let Some(prev) = &previous {
+                        let unchanged = report.first_changed_message.unwrap_or(prev.messages.len()).min(prev.messages.len());
+                        prop_assert_eq!(&out.messages[..unchanged], &prev.messages[..unchanged], "{}", s.profile);
+                    }
+                    prop_assert!(report.tokens_after <= report.tokens_before);
+                    tokens = Some(report.tokens_after);
+                    previous = Some(out);
+                }
+                latest = t.or(latest);
+            }
+            live.compact_at(&conv, tokens, latest);
+            let mut once = new();
+            once.compact_history_at(&conv, None, &times);
+            prop_assert_eq!(once.project(&conv), live.project(&conv), "{}", s.profile);
+        }
+    }
 }
 
 /// The histories above reach what they are meant to test: under `smart` without its payback rule (`eager`),

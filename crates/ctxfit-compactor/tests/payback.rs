@@ -47,6 +47,15 @@ fn smart() -> Settings {
 
 /// The reports of a live agent's requests (one before each assistant message), and the compactor after them.
 fn live(conv: &Conversation, settings: Settings) -> (Vec<Report>, Compactor) {
+    live_at(conv, settings, |_| None)
+}
+
+/// [`live`], each request sent at `sent_at(k)` (its index from 0; milliseconds since the Unix epoch).
+fn live_at(
+    conv: &Conversation,
+    settings: Settings,
+    sent_at: impl Fn(usize) -> Option<u64>,
+) -> (Vec<Report>, Compactor) {
     let registry = ctxfit_plugins::registry().unwrap();
     let mut c =
         Compactor::new(settings, &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
@@ -58,7 +67,7 @@ fn live(conv: &Conversation, settings: Settings) -> (Vec<Report>, Compactor) {
     let mut reports = Vec::new();
     for (mi, msg) in conv.messages.iter().enumerate() {
         if mi > 0 && ctxfit_model::begins_response(&conv.messages, mi) {
-            let report = c.compact(&request, previous);
+            let report = c.compact_at(&request, previous, sent_at(reports.len()));
             previous = Some(report.tokens_after);
             reports.push(report);
         }
@@ -211,4 +220,104 @@ fn a_waiting_cut_does_not_ride_on_the_surplus_of_a_large_cut_after_it() {
     // the read, asked again, waited until then: the same excerpt as if it had been cut at once
     let (_, eager_c) = live(&conv, profile(EAGER, "eager"));
     assert_eq!(sent_text(&c, &conv, 2), sent_text(&eager_c, &conv, 2));
+}
+
+/// A live agent that says when it sends each request: one second after the one before, but `gap_ms` after
+/// request `gap_after` (0-based).
+fn live_timed(
+    conv: &Conversation,
+    settings: Settings,
+    gap_after: usize,
+    gap_ms: u64,
+) -> (Vec<Report>, Compactor) {
+    live_at(conv, settings, |k| {
+        let pause = if k > gap_after { gap_ms - 1_000 } else { 0 };
+        Some(1_700_000_000_000 + k as u64 * 1_000 + pause)
+    })
+}
+
+#[test]
+fn a_waiting_cut_is_made_when_the_cache_has_expired() {
+    // the read's small cut waits (it does not pay for rewriting the cached tail) until the agent pauses for six
+    // minutes: the provider's five-minute cache is gone, the whole request is written anyway, and the cut is free
+    let mut calls = vec![numbered_read("src/lib.rs", 400)];
+    calls.extend((0..8).map(|_| status()));
+    let conv = session(&calls);
+    let (warm, _) = live_timed(&conv, smart(), 4, 60_000);
+    assert_eq!(
+        cut_at(&warm, 2),
+        None,
+        "a pause of a minute leaves the cache warm"
+    );
+    let (cold, c) = live_timed(&conv, smart(), 4, 6 * 60_000);
+    assert_eq!(
+        cut_at(&cold, 2),
+        Some(5),
+        "made at the first request after the pause"
+    );
+    assert!(cold[2..5].iter().all(|r| r
+        .held_back
+        .as_ref()
+        .is_some_and(|h| h.reason == HoldReason::CacheWritePremium)));
+    assert!(sent_text(&c, &conv, 2).starts_with("[lines 1–400; numbers dropped, count from 1]\n"));
+    // a profile that says the cache lives an hour (or forever, 0) keeps waiting through the same pause
+    for ttl in [3600, 0] {
+        let hour = profile(
+            &format!("[profiles.hour]\nextends = \"smart\"\ncache_ttl = {ttl}\n"),
+            "hour",
+        );
+        assert_eq!(hour.cache_ttl, ttl);
+        let (reports, _) = live_timed(&conv, hour, 4, 6 * 60_000);
+        assert_eq!(cut_at(&reports, 2), None, "ttl {ttl}");
+    }
+    // without times (compact), nothing is known to have expired
+    let (untimed, _) = live(&conv, smart());
+    assert_eq!(cut_at(&untimed, 2), None);
+}
+
+#[test]
+fn one_shot_with_the_log_times_makes_the_cuts_a_live_agent_made_at_those_times() {
+    let mut calls = vec![numbered_read("src/lib.rs", 400)];
+    calls.extend((0..8).map(|_| status()));
+    let conv = session(&calls);
+    let (_, live_c) = live_timed(&conv, smart(), 4, 6 * 60_000);
+    // the times a log would record: each request is sent when its last message (the result) was written
+    let mut times = vec![None; conv.messages.len()];
+    let (mut now, mut request) = (1_700_000_000_000u64, 0);
+    for mi in 1..conv.messages.len() {
+        if ctxfit_model::begins_response(&conv.messages, mi) {
+            times[mi - 1] = Some(now);
+            now += if request == 4 { 6 * 60_000 } else { 1_000 };
+            request += 1;
+        }
+    }
+    let registry = ctxfit_plugins::registry().unwrap();
+    let mut history = conv.clone();
+    history.messages.pop();
+    let mut once =
+        Compactor::new(smart(), &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
+    let report = once.compact_history_at(&history, None, &times[..history.messages.len()]);
+    assert!(report.new_blocks.iter().any(|b| b.message == 2));
+    assert_eq!(once.project(&history), live_c.project(&history));
+    // the time of the last request survives a save: after a restart, an expiry is still seen
+    let saved = once.save();
+    assert_eq!(saved.last_sent_at, times[history.messages.len() - 1]);
+    let json = serde_json::to_string(&saved).unwrap();
+    let back: ctxfit_compactor::SavedState = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, saved);
+    // a state saved before the field existed still reads
+    let mut old: serde_json::Value = serde_json::from_str(&json).unwrap();
+    old.as_object_mut().unwrap().remove("last_sent_at");
+    let old: ctxfit_compactor::SavedState = serde_json::from_value(old).unwrap();
+    assert_eq!(old.last_sent_at, None);
+}
+
+#[test]
+fn the_cache_expires_after_its_lifetime_not_at_it() {
+    use ctxfit_compactor::cache_expired;
+    let t = 1_700_000_000_000;
+    assert!(!cache_expired(t, t + 300_000, 300));
+    assert!(cache_expired(t, t + 300_001, 300));
+    assert!(!cache_expired(t, t + 10_000_000_000, 0), "0: forever");
+    assert!(!cache_expired(t + 5, t, 300), "a clock that went back");
 }

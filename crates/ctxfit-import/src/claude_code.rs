@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use ctxfit_model::{anthropic, Conversation, Role, WireFormat};
 use serde_json::Value;
 
-use crate::{ImportError, Parsed, Session, SourceFormat};
+use crate::{parse_timestamp, ImportError, Parsed, Session, SourceFormat, Window};
 
 /// A log's JSON values with their line numbers.
 type Lines = Vec<(usize, Value)>;
@@ -38,11 +38,10 @@ pub(crate) fn import(parsed: Parsed) -> Result<Vec<Session>, ImportError> {
     };
     let (main, subagents) = split_sidechains(lines);
     let sessions = |lines| -> Result<Vec<Session>, ImportError> {
-        let windows = windows(lines)?
-            .into_iter()
-            .map(|c| (c, Vec::new()))
-            .collect();
-        Ok(crate::context_windows(windows, SourceFormat::ClaudeCode))
+        Ok(crate::context_windows(
+            windows(lines)?,
+            SourceFormat::ClaudeCode,
+        ))
     };
     let mut all = sessions(main)?;
     let mut n = 0;
@@ -108,20 +107,33 @@ fn split_sidechains(lines: Lines) -> (Lines, Vec<Lines>) {
     (main, chains)
 }
 
-/// The conversation of a log's lines, cut into its context windows at each compaction.
-fn windows(lines: Lines) -> Result<Vec<Conversation>, ImportError> {
-    let mut windows = vec![Conversation::new(WireFormat::Anthropic)];
+/// The conversation of a log's lines, cut into its context windows at each compaction, with the time of each
+/// message (of its last line).
+fn windows(lines: Lines) -> Result<Vec<Window>, ImportError> {
+    let fresh = || Window::new(Conversation::new(WireFormat::Anthropic));
+    let mut windows = vec![fresh()];
     // index in conv.messages of the last assistant message, with its message.id
     let mut last_assistant: Option<(usize, String)> = None;
     for (line, value) in lines {
         if is_compact_boundary(&value) {
-            if windows.last().is_some_and(|c| !c.messages.is_empty()) {
-                windows.push(Conversation::new(WireFormat::Anthropic));
+            if windows
+                .last()
+                .is_some_and(|w| !w.conversation.messages.is_empty())
+            {
+                windows.push(fresh());
             }
             last_assistant = None;
             continue;
         }
-        let conv = windows.last_mut().expect("one window at least");
+        let Window {
+            conversation: conv,
+            times,
+            ..
+        } = windows.last_mut().expect("one window at least");
+        let time = value
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .and_then(parse_timestamp);
         let kind = value.get("type").and_then(Value::as_str).unwrap_or("");
         if kind != "user" && kind != "assistant" {
             continue;
@@ -143,27 +155,41 @@ fn windows(lines: Lines) -> Result<Vec<Conversation>, ImportError> {
                         let at = *at;
                         let target = &mut conv.messages[at];
                         target.content.blocks.append(&mut msg.content.blocks);
+                        times[at] = time.or(times[at]);
                         continue;
                     }
                 }
                 last_assistant = id.map(|id| (conv.messages.len(), id));
                 conv.messages.push(msg);
+                times.push(time);
             }
             _ => {
                 if msg.is_tool_results() {
                     if let Some(prev) = conv.messages.last_mut() {
                         if prev.role == Role::User && prev.is_tool_results() {
                             prev.content.blocks.append(&mut msg.content.blocks);
+                            let last = times.len() - 1;
+                            times[last] = time.or(times[last]);
                             continue;
                         }
                     }
                 }
                 conv.messages.push(msg);
+                times.push(time);
             }
         }
     }
-    if windows.len() > 1 && windows.last().is_some_and(|c| c.messages.is_empty()) {
+    if windows.len() > 1
+        && windows
+            .last()
+            .is_some_and(|w| w.conversation.messages.is_empty())
+    {
         windows.pop();
+    }
+    for w in &mut windows {
+        if w.times.iter().all(Option::is_none) {
+            w.times.clear();
+        }
     }
     Ok(windows)
 }

@@ -14,19 +14,23 @@
 
 use ctxfit_model::{responses, Content, Conversation, Message, Role, Value, WireFormat};
 
-use crate::{ImportError, Parsed, RecordedUsage, Session, SourceFormat};
+use crate::{parse_timestamp, ImportError, Parsed, RecordedUsage, Session, SourceFormat, Window};
 
 pub(crate) fn import(parsed: Parsed) -> Result<Vec<Session>, ImportError> {
     let lines = match parsed {
         Parsed::Lines(lines) => lines,
         Parsed::Document(v) => vec![(1, v)],
     };
-    let mut windows: Vec<(Conversation, Vec<RecordedUsage>)> = vec![fresh(None)];
+    let mut windows: Vec<Window> = vec![fresh(None)];
     // Codex repeats a `token_count` (rate-limit updates): a request is counted once, by its running total
     let mut last_total = None;
     for (line, value) in lines {
         let payload = value.get("payload");
-        let (conv, usage) = windows.last_mut().expect("one window at least");
+        let Window {
+            conversation: conv,
+            usage,
+            times,
+        } = windows.last_mut().expect("one window at least");
         match value.get("type").and_then(Value::as_str) {
             Some("session_meta") => {
                 let instructions = payload.and_then(|p| {
@@ -51,6 +55,12 @@ pub(crate) fn import(parsed: Parsed) -> Result<Vec<Session>, ImportError> {
                 let msg = responses::read_item(item.clone(), "payload")
                     .map_err(|e| ImportError::from(e).within(&format!("line {line}: ")))?;
                 conv.messages.push(msg);
+                times.push(
+                    value
+                        .get("timestamp")
+                        .and_then(Value::as_str)
+                        .and_then(parse_timestamp),
+                );
             }
             Some("event_msg") => {
                 if let Some((total, u)) = payload.and_then(token_count) {
@@ -73,23 +83,30 @@ pub(crate) fn import(parsed: Parsed) -> Result<Vec<Session>, ImportError> {
                         .unwrap_or_default(),
                 };
                 let mut next = fresh(Some(conv));
-                next.0.messages = history;
+                // the replacement history is sent with the first request after the compaction
+                next.times = vec![None; history.len()];
+                next.conversation.messages = history;
                 windows.push(next);
             }
             _ => {}
+        }
+    }
+    for w in &mut windows {
+        if w.times.iter().all(Option::is_none) {
+            w.times.clear();
         }
     }
     Ok(crate::context_windows(windows, SourceFormat::Codex))
 }
 
 /// A new context window: the instructions and model of the one before, no messages.
-fn fresh(before: Option<&Conversation>) -> (Conversation, Vec<RecordedUsage>) {
-    let mut conv = Conversation::new(WireFormat::Responses);
+fn fresh(before: Option<&Conversation>) -> Window {
+    let mut conversation = Conversation::new(WireFormat::Responses);
     if let Some(b) = before {
-        conv.system.clone_from(&b.system);
-        conv.extra.clone_from(&b.extra);
+        conversation.system.clone_from(&b.system);
+        conversation.extra.clone_from(&b.extra);
     }
-    (conv, Vec::new())
+    Window::new(conversation)
 }
 
 /// A `token_count` event's running total and usage of the last request (`info.last_token_usage`).

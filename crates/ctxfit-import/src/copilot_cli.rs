@@ -98,5 +98,6 @@ pub(crate) fn import(parsed: Parsed) -> Result<Vec<Session>, ImportError> {
         source: SourceFormat::CopilotCli,
         conversation: conv,
         usage: Vec::new(),
+        times: Vec::new(),
     }])
 }

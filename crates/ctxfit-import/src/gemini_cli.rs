@@ -89,6 +89,7 @@ pub(crate) fn import(doc: Value) -> Result<Vec<Session>, ImportError> {
         source: SourceFormat::GeminiCli,
         conversation: conv,
         usage,
+        times: Vec::new(),
     }])
 }
 

@@ -40,6 +40,7 @@ pub(crate) fn import(doc: Value) -> Result<Vec<Session>, ImportError> {
                 source: SourceFormat::Letta,
                 conversation,
                 usage: Vec::new(),
+                times: Vec::new(),
             })
         })
         .collect()

@@ -122,29 +122,126 @@ pub struct Session {
     /// The usage the provider reported for each request, in order, when the log records it (Codex rollouts);
     /// empty otherwise.
     pub usage: Vec<RecordedUsage>,
+    /// When each message of `conversation` was written, in milliseconds since the Unix epoch (`None` where the
+    /// log says nothing), when the log records times (Claude Code, Codex CLI, mini-swe-agent); empty otherwise. A message merged
+    /// from several lines has the time of its last. The replay and `ctxfit compact` read them to know when the
+    /// provider's prompt cache expired (`ctxfit_compactor`'s `Compactor::compact_at`).
+    pub times: Vec<Option<u64>>,
 }
 
 /// The sessions of a log cut into context windows (the agent compacted its conversation): `window 1`,
 /// `window 2`, ... — or one unnamed session when it never compacted.
-pub(crate) fn context_windows(
-    windows: Vec<(Conversation, Vec<RecordedUsage>)>,
-    source: SourceFormat,
-) -> Vec<Session> {
+pub(crate) fn context_windows(windows: Vec<Window>, source: SourceFormat) -> Vec<Session> {
     let named = windows.len() > 1;
     windows
         .into_iter()
         .enumerate()
-        .map(|(i, (conversation, usage))| Session {
-            name: if named {
-                format!("window {}", i + 1)
-            } else {
-                String::new()
+        .map(
+            |(
+                i,
+                Window {
+                    conversation,
+                    usage,
+                    times,
+                },
+            )| Session {
+                name: if named {
+                    format!("window {}", i + 1)
+                } else {
+                    String::new()
+                },
+                source,
+                conversation,
+                usage,
+                times,
             },
-            source,
-            conversation,
-            usage,
-        })
+        )
         .collect()
+}
+
+/// One context window of a log as an importer builds it: the messages, the usage recorded per request, and the
+/// time of each message (empty when the log has none).
+#[derive(Debug, Clone)]
+pub(crate) struct Window {
+    pub conversation: Conversation,
+    pub usage: Vec<RecordedUsage>,
+    pub times: Vec<Option<u64>>,
+}
+
+impl Window {
+    pub(crate) fn new(conversation: Conversation) -> Window {
+        Window {
+            conversation,
+            usage: Vec::new(),
+            times: Vec::new(),
+        }
+    }
+}
+
+/// An RFC 3339 time as logs write it (`2026-02-11T15:47:57.771Z`, `2025-09-10T08:00:00+02:00`), in
+/// milliseconds since the Unix epoch; `None` for anything else, or a time before 1970.
+pub fn parse_timestamp(text: &str) -> Option<u64> {
+    let b = text.as_bytes();
+    let num = |range: std::ops::Range<usize>| -> Option<i64> {
+        let digits = b.get(range)?;
+        digits
+            .iter()
+            .all(u8::is_ascii_digit)
+            .then(|| digits.iter().fold(0, |n, d| n * 10 + i64::from(d - b'0')))
+    };
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    if b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return None;
+    }
+    // a fraction of a second: its first three digits are milliseconds
+    let mut at = 19;
+    let mut millis = 0;
+    if b[at] == b'.' {
+        at += 1;
+        let start = at;
+        while at < b.len() && b[at].is_ascii_digit() {
+            if at - start < 3 {
+                millis += i64::from(b[at] - b'0') * [100, 10, 1][at - start];
+            }
+            at += 1;
+        }
+        if at == start {
+            return None;
+        }
+    }
+    let offset = match b.get(at..)? {
+        [b'Z' | b'z'] => 0,
+        [sign @ (b'+' | b'-'), _, _, b':', _, _] => {
+            let minutes = num(at + 1..at + 3)? * 60 + num(at + 4..at + 6)?;
+            if *sign == b'+' {
+                minutes
+            } else {
+                -minutes
+            }
+        }
+        _ => return None,
+    };
+    // days since 1970-01-01 of a date of the proleptic Gregorian calendar (H. Hinnant's days_from_civil)
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second - offset * 60;
+    u64::try_from(seconds * 1000 + millis).ok()
 }
 
 /// The usage a provider reported for one request, as an agent logged it.
@@ -398,6 +495,7 @@ pub fn import_str(text: &str, format: Option<SourceFormat>) -> Result<Vec<Sessio
             source: format,
             conversation,
             usage: Vec::new(),
+            times: Vec::new(),
         }]
     };
     let document = |parsed: Parsed| match parsed {
@@ -416,7 +514,12 @@ pub fn import_str(text: &str, format: Option<SourceFormat>) -> Result<Vec<Sessio
         SourceFormat::GeminiCli => gemini_cli::import(document(parsed)?)?,
         SourceFormat::CopilotCli => copilot_cli::import(parsed)?,
         SourceFormat::SweAgent => single(swe_agent::import(document(parsed)?)?),
-        SourceFormat::MiniSweAgent => single(mini_swe_agent::import(document(parsed)?)?),
+        SourceFormat::MiniSweAgent => {
+            let (conversation, times) = mini_swe_agent::import(document(parsed)?)?;
+            let mut sessions = single(conversation);
+            sessions[0].times = times;
+            sessions
+        }
         SourceFormat::OpenHands => openhands::import(parsed)?,
         SourceFormat::TauBench => tau_bench::import(document(parsed)?)?,
         SourceFormat::Letta => letta::import(document(parsed)?)?,

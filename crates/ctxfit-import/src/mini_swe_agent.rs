@@ -3,7 +3,8 @@
 //! `messages` is the OpenAI Chat list the agent sent (system, user, assistant with `tool_calls`, `tool`
 //! results), each with the agent's own bookkeeping in `extra` (the raw model response, timings, the parsed
 //! actions) and a final `exit` entry holding the submission — neither was sent to the model, so both are left
-//! out. Only the fields a request carries stay: `role`, `content`, `tool_calls`, `tool_call_id`, `name`.
+//! out. Only the fields a request carries stay: `role`, `content`, `tool_calls`, `tool_call_id`, `name`; of
+//! `extra`, the `timestamp` (seconds since the Unix epoch) is kept as the message's time.
 //!
 //! Without tool calling (mini-swe-agent's own default: the model answers with a THOUGHT and exactly one
 //! ` ```bash ` block, and the command's output comes back as the next user message, `<returncode>0</returncode>
@@ -31,11 +32,13 @@ pub(crate) fn looks_like(doc: &Value) -> bool {
         && matches!(doc.get("messages"), Some(Value::Array(_)))
 }
 
-pub(crate) fn import(doc: Value) -> Result<Conversation, ImportError> {
+/// The conversation, and the time each message was written (empty when no message has one).
+pub(crate) fn import(doc: Value) -> Result<(Conversation, Vec<Option<u64>>), ImportError> {
     let Some(Value::Array(entries)) = doc.get("messages") else {
         return Err(ImportError::shape("messages", "expected a list"));
     };
     let mut conv = Conversation::new(WireFormat::OpenAi);
+    let mut times = Vec::new();
     for (i, entry) in entries.iter().enumerate() {
         let Value::Object(fields) = entry else {
             return Err(ImportError::shape(
@@ -55,11 +58,22 @@ pub(crate) fn import(doc: Value) -> Result<Conversation, ImportError> {
             Value::Object(request),
             &format!("messages[{i}]"),
         )?);
+        times.push(
+            fields
+                .get("extra")
+                .and_then(|e| e.get("timestamp"))
+                .and_then(Value::as_f64)
+                .filter(|t| t.is_finite() && *t >= 0.0)
+                .map(|t| (t * 1000.0) as u64),
+        );
     }
     if conv.tool_use_count() == 0 {
         link_bash_blocks(&mut conv);
     }
-    Ok(conv)
+    if times.iter().all(Option::is_none) {
+        times.clear();
+    }
+    Ok((conv, times))
 }
 
 /// Each assistant message with exactly one bash block becomes a call of `bash`, and the user message right

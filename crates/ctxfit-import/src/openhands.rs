@@ -38,6 +38,7 @@ pub(crate) fn import(parsed: Parsed) -> Result<Vec<Session>, ImportError> {
         source: SourceFormat::OpenHands,
         conversation,
         usage: Vec::new(),
+        times: Vec::new(),
     };
     match parsed {
         Parsed::Document(Value::Array(events)) => {

@@ -38,6 +38,7 @@ pub(crate) fn import(doc: Value) -> Result<Vec<Session>, ImportError> {
                 source: SourceFormat::TauBench,
                 conversation,
                 usage: Vec::new(),
+                times: Vec::new(),
             })
         })
         .collect()

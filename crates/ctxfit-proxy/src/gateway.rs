@@ -204,6 +204,9 @@ impl Gateway {
             return false;
         };
         saved.messages = n;
+        // the state is written when a decision is made, not at every request: the time it holds may be of a
+        // request long before the last one, and would make a warm cache look expired
+        saved.last_sent_at = None;
         if compactor.restore(saved).is_err() {
             return false;
         }
@@ -417,9 +420,21 @@ impl Gateway {
         // a conversation new to the gateway (or to a restarted one) is compacted request by request, as a live
         // agent would have been: the same bytes as if the gateway had seen every request
         let report = if continued {
-            c.compactor.compact(&c.conv, c.reported.take())
+            // when it is sent: after five minutes without a request the provider's cache has expired, and every
+            // waiting cut is made for free
+            c.compactor.compact_at(
+                &c.conv,
+                c.reported.take(),
+                Some(ctxfit_compactor::unix_millis()),
+            )
         } else {
-            c.compactor.compact_history(&c.conv, c.reported.take())
+            // (the earlier requests' times are not known: only this one's)
+            let mut times = vec![None; c.conv.messages.len()];
+            if let Some(last) = times.last_mut() {
+                *last = Some(ctxfit_compactor::unix_millis());
+            }
+            c.compactor
+                .compact_history_at(&c.conv, c.reported.take(), &times)
         };
 
         // the body: the client's bytes where nothing changed

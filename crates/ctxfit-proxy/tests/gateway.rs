@@ -349,3 +349,69 @@ fn a_profiles_retrieval_tool_is_left_off_behind_the_proxy() {
     }
     assert!(compacted > 0, "no request was compacted");
 }
+
+#[test]
+fn a_pause_longer_than_the_cache_lives_lets_the_waiting_cuts_through() {
+    // `smart` with a cache that lives two seconds: the read's small cut (its number column) waits while requests
+    // follow each other, and is made at the first request after a pause of more than two seconds
+    let settings = PolicyFile::parse(
+        "[profiles.brief]\nextends = \"smart\"\ncache_ttl = 2\n",
+        "test.toml",
+    )
+    .unwrap()
+    .resolve(Some("brief"), None, &|_| None)
+    .unwrap();
+    let read = (1..=400)
+        .map(|i| format!("{i:>6}→    let value_{i} = compute(input, {i});"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut messages = vec![serde_json::json!({"role": "user", "content": "fix the bug"})];
+    for i in 0..6 {
+        let id = format!("toolu_{i}");
+        let (name, input, result) = if i == 0 {
+            (
+                "Read",
+                serde_json::json!({"file_path": "src/lib.rs"}),
+                read.clone(),
+            )
+        } else {
+            (
+                "Bash",
+                serde_json::json!({"command": "git status"}),
+                "clean".to_owned(),
+            )
+        };
+        messages.push(serde_json::json!({"role": "assistant", "content": [
+            {"type": "tool_use", "id": id, "name": name, "input": input}]}));
+        messages.push(serde_json::json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": id, "content": result}]}));
+    }
+    let conv = ctxfit_model::from_value(serde_json::json!({"messages": messages})).unwrap();
+    let sent = requests(&conv, "You are a test agent.");
+    let read_sent = |body: &[u8]| {
+        forwarded_messages(Api::AnthropicMessages, body)[2]["content"][0]["content"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let mut gateway = Gateway::new(settings).unwrap();
+    let last = sent.len() - 1;
+    for (messages, bytes) in &sent[..last] {
+        let out = gateway
+            .forward(Api::AnthropicMessages, bytes, None)
+            .unwrap();
+        if messages.len() > 2 {
+            assert_eq!(read_sent(&out.body), read, "no pause yet: the cut waits");
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_millis(2_300));
+    let out = gateway
+        .forward(Api::AnthropicMessages, &sent[last].1, None)
+        .unwrap();
+    assert!(out.continued);
+    assert!(
+        read_sent(&out.body).starts_with("[lines 1–400; numbers dropped, count from 1]\n"),
+        "{}",
+        &read_sent(&out.body)[..80]
+    );
+}

@@ -175,13 +175,24 @@ impl Compactor {
         self.settings.to_string()
     }
 
-    #[pyo3(signature = (messages, *, input_tokens = None, system = None))]
+    #[pyo3(signature = (messages, *, input_tokens = None, system = None, sent_at = None))]
     fn compact<'py>(
         &mut self,
         messages: &Bound<'py, PyAny>,
         input_tokens: Option<usize>,
         system: Option<&Bound<'py, PyAny>>,
+        sent_at: Option<f64>,
     ) -> PyResult<Bound<'py, PyList>> {
+        // when the request is sent (seconds since the Unix epoch, as `time.time()`): now, unless the caller says
+        let sent_at = match sent_at {
+            None => ctxfit_compactor::unix_millis(),
+            Some(t) if t.is_finite() && t >= 0.0 => (t * 1000.0) as u64,
+            Some(t) => {
+                return Err(errors::bad_input(format!(
+                    "sent_at must be seconds since the Unix epoch (0 or more), got {t}"
+                )))
+            }
+        };
         let py = messages.py();
         let items: Bound<'py, PyList> = match messages.cast::<PyList>() {
             Ok(list) => list.clone(),
@@ -256,7 +267,11 @@ impl Compactor {
 
         // compact, without holding the interpreter
         let (inner, conv) = (&mut self.inner, &self.conv);
-        let report = py.detach(|| shielded("compact", || inner.compact(conv, input_tokens)));
+        let report = py.detach(|| {
+            shielded("compact", || {
+                inner.compact_at(conv, input_tokens, Some(sent_at))
+            })
+        });
         let report = match report {
             Ok(r) => r,
             Err(e) => {

@@ -412,17 +412,19 @@ fn load_sessions<'py>(
 /// Replay recorded sessions (files or folders) request by request under each policy: `ctxfit replay --json`'s
 /// document (`prices`, a row per policy in `policies`, every replay in `sessions`). Policies: `none`, `oracle`
 /// (evaluation only: it reads the future), built-in profiles, policy files; default: all of those built in.
+/// `cache_ttl`: seconds the provider keeps a cached prefix (0: forever), for logs that record times.
 ///
 /// >>> report = ctxfit.replay(["sessions/"], ["none", "oracle", "smart"], prices="all")  # doctest: +SKIP
 /// >>> [(row["policy"], row["tokens_saved"], row["recall"]) for row in report["policies"]]  # doctest: +SKIP
 #[pyfunction]
-#[pyo3(signature = (paths, policies = None, *, prices = "anthropic", estimator = "fast"))]
+#[pyo3(signature = (paths, policies = None, *, prices = "anthropic", estimator = "fast", cache_ttl = ctxfit_compactor::DEFAULT_CACHE_TTL))]
 fn replay<'py>(
     py: Python<'py>,
     paths: &Bound<'py, PyAny>,
     policies: Option<Vec<String>>,
     prices: &str,
     estimator: &str,
+    cache_ttl: u64,
 ) -> PyResult<Bound<'py, PyAny>> {
     let paths: Vec<String> = if let Ok(s) = paths.extract::<std::path::PathBuf>() {
         vec![s.display().to_string()]
@@ -501,9 +503,14 @@ fn replay<'py>(
                     .par_iter()
                     .map(|&(s, p)| {
                         let (label, session) = &sessions[s];
-                        ctxfit_replay::replay(
+                        let timing = ctxfit_replay::Timing {
+                            times: &session.times,
+                            cache_ttl,
+                        };
+                        ctxfit_replay::replay_timed(
                             label,
                             &session.conversation,
+                            timing,
                             &policies[p],
                             &registry,
                             &make_estimator,

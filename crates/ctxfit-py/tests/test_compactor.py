@@ -262,3 +262,32 @@ def test_a_restarted_agent_sends_the_same_bytes(tmp_path):
         ctxfit.Compactor("seed-002").restore(first.save())
     with pytest.raises(ctxfit.CtxfitError, match="not a saved compactor state"):
         ctxfit.Compactor("smart").restore({"version": 1})
+
+
+def test_a_waiting_cut_is_made_once_the_cache_has_expired():
+    # a numbered read whose only cut is its number column: too small to pay for rewriting the cached tail early in
+    # a conversation, so `smart` keeps it waiting — until the agent pauses longer than the cache lives
+    read = "\n".join(f"{i:>6}→    let value_{i} = compute(input, {i});" for i in range(1, 401))
+    messages = short("Fix the bug.")
+    messages += [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "r0", "name": "Read", "input": {"file_path": "src/lib.rs"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "r0", "content": read}]},
+    ]
+    for i in range(1, 6):
+        messages += tool_turn(i, "clean", command="git status")
+
+    def run(pause):
+        compactor = ctxfit.Compactor("smart")
+        t = 1_700_000_000.0
+        sent = None
+        for k, request in enumerate(requests_of(messages)):
+            t += pause if k == 4 else 1.0
+            sent = compactor.compact(request, sent_at=t)
+        return sent
+
+    warm = run(60.0)
+    assert warm[2]["content"][0]["content"] == read
+    cold = run(400.0)
+    assert cold[2]["content"][0]["content"].startswith("[lines 1–400; numbers dropped, count from 1]\n")
+    with pytest.raises(ValueError, match="sent_at"):
+        ctxfit.Compactor("smart").compact(messages, sent_at=-1.0)

@@ -8,7 +8,10 @@
 //! * **input tokens** (same estimator for every policy) and tokens saved against no compaction;
 //! * **cache-aware cost** under a prompt-cache model: the longest prefix of messages unchanged since the previous
 //!   request is a cache read, the rest a cache write, priced by a [`PriceModel`] (`anthropic`: read 0.1, write
-//!   1.25; `openai`: cached input 0.1, no write premium; `uncached`: every token 1.0);
+//!   1.25; `openai`: cached input 0.1, no write premium; `uncached`: every token 1.0). When the log records
+//!   when its messages were written ([`Timing`]: Claude Code, Codex CLI, mini-swe-agent) and more than the cache's lifetime
+//!   (five minutes) passed between two requests, the cache has expired and the whole request is a write, under
+//!   every policy — and the compactor is told the same time, as a live agent would tell it;
 //! * **reference recall**: the identifiers the assistant's turn uses (runs of `[A-Za-z0-9_./:-]` of 6+
 //!   characters in its text and tool-call inputs) that had appeared earlier *only* in tool results — not in
 //!   user, system or earlier assistant content — and the share of them still present in the compacted request.
@@ -30,7 +33,9 @@ mod references;
 
 use std::collections::BTreeMap;
 
-use ctxfit_compactor::{Compactor, CompactorError, Settings, Trigger};
+use ctxfit_compactor::{
+    cache_expired, Compactor, CompactorError, Settings, Trigger, DEFAULT_CACHE_TTL,
+};
 use ctxfit_model::{Block, Conversation};
 use ctxfit_retention::{Registry, WrappedOutput};
 use ctxfit_tokens::{count_message, count_preamble, TokenEstimator};
@@ -119,6 +124,8 @@ pub struct TurnStats {
     pub cache_read_tokens: usize,
     pub cache_write_tokens: usize,
     pub cost: f64,
+    /// More than the cache's lifetime passed since the previous request: nothing of this one was cached.
+    pub cache_expired: bool,
     /// Identifiers this turn used that only tool results had shown, and how many of them the request still had.
     pub references: usize,
     pub references_visible: usize,
@@ -234,6 +241,7 @@ fn oracle_settings() -> Settings {
         min_reclaim_tokens: 0,
         min_reclaim_ratio: 0.0,
         cache_write_premium: 0.0,
+        cache_ttl: 0,
         max_tool_result_chars: 0,
         max_conversation_messages: 0,
         request_budget: 0,
@@ -303,10 +311,52 @@ fn collect_strings(v: &ctxfit_model::Value, out: &mut Vec<String>) {
     }
 }
 
-/// Replay `conv` under `policy`.
+/// When a session's messages were written, and how long the provider keeps a cached prefix: what tells the
+/// replay (and the compactor) that the cache expired between two requests.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing<'a> {
+    /// Per message, milliseconds since the Unix epoch (`None` where unknown); empty: no times at all. A request
+    /// is taken as sent when the latest of its messages with a time was written.
+    pub times: &'a [Option<u64>],
+    /// Seconds a cached prefix lives after its last use (0: forever).
+    pub cache_ttl: u64,
+}
+
+impl Timing<'_> {
+    /// No times: the cache never expires.
+    pub const NONE: Timing<'static> = Timing {
+        times: &[],
+        cache_ttl: DEFAULT_CACHE_TTL,
+    };
+}
+
+/// Replay `conv` under `policy`, as if the cache never expired.
 pub fn replay(
     name: &str,
     conv: &Conversation,
+    policy: &Policy,
+    registry: &Registry,
+    estimator: &dyn Fn() -> Box<dyn TokenEstimator>,
+    prices: Prices,
+) -> Result<SessionReplay, CompactorError> {
+    replay_timed(
+        name,
+        conv,
+        Timing::NONE,
+        policy,
+        registry,
+        estimator,
+        prices,
+    )
+}
+
+/// Replay `conv` under `policy`, with the times its log recorded: a request sent more than the cache's
+/// lifetime after the one before is written to the cache whole, and the compactor is told when each request was
+/// sent ([`Compactor::compact_at`]).
+pub fn replay_timed(
+    name: &str,
+    conv: &Conversation,
+    timing: Timing<'_>,
     policy: &Policy,
     registry: &Registry,
     estimator: &dyn Fn() -> Box<dyn TokenEstimator>,
@@ -346,12 +396,19 @@ pub fn replay(
     let mut previous_input: Option<usize> = None;
     let mut turns = Vec::new();
     let mut texts = Vec::new();
+    // when the latest message so far with a time was written, and when the previous request was sent
+    let (mut latest, mut previous_sent): (Option<u64>, Option<u64>) = (None, None);
     for (mi, msg) in conv.messages.iter().enumerate() {
         if mi > 0 && ctxfit_model::begins_response(&conv.messages, mi) {
+            let expired = match (previous_sent, latest) {
+                (Some(last), Some(now)) => cache_expired(last, now, timing.cache_ttl),
+                _ => false,
+            };
+            previous_sent = latest.or(previous_sent);
             // the request for this turn: everything before it
             let (first_changed, dropped, compacted_total) = match compactor.as_mut() {
                 Some(c) => {
-                    let report = c.compact(&request, previous_input);
+                    let report = c.compact_at(&request, previous_input, latest);
                     for b in &report.new_blocks {
                         sent_tokens[b.message] -= b.tokens_before - b.tokens_after;
                     }
@@ -388,13 +445,14 @@ pub fn replay(
             let input_tokens =
                 compacted_total.unwrap_or_else(|| preamble + sent_tokens.iter().sum::<usize>());
             let uncompacted_tokens = preamble + source_tokens.iter().sum::<usize>();
-            let (cache_read_tokens, cache_write_tokens) = if dropped > 0 || previous_len == 0 {
-                (0, input_tokens)
-            } else {
-                let unchanged = first_changed.unwrap_or(previous_len).min(previous_len);
-                let read = preamble + sent_tokens[..unchanged].iter().sum::<usize>();
-                (read, input_tokens - read)
-            };
+            let (cache_read_tokens, cache_write_tokens) =
+                if dropped > 0 || previous_len == 0 || expired {
+                    (0, input_tokens)
+                } else {
+                    let unchanged = first_changed.unwrap_or(previous_len).min(previous_len);
+                    let read = preamble + sent_tokens[..unchanged].iter().sum::<usize>();
+                    (read, input_tokens - read)
+                };
             let cost = prices.cost(cache_read_tokens, cache_write_tokens);
             let refs = provenance.references(&conv.messages, mi);
             let seen = refs.iter().filter(|id| visible.contains(id)).count();
@@ -405,6 +463,7 @@ pub fn replay(
                 cache_read_tokens,
                 cache_write_tokens,
                 cost,
+                cache_expired: expired,
                 references: refs.len(),
                 references_visible: seen,
             });
@@ -412,6 +471,7 @@ pub fn replay(
             previous_input = Some(input_tokens);
         }
         // the message joins the history
+        latest = timing.times.get(mi).copied().flatten().or(latest);
         let tokens = count_message(est.as_ref(), msg);
         source_tokens.push(tokens);
         sent_tokens.push(tokens);

@@ -124,10 +124,13 @@ fn every_policy_replays_every_session_consistently() {
     }
 }
 
-/// One shot and live loop under every built-in profile, and the `extra` ones: the projections, byte for byte.
+/// One shot and live loop under every built-in profile, and the `extra` ones: the projections, byte for byte —
+/// at the times the log recorded, when it did (a request is sent when the latest of its messages with a time
+/// was written; where the cache expired between two, the waiting cuts are made).
 fn assert_one_shot_equals_live(
     label: &str,
     conv: &ctxfit_model::Conversation,
+    times: &[Option<u64>],
     extra: &[Settings],
 ) -> usize {
     let registry = ctxfit_plugins::registry().unwrap();
@@ -144,21 +147,22 @@ fn assert_one_shot_equals_live(
     for settings in profiles.chain(extra.iter().cloned().map(Box::new)) {
         let mut one_shot =
             ctxfit_compactor::Compactor::new((*settings).clone(), &registry, fast()).unwrap();
-        one_shot.compact_history(conv, None);
+        one_shot.compact_history_at(conv, None, times);
         // the agent's loop: append what arrived, send the history before each model call
         let mut live = ctxfit_compactor::Compactor::new(*settings, &registry, fast()).unwrap();
         let mut request = ctxfit_model::Conversation {
             messages: Vec::new(),
             ..conv.clone()
         };
-        let mut previous = None;
+        let (mut previous, mut latest) = (None, None);
         for (mi, m) in conv.messages.iter().enumerate() {
             if mi > 0 && ctxfit_model::begins_response(&conv.messages, mi) {
-                previous = Some(live.compact(&request, previous).tokens_after);
+                previous = Some(live.compact_at(&request, previous, latest).tokens_after);
             }
+            latest = times.get(mi).copied().flatten().or(latest);
             request.messages.push(m.clone());
         }
-        live.compact(conv, previous);
+        live.compact_at(conv, previous, latest);
         assert!(
             json(&one_shot) == json(&live),
             "{label} under {}: one shot differs from the live loop",
@@ -177,6 +181,8 @@ fn one_shot_compaction_equals_the_live_loop_on_the_long_sessions() {
     use std::io::Read;
     let corpus = corpus_dir().unwrap();
     let (mut checked, mut sessions_seen, mut unreadable) = (0, 0, Vec::new());
+    // sessions whose log records times, and of those the ones with a pause longer than the cache lives
+    let (mut timed, mut paused) = (0, 0);
     for family in ["claude-code-entire", "codex-agentv", "mini-swe-agent"] {
         let mut files: Vec<_> = std::fs::read_dir(corpus.join("sessions").join(family))
             .unwrap()
@@ -193,9 +199,19 @@ fn one_shot_compaction_equals_the_live_loop_on_the_long_sessions() {
                 Ok(sessions) => {
                     for s in sessions {
                         sessions_seen += 1;
+                        let known: Vec<u64> = s.times.iter().flatten().copied().collect();
+                        timed += usize::from(!known.is_empty());
+                        paused += usize::from(known.windows(2).any(|w| {
+                            ctxfit_compactor::cache_expired(
+                                w[0],
+                                w[1],
+                                ctxfit_compactor::DEFAULT_CACHE_TTL,
+                            )
+                        }));
                         checked += assert_one_shot_equals_live(
                             &path.display().to_string(),
                             &s.conversation,
+                            &s.times,
                             &[],
                         );
                     }
@@ -206,6 +222,12 @@ fn one_shot_compaction_equals_the_live_loop_on_the_long_sessions() {
     }
     assert!(unreadable.is_empty(), "{unreadable:#?}");
     assert!(sessions_seen >= 270, "{sessions_seen}");
+    // the Claude Code and Codex CLI logs record times, and many of their sessions pause for longer than the
+    // cache lives: the timed path is what they check
+    assert!(
+        timed >= 200 && paused >= 50,
+        "{timed} timed, {paused} paused"
+    );
     assert_eq!(checked, sessions_seen * BUILT_IN_PROFILES.len());
 }
 
@@ -229,6 +251,7 @@ fn one_shot_compaction_equals_the_live_loop_on_every_corpus_file_and_profile() {
             checked += assert_one_shot_equals_live(
                 &path.display().to_string(),
                 &s.conversation,
+                &s.times,
                 std::slice::from_ref(&retrieving),
             );
         }

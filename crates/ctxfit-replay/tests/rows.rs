@@ -15,6 +15,7 @@ fn session(name: &str, policy: &str, read: usize, write: usize) -> SessionReplay
             cache_read_tokens: read,
             cache_write_tokens: write,
             cost: prices.cost(read, write),
+            cache_expired: false,
             references: 0,
             references_visible: 0,
         }],

@@ -75,6 +75,7 @@ class Compactor:
         *,
         input_tokens: Optional[int] = None,
         system: Optional[Union[str, List[Dict[str, Any]]]] = None,
+        sent_at: Optional[float] = None,
     ) -> List[Any]:
         """The message list to send instead of ``messages`` (Anthropic Messages, OpenAI Chat or Responses dicts,
         or the SDKs' response objects); ``messages`` is never changed.
@@ -82,7 +83,9 @@ class Compactor:
         Messages the request sends unchanged are your own objects; the ones compaction changed are new dicts.
         ``input_tokens`` are the input tokens the provider reported for the previous request (the budget
         trigger uses them; cache reads and writes included); ``system`` is Anthropic's top-level system prompt,
-        counted against the budget.
+        counted against the budget. ``sent_at`` is when the request is sent, in seconds since the Unix epoch
+        (``time.time()``; default: now): after a pause longer than the profile's ``cache_ttl`` (five minutes)
+        the provider's cache has expired, and the cuts waiting for their turn are made.
         """
     @property
     def last_report(self) -> Optional[Dict[str, Any]]:
@@ -189,11 +192,14 @@ def replay(
     *,
     prices: str = "anthropic",
     estimator: str = "fast",
+    cache_ttl: int = 300,
 ) -> Dict[str, Any]:
     """Replay recorded sessions (files or folders) request by request under each policy — ``none``,
     ``oracle`` (evaluation only: it reads the future), built-in profiles, policy files — as ``ctxfit replay
     --json`` does: ``{"prices": ..., "policies": [row per policy], "sessions": [every replay]}``. ``prices``:
-    ``anthropic``, ``openai``, ``uncached``, ``all``, or several comma-separated."""
+    ``anthropic``, ``openai``, ``uncached``, ``all``, or several comma-separated. ``cache_ttl``: seconds the
+    provider keeps a cached prefix (0: forever); where a log records times (Claude Code, Codex CLI, mini-swe-agent), a request
+    sent longer than that after the one before is written to the cache whole, under every policy."""
 
 def profiles() -> List[str]:
     """The built-in profiles."""
