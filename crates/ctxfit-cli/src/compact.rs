@@ -164,7 +164,11 @@ pub fn run(args: Args) -> Result<()> {
             .ok_or_else(|| anyhow::anyhow!("estimator {} is not built in", args.estimator))?;
         let mut compactor = Compactor::new(settings.clone(), &registry, estimator)
             .map_err(|e| BadInput(e.to_string()))?;
-        // as a live agent would have compacted it, request by request, at the times its log recorded
+        // as a live agent would have compacted it, request by request, at the times its log recorded, with the
+        // cache lifetime its requests asked for
+        if let Some(ttl) = s.cache_ttl {
+            compactor.set_cache_ttl(ttl);
+        }
         let report = compactor.compact_history_at(&s.conversation, args.input_tokens, &s.times);
         if let Some(note) = report.note() {
             eprintln!("{note}");

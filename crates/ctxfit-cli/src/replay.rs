@@ -43,9 +43,10 @@ pub struct Args {
     /// is the JSON rows' `cost`.
     #[arg(long, value_delimiter = ',', default_value = "anthropic", value_parser = parse_prices)]
     prices: Vec<Vec<PriceModel>>,
-    /// Seconds the provider keeps a cached prefix after its last use (0: forever). Where a log records when its
-    /// messages were written (Claude Code, Codex CLI, mini-swe-agent), a request sent longer than this after the one before
-    /// finds the cache expired: it is written whole, under every policy.
+    /// Seconds the provider keeps a cached prefix after its last use (0: forever), for sessions whose log does not
+    /// say (Claude Code's does: five minutes or an hour). Where a log records when its messages were written
+    /// (Claude Code, Codex CLI, mini-swe-agent), a request sent longer than that after the one before finds the
+    /// cache expired: it is written whole, under every policy.
     #[arg(long, default_value_t = ctxfit_compactor::DEFAULT_CACHE_TTL, value_name = "SECONDS")]
     cache_ttl: u64,
     /// Print JSON (totals per policy and every turn) instead of the table.
@@ -365,6 +366,7 @@ pub fn run(args: Args) -> Result<()> {
             let timing = Timing {
                 times: &session.times,
                 cache_ttl: args.cache_ttl,
+                stated_ttl: session.cache_ttl,
             };
             let r = replay_timed(
                 label,

@@ -611,6 +611,12 @@ impl Compactor {
         self.state.base_tokens + self.state.message_tokens - self.state.saved
     }
 
+    /// The lifetime, in seconds, of the prompt cache the agent's requests ask for, when they say (an Anthropic
+    /// `cache_control` with `"ttl": "1h"`: 3600): it replaces the profile's `cache_ttl` from now on.
+    pub fn set_cache_ttl(&mut self, seconds: u64) {
+        self.settings.cache_ttl = seconds;
+    }
+
     /// Decide about this request. `reported_input_tokens` are the input tokens the provider reported for the
     /// previous call (the seeds' trigger); without them the estimate of this request is used.
     pub fn compact(&mut self, conv: &Conversation, reported_input_tokens: Option<usize>) -> Report {
@@ -1504,4 +1510,39 @@ pub fn unix_millis() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// The prompt cache lifetime a request asks for, in seconds, as its Anthropic `cache_control` marks say — on the
+/// system prompt's blocks or on the blocks of `conv.messages[from..]` (the messages new to this request): 3600
+/// when one asks for `"ttl": "1h"`, else 300 when one asks for a cache at all; `None` when none does.
+pub fn stated_cache_ttl(conv: &Conversation, from: usize) -> Option<u64> {
+    let ttl_of = |extra: &serde_json::Map<String, Value>| {
+        extra
+            .get("cache_control")
+            .map(|c| match c.get("ttl").and_then(Value::as_str) {
+                Some("1h") => 3600,
+                _ => 300,
+            })
+    };
+    let of_block = |b: &Block| match b {
+        Block::Text(t) => ttl_of(&t.extra),
+        Block::ToolUse(u) => ttl_of(&u.extra),
+        Block::ToolResult(r) => ttl_of(&r.extra),
+        Block::Thinking(t) => ttl_of(&t.extra),
+        Block::RedactedThinking(m) | Block::Image(m) | Block::Document(m) => ttl_of(m),
+        Block::Unknown(Value::Object(m)) => ttl_of(m),
+        Block::Unknown(_) => None,
+    };
+    conv.system
+        .iter()
+        .flat_map(|c| c.blocks.iter())
+        .chain(
+            conv.messages
+                .get(from..)
+                .unwrap_or_default()
+                .iter()
+                .flat_map(|m| m.content.blocks.iter()),
+        )
+        .filter_map(of_block)
+        .max()
 }

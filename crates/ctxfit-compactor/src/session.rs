@@ -63,6 +63,8 @@ pub struct AgentSession {
     conversation: Conversation,
     compactor: Compactor,
     reported_input_tokens: Option<usize>,
+    /// Messages the previous request held: the ones after are new to the next.
+    sent_messages: usize,
 }
 
 impl AgentSession {
@@ -71,6 +73,7 @@ impl AgentSession {
             conversation,
             compactor,
             reported_input_tokens: None,
+            sent_messages: 0,
         }
     }
 
@@ -78,6 +81,12 @@ impl AgentSession {
     /// than the provider's cache lives (the profile's `cache_ttl`) is seen, and the cuts waiting for their turn
     /// are made then.
     pub fn next_request(&mut self) -> Request {
+        // the cache the conversation asks for (an Anthropic `cache_control` of one hour), if it says
+        let new = self.sent_messages.min(self.conversation.messages.len());
+        if let Some(ttl) = crate::compactor::stated_cache_ttl(&self.conversation, new) {
+            self.compactor.set_cache_ttl(ttl);
+        }
+        self.sent_messages = self.conversation.messages.len();
         let report = self.compactor.compact_at(
             &self.conversation,
             self.reported_input_tokens.take(),

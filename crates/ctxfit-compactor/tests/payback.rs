@@ -321,3 +321,57 @@ fn the_cache_expires_after_its_lifetime_not_at_it() {
     assert!(!cache_expired(t, t + 10_000_000_000, 0), "0: forever");
     assert!(!cache_expired(t + 5, t, 300), "a clock that went back");
 }
+
+#[test]
+fn a_request_says_which_cache_it_asks_for() {
+    use ctxfit_compactor::stated_cache_ttl;
+    let conv = |system: serde_json::Value, last: serde_json::Value| {
+        ctxfit_model::from_value(json!({"system": system, "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "hello"},
+            {"role": "user", "content": [last]}]}))
+        .unwrap()
+    };
+    let plain = json!({"type": "text", "text": "go on"});
+    let hour = json!({"type": "text", "text": "go on", "cache_control": {"type": "ephemeral", "ttl": "1h"}});
+    let five = json!({"type": "text", "text": "go on", "cache_control": {"type": "ephemeral"}});
+    assert_eq!(
+        stated_cache_ttl(&conv(json!("be brief"), plain.clone()), 0),
+        None
+    );
+    assert_eq!(
+        stated_cache_ttl(&conv(json!("be brief"), hour.clone()), 0),
+        Some(3600)
+    );
+    assert_eq!(
+        stated_cache_ttl(&conv(json!("be brief"), five.clone()), 0),
+        Some(300)
+    );
+    // only the messages from `from` on are read (the ones new to the request), and the system prompt
+    assert_eq!(
+        stated_cache_ttl(&conv(json!("be brief"), hour.clone()), 3),
+        None
+    );
+    assert_eq!(stated_cache_ttl(&conv(json!([hour]), plain), 3), Some(3600));
+    // the longest asked for wins
+    assert_eq!(
+        stated_cache_ttl(
+            &conv(
+                json!([five]),
+                json!({"type": "text", "text": "x", "cache_control": {"type": "ephemeral", "ttl": "1h"}})
+            ),
+            0
+        ),
+        Some(3600)
+    );
+    // a compactor told one hour keeps the read's cut waiting through a six-minute pause
+    let mut calls = vec![numbered_read("src/lib.rs", 400)];
+    calls.extend((0..8).map(|_| status()));
+    let session = session(&calls);
+    let registry = ctxfit_plugins::registry().unwrap();
+    let mut c = Compactor::new(smart(), &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
+    c.set_cache_ttl(3600);
+    assert_eq!(c.settings().cache_ttl, 3600);
+    let (reports, _) = live_timed(&session, c.settings().clone(), 4, 6 * 60_000);
+    assert_eq!(cut_at(&reports, 2), None);
+}

@@ -128,8 +128,18 @@ fn windows(lines: Lines) -> Result<Vec<Window>, ImportError> {
         let Window {
             conversation: conv,
             times,
+            cache_ttl,
             ..
         } = windows.last_mut().expect("one window at least");
+        // the cache the request asked for, as the response's usage tells: its writes are 5-minute or 1-hour ones
+        if let Some(written) = value.pointer("/message/usage/cache_creation") {
+            let wrote = |k: &str| written.get(k).and_then(Value::as_u64).unwrap_or(0) > 0;
+            if wrote("ephemeral_1h_input_tokens") {
+                *cache_ttl = Some(3600);
+            } else if wrote("ephemeral_5m_input_tokens") && cache_ttl.is_none() {
+                *cache_ttl = Some(300);
+            }
+        }
         let time = value
             .get("timestamp")
             .and_then(Value::as_str)

@@ -30,6 +30,7 @@ pub(crate) fn import(parsed: Parsed) -> Result<Vec<Session>, ImportError> {
             conversation: conv,
             usage,
             times,
+            ..
         } = windows.last_mut().expect("one window at least");
         match value.get("type").and_then(Value::as_str) {
             Some("session_meta") => {

@@ -99,5 +99,6 @@ pub(crate) fn import(parsed: Parsed) -> Result<Vec<Session>, ImportError> {
         conversation: conv,
         usage: Vec::new(),
         times: Vec::new(),
+        cache_ttl: None,
     }])
 }

@@ -90,6 +90,7 @@ pub(crate) fn import(doc: Value) -> Result<Vec<Session>, ImportError> {
         conversation: conv,
         usage,
         times: Vec::new(),
+        cache_ttl: None,
     }])
 }
 

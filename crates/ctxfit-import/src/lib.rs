@@ -127,6 +127,10 @@ pub struct Session {
     /// from several lines has the time of its last. The replay and `ctxfit compact` read them to know when the
     /// provider's prompt cache expired (`ctxfit_compactor`'s `Compactor::compact_at`).
     pub times: Vec<Option<u64>>,
+    /// How long, in seconds, the agent asked the provider to keep its prompt cache, when the log shows it: Claude
+    /// Code's recorded usage says whether its cache writes were five-minute or one-hour ones (300 or 3600; half
+    /// of the corpus's long Claude Code sessions used each). `None` otherwise.
+    pub cache_ttl: Option<u64>,
 }
 
 /// The sessions of a log cut into context windows (the agent compacted its conversation): `window 1`,
@@ -143,6 +147,7 @@ pub(crate) fn context_windows(windows: Vec<Window>, source: SourceFormat) -> Vec
                     conversation,
                     usage,
                     times,
+                    cache_ttl,
                 },
             )| Session {
                 name: if named {
@@ -154,6 +159,7 @@ pub(crate) fn context_windows(windows: Vec<Window>, source: SourceFormat) -> Vec
                 conversation,
                 usage,
                 times,
+                cache_ttl,
             },
         )
         .collect()
@@ -166,6 +172,7 @@ pub(crate) struct Window {
     pub conversation: Conversation,
     pub usage: Vec<RecordedUsage>,
     pub times: Vec<Option<u64>>,
+    pub cache_ttl: Option<u64>,
 }
 
 impl Window {
@@ -174,6 +181,7 @@ impl Window {
             conversation,
             usage: Vec::new(),
             times: Vec::new(),
+            cache_ttl: None,
         }
     }
 }
@@ -496,6 +504,7 @@ pub fn import_str(text: &str, format: Option<SourceFormat>) -> Result<Vec<Sessio
             conversation,
             usage: Vec::new(),
             times: Vec::new(),
+            cache_ttl: None,
         }]
     };
     let document = |parsed: Parsed| match parsed {

@@ -39,6 +39,7 @@ pub(crate) fn import(parsed: Parsed) -> Result<Vec<Session>, ImportError> {
         conversation,
         usage: Vec::new(),
         times: Vec::new(),
+        cache_ttl: None,
     };
     match parsed {
         Parsed::Document(Value::Array(events)) => {

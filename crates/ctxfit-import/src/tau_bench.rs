@@ -39,6 +39,7 @@ pub(crate) fn import(doc: Value) -> Result<Vec<Session>, ImportError> {
                 conversation,
                 usage: Vec::new(),
                 times: Vec::new(),
+                cache_ttl: None,
             })
         })
         .collect()

@@ -109,3 +109,39 @@ fn a_mini_swe_agent_message_has_the_time_in_its_extra() {
         vec![None, None, Some(1_775_877_016_210), Some(1_775_877_021_008)]
     );
 }
+
+#[test]
+fn a_claude_code_session_says_which_cache_it_asked_for() {
+    let line = |id: &str, ttl_field: &str| {
+        format!(
+            r#"{{"type":"assistant","timestamp":"2026-02-11T15:00:02.000Z","message":{{"id":"{id}","role":"assistant","content":[{{"type":"text","text":"ok"}}],"usage":{{"input_tokens":3,"cache_read_input_tokens":0,"cache_creation_input_tokens":900,"cache_creation":{{"{ttl_field}":900}}}}}}}}"#
+        )
+    };
+    let user = r#"{"type":"user","timestamp":"2026-02-11T15:00:00.000Z","message":{"role":"user","content":"hi"}}"#;
+    let ttl = |log: String| import_str(&log, None).unwrap()[0].cache_ttl;
+    assert_eq!(
+        ttl(format!(
+            "{user}\n{}",
+            line("m1", "ephemeral_1h_input_tokens")
+        )),
+        Some(3600)
+    );
+    assert_eq!(
+        ttl(format!(
+            "{user}\n{}",
+            line("m1", "ephemeral_5m_input_tokens")
+        )),
+        Some(300)
+    );
+    // a one-hour write anywhere in the window makes it a one-hour session
+    assert_eq!(
+        ttl(format!(
+            "{user}\n{}\n{user}\n{}",
+            line("m1", "ephemeral_5m_input_tokens"),
+            line("m2", "ephemeral_1h_input_tokens")
+        )),
+        Some(3600)
+    );
+    let no_usage = r#"{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"ok"}]}}"#;
+    assert_eq!(ttl(format!("{user}\n{no_usage}")), None);
+}

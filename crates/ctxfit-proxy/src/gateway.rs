@@ -407,7 +407,12 @@ impl Gateway {
         if system.is_some() {
             c.conv.system = system;
         }
+        let first_new = c.conv.messages.len();
         c.conv.messages.extend(new);
+        // the cache the client asks for (an Anthropic `cache_control` of one hour), if its request says
+        if let Some(ttl) = ctxfit_compactor::stated_cache_ttl(&c.conv, first_new) {
+            c.compactor.set_cache_ttl(ttl);
+        }
         if let Some(tip) = c.chain.last() {
             self.tips.remove(tip);
         }

@@ -414,4 +414,33 @@ fn a_pause_longer_than_the_cache_lives_lets_the_waiting_cuts_through() {
         "{}",
         &read_sent(&out.body)[..80]
     );
+    // a client that asks for a one-hour cache (`cache_control` with `"ttl": "1h"`) still has it after the pause:
+    // the cut keeps waiting
+    let mut gateway = Gateway::new(
+        PolicyFile::parse(
+            "[profiles.brief]\nextends = \"smart\"\ncache_ttl = 2\n",
+            "test.toml",
+        )
+        .unwrap()
+        .resolve(Some("brief"), None, &|_| None)
+        .unwrap(),
+    )
+    .unwrap();
+    let hour = |bytes: &[u8]| {
+        let mut body: Value = serde_json::from_slice(bytes).unwrap();
+        body["system"] = serde_json::json!([{"type": "text", "text": "You are a test agent.",
+            "cache_control": {"type": "ephemeral", "ttl": "1h"}}]);
+        serde_json::to_vec(&body).unwrap()
+    };
+    for (_, bytes) in &sent[..last] {
+        gateway
+            .forward(Api::AnthropicMessages, &hour(bytes), None)
+            .unwrap();
+    }
+    std::thread::sleep(std::time::Duration::from_millis(2_300));
+    let out = gateway
+        .forward(Api::AnthropicMessages, &hour(&sent[last].1), None)
+        .unwrap();
+    assert!(out.continued);
+    assert_eq!(read_sent(&out.body), read);
 }

@@ -265,6 +265,10 @@ impl Compactor {
         }
         self.returned.resize_with(items.len(), || None);
 
+        // the cache the request asks for (an Anthropic `cache_control` of one hour), if it says
+        if let Some(ttl) = ctxfit_compactor::stated_cache_ttl(&self.conv, start) {
+            self.inner.set_cache_ttl(ttl);
+        }
         // compact, without holding the interpreter
         let (inner, conv) = (&mut self.inner, &self.conv);
         let report = py.detach(|| {

@@ -506,6 +506,7 @@ fn replay<'py>(
                         let timing = ctxfit_replay::Timing {
                             times: &session.times,
                             cache_ttl,
+                            stated_ttl: session.cache_ttl,
                         };
                         ctxfit_replay::replay_timed(
                             label,

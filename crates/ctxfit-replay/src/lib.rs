@@ -318,8 +318,12 @@ pub struct Timing<'a> {
     /// Per message, milliseconds since the Unix epoch (`None` where unknown); empty: no times at all. A request
     /// is taken as sent when the latest of its messages with a time was written.
     pub times: &'a [Option<u64>],
-    /// Seconds a cached prefix lives after its last use (0: forever).
+    /// Seconds a cached prefix lives after its last use (0: forever), where the session does not say.
     pub cache_ttl: u64,
+    /// The lifetime the session's requests asked for, when its log shows it (Claude Code's one-hour or
+    /// five-minute cache): the provider's, and the compactor's (`Compactor::set_cache_ttl`), as a live agent
+    /// knows the cache it asks for.
+    pub stated_ttl: Option<u64>,
 }
 
 impl Timing<'_> {
@@ -327,6 +331,7 @@ impl Timing<'_> {
     pub const NONE: Timing<'static> = Timing {
         times: &[],
         cache_ttl: DEFAULT_CACHE_TTL,
+        stated_ttl: None,
     };
 }
 
@@ -365,7 +370,13 @@ pub fn replay_timed(
     let est = estimator();
     let mut compactor = match policy {
         Policy::None => None,
-        Policy::Profile(s) => Some(Compactor::new((**s).clone(), registry, estimator())?),
+        Policy::Profile(s) => {
+            let mut c = Compactor::new((**s).clone(), registry, estimator())?;
+            if let Some(ttl) = timing.stated_ttl {
+                c.set_cache_ttl(ttl);
+            }
+            Some(c)
+        }
         Policy::Oracle => {
             let rule = oracle::Oracle {
                 first_use: oracle::future_references(conv),
@@ -396,12 +407,13 @@ pub fn replay_timed(
     let mut previous_input: Option<usize> = None;
     let mut turns = Vec::new();
     let mut texts = Vec::new();
+    let provider_ttl = timing.stated_ttl.unwrap_or(timing.cache_ttl);
     // when the latest message so far with a time was written, and when the previous request was sent
     let (mut latest, mut previous_sent): (Option<u64>, Option<u64>) = (None, None);
     for (mi, msg) in conv.messages.iter().enumerate() {
         if mi > 0 && ctxfit_model::begins_response(&conv.messages, mi) {
             let expired = match (previous_sent, latest) {
-                (Some(last), Some(now)) => cache_expired(last, now, timing.cache_ttl),
+                (Some(last), Some(now)) => cache_expired(last, now, provider_ttl),
                 _ => false,
             };
             previous_sent = latest.or(previous_sent);

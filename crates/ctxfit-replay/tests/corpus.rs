@@ -131,6 +131,7 @@ fn assert_one_shot_equals_live(
     label: &str,
     conv: &ctxfit_model::Conversation,
     times: &[Option<u64>],
+    cache_ttl: Option<u64>,
     extra: &[Settings],
 ) -> usize {
     let registry = ctxfit_plugins::registry().unwrap();
@@ -147,9 +148,15 @@ fn assert_one_shot_equals_live(
     for settings in profiles.chain(extra.iter().cloned().map(Box::new)) {
         let mut one_shot =
             ctxfit_compactor::Compactor::new((*settings).clone(), &registry, fast()).unwrap();
+        if let Some(ttl) = cache_ttl {
+            one_shot.set_cache_ttl(ttl);
+        }
         one_shot.compact_history_at(conv, None, times);
         // the agent's loop: append what arrived, send the history before each model call
         let mut live = ctxfit_compactor::Compactor::new(*settings, &registry, fast()).unwrap();
+        if let Some(ttl) = cache_ttl {
+            live.set_cache_ttl(ttl);
+        }
         let mut request = ctxfit_model::Conversation {
             messages: Vec::new(),
             ..conv.clone()
@@ -212,6 +219,7 @@ fn one_shot_compaction_equals_the_live_loop_on_the_long_sessions() {
                             &path.display().to_string(),
                             &s.conversation,
                             &s.times,
+                            s.cache_ttl,
                             &[],
                         );
                     }
@@ -252,6 +260,7 @@ fn one_shot_compaction_equals_the_live_loop_on_every_corpus_file_and_profile() {
                 &path.display().to_string(),
                 &s.conversation,
                 &s.times,
+                s.cache_ttl,
                 std::slice::from_ref(&retrieving),
             );
         }

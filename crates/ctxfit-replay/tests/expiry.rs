@@ -42,12 +42,17 @@ fn session(n: usize) -> (ctxfit_model::Conversation, Vec<Option<u64>>) {
 }
 
 fn run(policy: &str, ttl: u64) -> SessionReplay {
+    run_stated(policy, ttl, None)
+}
+
+fn run_stated(policy: &str, ttl: u64, stated_ttl: Option<u64>) -> SessionReplay {
     let (conv, times) = session(8);
     let registry = ctxfit_plugins::registry().unwrap();
     let policy = Policy::named(policy).unwrap();
     let timing = Timing {
         times: &times,
         cache_ttl: ttl,
+        stated_ttl,
     };
     replay_timed(
         "s",
@@ -102,4 +107,20 @@ fn the_compactor_makes_its_waiting_cut_where_the_cache_expired() {
         }
     }
     assert!(smart.cost() < none.cost());
+}
+
+#[test]
+fn a_session_that_asked_for_an_hour_of_cache_keeps_it_through_the_pause() {
+    // Claude Code's usage shows one-hour cache writes: the provider kept the cache through six minutes, and the
+    // compactor, which knows the cache its agent asks for, keeps the cut waiting
+    for policy in ["none", "smart"] {
+        let r = run_stated(policy, 300, Some(3600));
+        assert!(r.turns.iter().all(|t| !t.cache_expired), "{policy}");
+    }
+    let none = run_stated("none", 300, Some(3600));
+    let smart = run_stated("smart", 300, Some(3600));
+    assert_eq!(smart.input_tokens(), none.input_tokens());
+    // and a session that says five minutes expires after six, whatever the default
+    let r = run_stated("none", 3600, Some(300));
+    assert_eq!(r.turns.iter().filter(|t| t.cache_expired).count(), 1);
 }
