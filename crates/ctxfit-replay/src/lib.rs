@@ -9,9 +9,10 @@
 //! * **cache-aware cost** under a prompt-cache model: the longest prefix of messages unchanged since the previous
 //!   request is a cache read, the rest a cache write, priced by a [`PriceModel`] (`anthropic`: read 0.1, write
 //!   1.25; `openai`: cached input 0.1, no write premium; `uncached`: every token 1.0). When the log records
-//!   when its messages were written ([`Timing`]: Claude Code, Codex CLI, mini-swe-agent) and more than the cache's lifetime
-//!   (five minutes) passed between two requests, the cache has expired and the whole request is a write, under
-//!   every policy — and the compactor is told the same time, as a live agent would tell it;
+//!   when its messages were written ([`Timing`]: Claude Code, Codex CLI, mini-swe-agent) and more than the
+//!   cache's lifetime (the one the session asked for, when its log shows it, else five minutes) passed between
+//!   two requests, the cache has expired and the whole request is a write, under every policy — and the
+//!   compactor is told the same time and lifetime, as a live agent would tell it;
 //! * **reference recall**: the identifiers the assistant's turn uses (runs of `[A-Za-z0-9_./:-]` of 6+
 //!   characters in its text and tool-call inputs) that had appeared earlier *only* in tool results — not in
 //!   user, system or earlier assistant content — and the share of them still present in the compacted request.
