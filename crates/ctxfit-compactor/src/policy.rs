@@ -131,8 +131,8 @@ pub struct Settings {
     /// next request. Early in a conversation, which may soon end, only large cuts are made; small ones wait for it
     /// to go on.
     pub cache_write_premium: f64,
-    /// Seconds the provider keeps a cached prefix after its last use: Anthropic's and OpenAI's default is five
-    /// minutes (300; 0 = the cache never expires). When the caller says when each request is sent
+    /// Seconds the provider keeps a cached prefix after its last use: Anthropic's default is five minutes (300;
+    /// 3600 for its one-hour cache; OpenAI's in-memory cache lasts 5–10 minutes; 0 = the cache never expires). When the caller says when each request is sent
     /// ([`Compactor::compact_at`](crate::Compactor::compact_at)) and more than this has passed since the one
     /// before, nothing is cached any more: the provider writes the whole request again whatever changes, so
     /// every cut is free of cache cost — the waiting ones are made too.

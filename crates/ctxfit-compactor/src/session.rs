@@ -82,8 +82,9 @@ impl AgentSession {
     /// are made then.
     pub fn next_request(&mut self) -> Request {
         // the cache the conversation asks for (an Anthropic `cache_control` of one hour), if it says
-        let new = self.sent_messages.min(self.conversation.messages.len());
-        if let Some(ttl) = crate::compactor::stated_cache_ttl(&self.conversation, new) {
+        if let Some(ttl) =
+            crate::compactor::stated_cache_ttl(&self.conversation, self.sent_messages)
+        {
             self.compactor.set_cache_ttl(ttl);
         }
         self.sent_messages = self.conversation.messages.len();

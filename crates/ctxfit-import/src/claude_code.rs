@@ -196,11 +196,6 @@ fn windows(lines: Lines) -> Result<Vec<Window>, ImportError> {
     {
         windows.pop();
     }
-    for w in &mut windows {
-        if w.times.iter().all(Option::is_none) {
-            w.times.clear();
-        }
-    }
     Ok(windows)
 }
 

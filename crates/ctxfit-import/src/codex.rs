@@ -92,11 +92,6 @@ pub(crate) fn import(parsed: Parsed) -> Result<Vec<Session>, ImportError> {
             _ => {}
         }
     }
-    for w in &mut windows {
-        if w.times.iter().all(Option::is_none) {
-            w.times.clear();
-        }
-    }
     Ok(crate::context_windows(windows, SourceFormat::Codex))
 }
 

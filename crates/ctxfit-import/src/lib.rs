@@ -123,8 +123,8 @@ pub struct Session {
     /// empty otherwise.
     pub usage: Vec<RecordedUsage>,
     /// When each message of `conversation` was written, in milliseconds since the Unix epoch (`None` where the
-    /// log says nothing), when the log records times (Claude Code, Codex CLI, mini-swe-agent); empty otherwise. A message merged
-    /// from several lines has the time of its last. The replay and `ctxfit compact` read them to know when the
+    /// log says nothing), when the log records times (Claude Code, Codex CLI, mini-swe-agent); empty otherwise.
+    /// A message merged from several lines has the time of its last. The replay and `ctxfit compact` read them to know when the
     /// provider's prompt cache expired (`ctxfit_compactor`'s `Compactor::compact_at`).
     pub times: Vec<Option<u64>>,
     /// How long, in seconds, the agent asked the provider to keep its prompt cache, when the log shows it: Claude
@@ -158,11 +158,20 @@ pub(crate) fn context_windows(windows: Vec<Window>, source: SourceFormat) -> Vec
                 source,
                 conversation,
                 usage,
-                times,
+                times: known_times(times),
                 cache_ttl,
             },
         )
         .collect()
+}
+
+/// A session's times as `Session::times` holds them: empty when the log recorded none.
+pub(crate) fn known_times(times: Vec<Option<u64>>) -> Vec<Option<u64>> {
+    if times.iter().all(Option::is_none) {
+        Vec::new()
+    } else {
+        times
+    }
 }
 
 /// One context window of a log as an importer builds it: the messages, the usage recorded per request, and the

@@ -32,7 +32,7 @@ pub(crate) fn looks_like(doc: &Value) -> bool {
         && matches!(doc.get("messages"), Some(Value::Array(_)))
 }
 
-/// The conversation, and the time each message was written (empty when no message has one).
+/// The conversation, and the time each message was written.
 pub(crate) fn import(doc: Value) -> Result<(Conversation, Vec<Option<u64>>), ImportError> {
     let Some(Value::Array(entries)) = doc.get("messages") else {
         return Err(ImportError::shape("messages", "expected a list"));
@@ -70,10 +70,7 @@ pub(crate) fn import(doc: Value) -> Result<(Conversation, Vec<Option<u64>>), Imp
     if conv.tool_use_count() == 0 {
         link_bash_blocks(&mut conv);
     }
-    if times.iter().all(Option::is_none) {
-        times.clear();
-    }
-    Ok((conv, times))
+    Ok((conv, crate::known_times(times)))
 }
 
 /// Each assistant message with exactly one bash block becomes a call of `bash`, and the user message right
