@@ -364,6 +364,52 @@ fn a_request_says_which_cache_it_asks_for() {
         ),
         Some(3600)
     );
+    // the request's own fields: Anthropic's request-level mark (automatic caching), a tool definition's mark,
+    // OpenAI's 24-hour retention; `"in_memory"` states nothing
+    let with = |fields: serde_json::Value| {
+        let mut body = json!({"messages": [{"role": "user", "content": "hi"}]});
+        body.as_object_mut()
+            .unwrap()
+            .extend(fields.as_object().unwrap().clone());
+        stated_cache_ttl(&ctxfit_model::from_value(body).unwrap(), 1)
+    };
+    let hour_mark = json!({"type": "ephemeral", "ttl": "1h"});
+    assert_eq!(with(json!({"cache_control": hour_mark})), Some(3600));
+    assert_eq!(
+        with(json!({"cache_control": {"type": "ephemeral"}})),
+        Some(300)
+    );
+    assert_eq!(
+        with(
+            json!({"tools": [{"name": "Read", "input_schema": {"type": "object"},
+            "cache_control": hour_mark}]})
+        ),
+        Some(3600)
+    );
+    assert_eq!(
+        with(json!({"tools": [{"name": "Read", "input_schema": {"type": "object"}}]})),
+        None
+    );
+    assert_eq!(
+        with(json!({"model": "gpt-5", "prompt_cache_retention": "24h"})),
+        Some(86_400)
+    );
+    assert_eq!(
+        with(json!({"model": "gpt-5", "prompt_cache_retention": "in_memory"})),
+        None
+    );
+    assert_eq!(with(json!({"cache_control": null})), None);
+    // a gateway that keeps the request's fields apart reads them alone
+    let fields = json!({"prompt_cache_retention": "24h", "cache_control": hour_mark,
+        "tools": [{"name": "Read", "cache_control": {"type": "ephemeral"}}]});
+    assert_eq!(
+        ctxfit_compactor::requested_cache_ttl(fields.as_object().unwrap()),
+        Some(86_400)
+    );
+    assert_eq!(
+        ctxfit_compactor::requested_cache_ttl(&serde_json::Map::new()),
+        None
+    );
     // a compactor told one hour keeps the read's cut waiting through a six-minute pause
     let mut calls = vec![numbered_read("src/lib.rs", 400)];
     calls.extend((0..8).map(|_| status()));

@@ -387,6 +387,19 @@ impl Gateway {
                 .map_err(|e| BodyError::Message(e.to_string()))
             })
             .collect::<Result<_, _>>()?;
+        let mut fields = serde_json::Map::new();
+        for key in ctxfit_compactor::CACHE_FIELDS {
+            // (only Anthropic's tool definitions carry cache marks)
+            if key == "tools" && api != Api::AnthropicMessages {
+                continue;
+            }
+            if let Some(raw) = body.field(key) {
+                let value = serde_json::from_str(raw.get())
+                    .map_err(|e| BodyError::Message(format!("{key}: {e}")))?;
+                fields.insert(key.to_owned(), value);
+            }
+        }
+        let requested = ctxfit_compactor::requested_cache_ttl(&fields);
         let system = match body.field("system") {
             Some(raw) if from == 0 => Some(Content::from_json(
                 serde_json::from_str(raw.get())
@@ -409,8 +422,10 @@ impl Gateway {
         }
         let first_new = c.conv.messages.len();
         c.conv.messages.extend(new);
-        // the cache the client asks for (an Anthropic `cache_control` of one hour), if its request says
-        if let Some(ttl) = ctxfit_compactor::stated_cache_ttl(&c.conv, first_new) {
+        // the cache the client asks for, if its request says: an Anthropic `cache_control` of one hour on a
+        // block, a tool or the request, or OpenAI's 24-hour `prompt_cache_retention`
+        let stated = ctxfit_compactor::stated_cache_ttl(&c.conv, first_new).max(requested);
+        if let Some(ttl) = stated {
             c.compactor.set_cache_ttl(ttl);
         }
         if let Some(tip) = c.chain.last() {

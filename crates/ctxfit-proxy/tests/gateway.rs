@@ -414,33 +414,111 @@ fn a_pause_longer_than_the_cache_lives_lets_the_waiting_cuts_through() {
         "{}",
         &read_sent(&out.body)[..80]
     );
-    // a client that asks for a one-hour cache (`cache_control` with `"ttl": "1h"`) still has it after the pause:
-    // the cut keeps waiting
-    let mut gateway = Gateway::new(
-        PolicyFile::parse(
-            "[profiles.brief]\nextends = \"smart\"\ncache_ttl = 2\n",
-            "test.toml",
-        )
-        .unwrap()
-        .resolve(Some("brief"), None, &|_| None)
-        .unwrap(),
-    )
-    .unwrap();
-    let hour = |bytes: &[u8]| {
+    // a client that asks for a longer-lived cache still has it after the pause, and the cut keeps waiting —
+    // whether it asks on a block, on a tool or for the whole request (Anthropic's `cache_control` of one hour), or
+    // for OpenAI's 24-hour retention; OpenAI's `"in_memory"` states no lifetime, and the profile's holds
+    let hour = serde_json::json!({"type": "ephemeral", "ttl": "1h"});
+    // the same session as an OpenAI Chat client sends it
+    let mut chat = vec![serde_json::json!({"role": "user", "content": "fix the bug"})];
+    for m in messages.iter().skip(1) {
+        let block = &m["content"][0];
+        chat.push(if m["role"] == "assistant" {
+            serde_json::json!({"role": "assistant", "content": null, "tool_calls": [{"id": block["id"],
+                "type": "function", "function": {"name": block["name"],
+                "arguments": block["input"].to_string()}}]})
+        } else {
+            serde_json::json!({"role": "tool", "tool_call_id": block["tool_use_id"],
+                "content": block["content"]})
+        });
+    }
+    let sent_openai = requests(
+        &ctxfit_model::from_value(serde_json::json!({"messages": chat})).unwrap(),
+        "",
+    );
+    type Ask = Box<dyn Fn(&mut Value)>;
+    let asks: Vec<(Api, Ask, bool)> = vec![
+        (
+            Api::AnthropicMessages,
+            Box::new({
+                let hour = hour.clone();
+                move |b| {
+                    b["system"] = serde_json::json!([{"type": "text",
+                        "text": "You are a test agent.", "cache_control": hour}]);
+                }
+            }),
+            false,
+        ),
+        (
+            Api::AnthropicMessages,
+            Box::new({
+                let hour = hour.clone();
+                move |b| b["cache_control"] = hour.clone()
+            }),
+            false,
+        ),
+        (
+            Api::AnthropicMessages,
+            Box::new(move |b| {
+                b["tools"] = serde_json::json!([{"name": "Read",
+                    "input_schema": {"type": "object"}, "cache_control": hour}]);
+            }),
+            false,
+        ),
+        (
+            Api::OpenAiChat,
+            Box::new(|b| b["prompt_cache_retention"] = "24h".into()),
+            false,
+        ),
+        (
+            Api::OpenAiChat,
+            Box::new(|b| b["prompt_cache_retention"] = "in_memory".into()),
+            true,
+        ),
+    ];
+    let asked = |ask: &Ask, bytes: &[u8]| {
         let mut body: Value = serde_json::from_slice(bytes).unwrap();
-        body["system"] = serde_json::json!([{"type": "text", "text": "You are a test agent.",
-            "cache_control": {"type": "ephemeral", "ttl": "1h"}}]);
+        ask(&mut body);
         serde_json::to_vec(&body).unwrap()
     };
-    for (_, bytes) in &sent[..last] {
-        gateway
-            .forward(Api::AnthropicMessages, &hour(bytes), None)
-            .unwrap();
+    let mut gateways = Vec::new();
+    for (api, ask, _) in &asks {
+        let mut gateway = Gateway::new(
+            PolicyFile::parse(
+                "[profiles.brief]\nextends = \"smart\"\ncache_ttl = 2\n",
+                "test.toml",
+            )
+            .unwrap()
+            .resolve(Some("brief"), None, &|_| None)
+            .unwrap(),
+        )
+        .unwrap();
+        let sent = if *api == Api::OpenAiChat {
+            &sent_openai
+        } else {
+            &sent
+        };
+        for (_, bytes) in &sent[..last] {
+            gateway.forward(*api, &asked(ask, bytes), None).unwrap();
+        }
+        gateways.push(gateway);
     }
     std::thread::sleep(std::time::Duration::from_millis(2_300));
-    let out = gateway
-        .forward(Api::AnthropicMessages, &hour(&sent[last].1), None)
-        .unwrap();
-    assert!(out.continued);
-    assert_eq!(read_sent(&out.body), read);
+    for ((api, ask, cut), gateway) in asks.iter().zip(&mut gateways) {
+        let sent = if *api == Api::OpenAiChat {
+            &sent_openai
+        } else {
+            &sent
+        };
+        let out = gateway
+            .forward(*api, &asked(ask, &sent[last].1), None)
+            .unwrap();
+        assert!(out.continued);
+        let tool = if *api == Api::OpenAiChat {
+            &forwarded_messages(*api, &out.body)[2]
+        } else {
+            &forwarded_messages(*api, &out.body)[2]["content"][0]
+        };
+        let text = tool["content"].as_str().unwrap();
+        assert_eq!(text != read, *cut, "{api:?}: {}", &text[..80]);
+    }
 }
