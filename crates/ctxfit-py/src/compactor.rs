@@ -175,13 +175,14 @@ impl Compactor {
         self.settings.to_string()
     }
 
-    #[pyo3(signature = (messages, *, input_tokens = None, system = None, sent_at = None))]
+    #[pyo3(signature = (messages, *, input_tokens = None, system = None, sent_at = None, cache_ttl = None))]
     fn compact<'py>(
         &mut self,
         messages: &Bound<'py, PyAny>,
         input_tokens: Option<usize>,
         system: Option<&Bound<'py, PyAny>>,
         sent_at: Option<f64>,
+        cache_ttl: Option<u64>,
     ) -> PyResult<Bound<'py, PyList>> {
         // when the request is sent (seconds since the Unix epoch, as `time.time()`): now, unless the caller says
         let sent_at = match sent_at {
@@ -265,8 +266,9 @@ impl Compactor {
         }
         self.returned.resize_with(items.len(), || None);
 
-        // the cache the request asks for (an Anthropic `cache_control` of one hour), if it says
-        if let Some(ttl) = ctxfit_compactor::stated_cache_ttl(&self.conv, start) {
+        // the cache the request asks for: as the caller says (OpenAI's `prompt_cache_retention` is an argument of
+        // the request, not of its messages), else as its `cache_control` marks say
+        if let Some(ttl) = cache_ttl.or_else(|| ctxfit_compactor::stated_cache_ttl(&self.conv, start)) {
             self.inner.set_cache_ttl(ttl);
         }
         // compact, without holding the interpreter

@@ -276,18 +276,23 @@ def test_a_waiting_cut_is_made_once_the_cache_has_expired():
     for i in range(1, 6):
         messages += tool_turn(i, "clean", command="git status")
 
-    def run(pause):
+    def run(pause, **kwargs):
         compactor = ctxfit.Compactor("smart")
         t = 1_700_000_000.0
         sent = None
         for k, request in enumerate(requests_of(messages)):
             t += pause if k == 4 else 1.0
-            sent = compactor.compact(request, sent_at=t)
+            sent = compactor.compact(request, sent_at=t, **kwargs)
         return sent
 
     warm = run(60.0)
     assert warm[2]["content"][0]["content"] == read
     cold = run(400.0)
     assert cold[2]["content"][0]["content"].startswith("[lines 1–400; numbers dropped, count from 1]\n")
+    # a request that asks for a cache of a day (OpenAI's `prompt_cache_retention="24h"`) still has it
+    assert run(400.0, cache_ttl=86_400)[2]["content"][0]["content"] == read
+    assert run(400.0, cache_ttl=0)[2]["content"][0]["content"] == read
+    # and one that asks for a minute has lost it sooner
+    assert run(90.0, cache_ttl=60)[2]["content"][0]["content"] != read
     with pytest.raises(ValueError, match="sent_at"):
         ctxfit.Compactor("smart").compact(messages, sent_at=-1.0)

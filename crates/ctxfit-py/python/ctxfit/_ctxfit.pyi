@@ -76,6 +76,7 @@ class Compactor:
         input_tokens: Optional[int] = None,
         system: Optional[Union[str, List[Dict[str, Any]]]] = None,
         sent_at: Optional[float] = None,
+        cache_ttl: Optional[int] = None,
     ) -> List[Any]:
         """The message list to send instead of ``messages`` (Anthropic Messages, OpenAI Chat or Responses dicts,
         or the SDKs' response objects); ``messages`` is never changed.
@@ -85,7 +86,11 @@ class Compactor:
         trigger uses them; cache reads and writes included); ``system`` is Anthropic's top-level system prompt,
         counted against the budget. ``sent_at`` is when the request is sent, in seconds since the Unix epoch
         (``time.time()``; default: now): after a pause longer than the profile's ``cache_ttl`` (five minutes)
-        the provider's cache has expired, and the cuts waiting for their turn are made.
+        the provider's cache has expired, and the cuts waiting for their turn are made. ``cache_ttl`` is how
+        long, in seconds, the provider keeps this request's cache (0: forever), when the request asks for a
+        lifetime its messages do not show — 86400 with OpenAI's ``prompt_cache_retention="24h"``; by default
+        the messages' Anthropic ``cache_control`` marks say it (3600 for ``"ttl": "1h"``), else the profile's
+        ``cache_ttl``. It holds for the later calls too, until another says otherwise.
         """
     @property
     def last_report(self) -> Optional[Dict[str, Any]]:
