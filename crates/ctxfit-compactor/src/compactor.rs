@@ -6,8 +6,9 @@ use std::ops::Range;
 
 use ctxfit_model::{Block, Content, Conversation, Message, Role, ToolCallIndex, Value};
 use ctxfit_retention::{
-    content_chars, ends_with_marker, line_key, truncate_content, Decision, Registry, ResultIndex,
-    ResultRef, RetentionRule, RuleContext, SameTool, ShownLines, WrappedOutput,
+    content_chars, ends_with_marker, line_key, record_member_line, record_members,
+    truncate_content, Decision, Registry, ResultIndex, ResultRef, RetentionRule, RuleContext,
+    SameTool, ShownLines, WrappedOutput,
 };
 use ctxfit_tokens::conversation::count_block;
 use ctxfit_tokens::conversation::MESSAGE_OVERHEAD;
@@ -74,11 +75,20 @@ struct ShownIndex {
 
 impl ShownIndex {
     /// Call `f` with the key of each line of `text` as the model reads it (the output inside a tool's JSON
-    /// wrapper, [`WrappedOutput`]).
-    fn each_key(text: &str, f: impl FnMut(u64)) {
+    /// wrapper, [`WrappedOutput`]) — and, when it is a record on one line, of each of its members after the first
+    /// ([`record_member_line`]).
+    fn each_key(text: &str, mut f: impl FnMut(u64)) {
         let wrapped = WrappedOutput::parse(text);
         let text = wrapped.as_ref().map_or(text, |w| w.output());
-        text.lines().filter_map(line_key).for_each(f);
+        text.lines().filter_map(line_key).for_each(&mut f);
+        if let Some(members) = record_members(text) {
+            let first = &text[members[0].clone()];
+            for m in &members[1..] {
+                if let Some(k) = line_key(&record_member_line(first, &text[m.clone()])) {
+                    f(k);
+                }
+            }
+        }
     }
 
     fn add_text(&mut self, text: &str) {

@@ -461,6 +461,86 @@ fn a_long_list_of_records_keeps_the_first_whole_and_the_key_of_the_others() {
     assert_eq!(out[0], search, "a command's output is `bash`'s to cut");
 }
 
+const FLIGHTS: [&str; 2] = [
+    r#"{"origin": "MCO", "destination": "BOS", "flight_number": "HAT028", "date": "2024-05-21", "price": 1859}"#,
+    r#"{"origin": "BOS", "destination": "CLT", "flight_number": "HAT277", "date": "2024-05-21", "price": 1679}"#,
+];
+
+/// A reservation as an airline API writes it: one line of JSON, its id first.
+fn reservation(id: &str, cabin: &str, paid: &[i32]) -> String {
+    let payments: Vec<String> = paid
+        .iter()
+        .map(|a| format!(r#"{{"payment_id": "credit_card_2929732", "amount": {a}}}"#))
+        .collect();
+    format!(
+        r#"{{"reservation_id": "{id}", "user_id": "omar_davis_3817", "origin": "MCO", "destination": "CLT", "flight_type": "one_way", "cabin": "{cabin}", "flights": [{}], "passengers": [{{"first_name": "Omar", "last_name": "Davis", "dob": "1982-10-19"}}], "payment_history": [{}], "created_at": "2024-05-11T08:28:51", "total_baggages": 3, "insurance": "yes"}}"#,
+        FLIGHTS.join(", "),
+        payments.join(", ")
+    )
+}
+
+#[test]
+fn a_record_fetched_again_keeps_the_fields_that_changed() {
+    let call = |name: &'static str, text: String| (name, json!({"reservation_id": "JG7FMM"}), text);
+    let before = reservation("JG7FMM", "business", &[7136]);
+    let after = reservation("JG7FMM", "economy", &[7136, -6594]);
+    let out = smart(&session(&[
+        call("get_reservation_details", before.clone()),
+        call("update_reservation_cabin", after.clone()),
+        call("get_user_details", "{}".into()),
+    ]));
+    // the first is kept whole; of the update's answer, the fields the first shows go, the changed ones stay
+    assert_eq!(out[0], before);
+    assert_eq!(
+        out[1],
+        "{\"reservation_id\": \"JG7FMM\", [… 4 fields shown elsewhere in this conversation for this record], \
+         \"cabin\": \"economy\", [… 2 fields shown elsewhere in this conversation for this record], \
+         \"payment_history\": [{\"payment_id\": \"credit_card_2929732\", \"amount\": 7136}, \
+         {\"payment_id\": \"credit_card_2929732\", \"amount\": -6594}], \
+         [… 3 fields shown elsewhere in this conversation for this record]}\n\
+         [excerpt of a stale result — of a record fetched again; call update_reservation_cabin again for the full \
+         result]"
+    );
+    assert_eq!(
+        ctxfit_retain_excerpt::keeps_fields_of(&after, &out[1]),
+        Some(true)
+    );
+    assert_eq!(
+        ctxfit_retain_excerpt::keeps_fields_of(&before, &out[1]),
+        Some(false)
+    );
+    assert_eq!(ctxfit_retain_excerpt::keeps_fields_of(&after, &after), None);
+
+    // another record's fields are not this one's, a record written over several lines is compared line by line,
+    // and a field shorter than its marker stays
+    let other = reservation("LQ940Q", "business", &[7136]);
+    let pretty =
+        serde_json::to_string_pretty(&serde_json::from_str::<serde_json::Value>(&before).unwrap())
+            .unwrap();
+    for (first, second) in [
+        (before.clone(), other.clone()),
+        (pretty.clone(), before.clone()),
+    ] {
+        let out = smart(&session(&[
+            call("get_reservation_details", first.clone()),
+            call("get_reservation_details", second.clone()),
+            call("get_user_details", "{}".into()),
+        ]));
+        assert_eq!(out[..2], [first, second]);
+    }
+    let short = r#"{"id": "A1", "cabin": "economy", "insurance": "yes", "note": "a note long enough that the rest counts"}"#;
+    let changed = r#"{"id": "A1", "cabin": "business", "insurance": "yes", "note": "a note long enough that the rest counts"}"#;
+    let out = smart(&session(&[
+        call("get_reservation_details", short.into()),
+        call("get_reservation_details", changed.into()),
+        call("get_user_details", "{}".into()),
+    ]));
+    assert_eq!(
+        out[1], changed,
+        "a record too short to spare anything stays whole"
+    );
+}
+
 /// The marker lines the rule writes.
 fn is_marker(line: &str) -> bool {
     (line.starts_with("[… ") && line.ends_with(']'))
@@ -473,7 +553,7 @@ fn on_every_corpus_session_an_excerpt_is_the_originals_lines_in_order() {
     ctxfit_import::skip_without_corpus!();
     let corpus =
         corpus_dir().expect("the shared corpus is missing (../shared/corpus or CTXFIT_CORPUS)");
-    let (mut excerpts, mut json_excerpts) = (0, 0);
+    let (mut excerpts, mut json_excerpts, mut fields_excerpts) = (0, 0, 0);
     for path in corpus_trajectory_files(&corpus) {
         for s in import_file(&path, None).unwrap() {
             let conv = &s.conversation;
@@ -509,6 +589,17 @@ fn on_every_corpus_session_an_excerpt_is_the_originals_lines_in_order() {
                     );
                     continue;
                 }
+                if let Some(kept) = ctxfit_retain_excerpt::keeps_fields_of(b, a) {
+                    // a record fetched again: the original's text, in order, with markers where fields were left
+                    // out
+                    fields_excerpts += 1;
+                    assert!(
+                        kept,
+                        "{}: {a:?} is not the original's text, in order",
+                        path.display()
+                    );
+                    continue;
+                }
                 excerpts += 1;
                 // every kept line is a line of the original (less a line number, or a long listing line's mode and name), in
                 // order
@@ -525,6 +616,7 @@ fn on_every_corpus_session_an_excerpt_is_the_originals_lines_in_order() {
     }
     assert!(excerpts > 20, "{excerpts}");
     assert!(json_excerpts > 5, "{json_excerpts}");
+    assert!(fields_excerpts > 2, "{fields_excerpts}");
 }
 
 /// Found by the idempotence property: a later result of one batch must see an earlier result's excerpt as

@@ -1,5 +1,6 @@
 //! The compactor's invariants, property-tested on random histories: parallel tool calls, list contents,
-//! multi-byte text, already-compacted results, long listings and tracebacks, JSON lists of records, under
+//! multi-byte text, already-compacted results, long listings and tracebacks, JSON lists of records and records
+//! fetched again, under
 //! several profiles. 10,000 cases per invariant by default (`CTXFIT_PROPTEST_CASES` to change it).
 
 use ctxfit_compactor::{Compactor, PolicyFile, Settings};
@@ -95,10 +96,42 @@ fn records() -> impl Strategy<Value = String> {
         })
 }
 
+/// An API result that is one record on one line (the excerpt rule's records fetched again): one of two ids first,
+/// then fields from a few values, so that a later result often repeats fields of an earlier one; sometimes
+/// pretty-printed (no longer a record on one line) or with a field already cut (not JSON).
+fn record() -> impl Strategy<Value = String> {
+    const VALUES: &[&str] = &[
+        "\"a value long enough to be worth leaving out, é😀\"",
+        "{\"nested\": [1, 2, {\"k\": \"a, b}\"}], \"more\": \"text that makes it long\"}",
+        "7",
+        "\"say \\\"}\\\" twice, and a comma, here\"",
+    ];
+    (
+        0..2usize,
+        prop::collection::vec(0..VALUES.len(), 0..12),
+        0..6usize,
+    )
+        .prop_map(|(id, fields, odd)| {
+            let mut members = vec![format!("\"id\": \"rec-{id}\"")];
+            members.extend(
+                fields
+                    .iter()
+                    .enumerate()
+                    .map(|(j, &v)| format!("\"f{}\": {}", j % 3, VALUES[v])),
+            );
+            match odd {
+                0 => format!("{{\n  {}\n}}", members.join(",\n  ")),
+                1 => format!("{{{} …}}", members.join(", ")),
+                _ => format!("{{{}}}", members.join(", ")),
+            }
+        })
+}
+
 fn content() -> impl Strategy<Value = Content> {
     prop_oneof![
         3 => text().prop_map(Content::text),
         1 => records().prop_map(Content::text),
+        1 => record().prop_map(Content::text),
         1 => (text(), any::<bool>(), text()).prop_map(|(a, image, b)| {
             let mut blocks = vec![Block::Text(TextBlock::new(a))];
             if image {
@@ -316,6 +349,9 @@ proptest! {
                 } else if let Some(kept) = ctxfit_retain_excerpt::keeps_records_of(&original, &cut) {
                     // lists of records: the original's text, in order, with ` …` where fields were left out
                     prop_assert!(kept, "{:?} / {:?}", original, cut);
+                } else if let Some(kept) = ctxfit_retain_excerpt::keeps_fields_of(&original, &cut) {
+                    // a record fetched again: the original's text, in order, with markers where fields were left out
+                    prop_assert!(kept, "{:?} / {:?}", original, cut);
                 } else if cut.starts_with("[lines ") || cut.lines().any(|l| l.starts_with("[excerpt of a stale result — ")) {
                     // an excerpt: the original's lines (less a line number, or a long listing line's mode and name), in order, and markers
                     let blocks: Vec<&str> = before.content.blocks.iter().filter_map(|b| b.as_text()).collect();
@@ -412,7 +448,8 @@ proptest! {
 }
 
 /// The histories above reach what they are meant to test: under `smart` without its payback rule (`eager`),
-/// every kind of excerpt is cut somewhere in a few hundred of them — a JSON list of records among them.
+/// every kind of excerpt is cut somewhere in a few hundred of them — a JSON list of records and a record fetched
+/// again among them.
 #[test]
 fn the_generated_histories_reach_every_excerpt() {
     use proptest::strategy::ValueTree;
@@ -421,7 +458,7 @@ fn the_generated_histories_reach_every_excerpt() {
         .find(|s| s.profile == "eager")
         .unwrap();
     let mut runner = proptest::test_runner::TestRunner::deterministic();
-    let mut seen = [false; 3];
+    let mut seen = [false; 4];
     for _ in 0..300 {
         let conv = history().new_tree(&mut runner).unwrap().current();
         let (out, _) = compact(&eager, &conv);
@@ -430,7 +467,11 @@ fn the_generated_histories_reach_every_excerpt() {
             seen[0] |= text.contains("only the first field of");
             seen[1] |= text.contains("[mode and name only");
             seen[2] |= text.contains(" omitted]");
+            seen[3] |= text.contains("of a record fetched again");
         }
     }
-    assert_eq!(seen, [true; 3], "records, long listings, logs");
+    assert_eq!(
+        seen, [true; 4],
+        "records, long listings, logs, records fetched again"
+    );
 }

@@ -268,7 +268,9 @@ impl Compactor {
 
         // the cache the request asks for: as the caller says (OpenAI's `prompt_cache_retention` is an argument of
         // the request, not of its messages), else as its `cache_control` marks say
-        if let Some(ttl) = cache_ttl.or_else(|| ctxfit_compactor::stated_cache_ttl(&self.conv, start)) {
+        if let Some(ttl) =
+            cache_ttl.or_else(|| ctxfit_compactor::stated_cache_ttl(&self.conv, start))
+        {
             self.inner.set_cache_ttl(ttl);
         }
         // compact, without holding the interpreter

@@ -38,6 +38,13 @@
 //!    and escapes included; a cut record's nested lists go with the rest of it. A list whose records hold prose (a
 //!    string of more than 200 bytes: comments, issue bodies, search snippets) is text to read and stays
 //!    (`json_items = 0`: never cut).
+//! 7. **Records fetched again.** An API result or a command's JSON that is one object on one line — a record, as
+//!    function-calling tools return one (`json.dumps(reservation)`) — leaves out the fields that the request
+//!    shows for good in a record with the same first field (`"reservation_id": "JG7FMM"`: the record's key), byte
+//!    for byte: the reservation as an earlier lookup showed it, before the update that answered with all of it
+//!    again. Each run of them longer than its marker becomes `[… 4 fields shown elsewhere in this conversation
+//!    for this record]`; the fields that changed stay. It is what the first step does for a re-read file, for a
+//!    record whose lines are too long to compare one by one (a pretty-printed record is compared line by line).
 //!
 //! An excerpt must save at least `min_saving` (0.1) of the result's characters, or the result is left as it is.
 //!
@@ -48,7 +55,8 @@
 //! ## Why
 //! Most of what an agent is sent again on every request is text it has already seen twice: the file it read before
 //! editing and read again after, the test log of the run before last, the hundred search hits it followed one of,
-//! the twenty flights an API offered that it has already answered about. An agent needs each line once, the outcome
+//! the twenty flights an API offered that it has already answered about, the reservation an update sends back
+//! whole. An agent needs each line once, the outcome
 //! of a run, what a list's records hold and which there were, and the way back to the rest. What this rule keeps is
 //! the result's own text, so it never invents anything, and what it leaves out is either still in front of the model
 //! or one call away. It decides as soon as the model has answered the result, so the cached prefix breaks only over
@@ -68,8 +76,8 @@ mod json;
 use ctxfit_model::{Block, Content, Value};
 use ctxfit_retention::calls::{read_target, shell_command, ShellReads};
 use ctxfit_retention::{
-    line_number_prefix, normalized_line, register_rule, Decision, RetentionRule, RuleConfigError,
-    RuleContext,
+    line_number_prefix, normalized_line, record_member_line, record_members, register_rule,
+    Decision, RetentionRule, RuleConfigError, RuleContext, ShownLines,
 };
 
 /// What the rule keeps; see the crate documentation.
@@ -419,21 +427,26 @@ const RECORDS_NOTE: &str = "of long lists of records, only the first field of ";
 /// Is `cut` an excerpt of lists of records this rule wrote (`None` if not), and is it then the original's own
 /// text, in order, with ` …` where fields were left out (`Some(true)`)?
 pub fn keeps_records_of(original: &str, cut: &str) -> Option<bool> {
+    let body = excerpt_body(cut, RECORDS_NOTE)?;
+    Some(found_in_order(original, body.split(json::LEFT_OUT)))
+}
+
+/// The text above the trailer of an excerpt whose trailer says `note`.
+fn excerpt_body<'a>(cut: &'a str, note: &str) -> Option<&'a str> {
     let (body, last) = cut.rsplit_once('\n')?;
-    if !(last.starts_with(TRAILER) && last.contains(RECORDS_NOTE)) {
-        return None;
-    }
+    (last.starts_with(TRAILER) && last.contains(note)).then_some(body)
+}
+
+/// Is each of `pieces` in `original`, one after the other?
+fn found_in_order<'a>(original: &str, pieces: impl IntoIterator<Item = &'a str>) -> bool {
     let mut rest = original;
-    Some(
-        body.split(json::LEFT_OUT)
-            .all(|piece| match rest.find(piece) {
-                Some(at) => {
-                    rest = &rest[at + piece.len()..];
-                    true
-                }
-                None => false,
-            }),
-    )
+    pieces.into_iter().all(|piece| match rest.find(piece) {
+        Some(at) => {
+            rest = &rest[at + piece.len()..];
+            true
+        }
+        None => false,
+    })
 }
 
 /// Is this text already an excerpt this rule wrote?
@@ -528,6 +541,82 @@ fn consecutive_numbers(lines: &[&str]) -> Option<u64> {
         .flatten()
 }
 
+impl Excerpt {
+    /// How to get a result back whole, for its trailer: re-read the file, re-run the command, call the tool.
+    fn how_to_restore(&self, kind: ContentKind, ctx: &RuleContext<'_>) -> String {
+        match (kind, read_target(ctx.tool_name, ctx.input, &self.shell)) {
+            (_, Some(target)) => format!("re-read {} for the full text", target.path),
+            (
+                ContentKind::Read | ContentKind::Listing | ContentKind::Log | ContentKind::Document,
+                None,
+            ) if shell_command(ctx.input).is_some() => {
+                "re-run the command for its full output".to_owned()
+            }
+            _ => format!("call {} again for the full result", ctx.tool_name),
+        }
+    }
+}
+
+/// A record fetched again (the seventh kind of cut): of a result that is a JSON object on one line, the members
+/// after the first (which names the record) that the request shows for good in a record with the same first
+/// member — the reservation before its update, the profile read before —, each run of them longer than its marker
+/// becoming `[… 3 fields shown elsewhere in this conversation for this record]`. `None` when nothing is left out.
+fn record_excerpt(text: &str, shown: &dyn ShownLines) -> Option<String> {
+    let members = record_members(text)?;
+    let first = &text[members[0].clone()];
+    let is_shown: Vec<bool> = (members.iter().enumerate())
+        .map(|(k, m)| k > 0 && shown.is_shown(&record_member_line(first, &text[m.clone()])))
+        .collect();
+    let mut out = String::with_capacity(text.len());
+    out.push_str(&text[..members[0].end]);
+    let (mut k, mut cut) = (1, false);
+    while k < members.len() {
+        out.push_str(&text[members[k - 1].end..members[k].start]);
+        let run = is_shown[k..].iter().take_while(|&&s| s).count();
+        if run == 0 {
+            out.push_str(&text[members[k].clone()]);
+            k += 1;
+            continue;
+        }
+        let span = &text[members[k].start..members[k + run - 1].end];
+        let marker = format!(
+            "{FIELDS_OPEN}{run} field{}{FIELDS_CLOSE}",
+            if run == 1 { "" } else { "s" }
+        );
+        if span.len() > marker.len() {
+            out.push_str(&marker);
+            cut = true;
+        } else {
+            out.push_str(span);
+        }
+        k += run;
+    }
+    out.push_str(&text[members[members.len() - 1].end..]);
+    cut.then_some(out)
+}
+
+/// A run of a record's fields shown elsewhere: `[… 3 fields shown elsewhere in this conversation for this record]`.
+const FIELDS_OPEN: &str = "[… ";
+const FIELDS_CLOSE: &str = " shown elsewhere in this conversation for this record]";
+
+/// The trailer of an excerpt of a record fetched again says this.
+const FIELDS_NOTE: &str = "of a record fetched again; ";
+
+/// Is `cut` an excerpt of a record fetched again this rule wrote (`None` if not), and is it then the original's
+/// own text, in order, with markers where fields were left out (`Some(true)`)?
+pub fn keeps_fields_of(original: &str, cut: &str) -> Option<bool> {
+    let body = excerpt_body(cut, FIELDS_NOTE)?;
+    let mut pieces = Vec::new();
+    let mut rest = body;
+    while let Some(close) = rest.find(FIELDS_CLOSE) {
+        let open = rest[..close].rfind(FIELDS_OPEN)?;
+        pieces.push(&rest[..open]);
+        rest = &rest[close + FIELDS_CLOSE.len()..];
+    }
+    pieces.push(rest);
+    Some(found_in_order(original, pieces))
+}
+
 impl RetentionRule for Excerpt {
     fn name(&self) -> &'static str {
         "excerpt"
@@ -553,6 +642,17 @@ impl RetentionRule for Excerpt {
                     s = if cut == 1 { "" } else { "s" },
                     LEFT_OUT = json::LEFT_OUT.trim(),
                     tool = ctx.tool_name,
+                );
+                if (out.len() as f64) <= (1.0 - self.min_saving) * text.len() as f64 {
+                    return Decision::Replace(Content::text(out));
+                }
+            }
+        }
+        if matches!(kind, ContentKind::Other | ContentKind::Document) {
+            if let Some(kept) = record_excerpt(&text, ctx.shown) {
+                let out = format!(
+                    "{kept}\n{TRAILER}{FIELDS_NOTE}{}]",
+                    self.how_to_restore(kind, ctx)
                 );
                 if (out.len() as f64) <= (1.0 - self.min_saving) * text.len() as f64 {
                     return Decision::Replace(Content::text(out));
@@ -684,20 +784,7 @@ impl RetentionRule for Excerpt {
             out.push('\n');
         }
         if has_gap {
-            let how = match (kind, read_target(ctx.tool_name, ctx.input, &self.shell)) {
-                (_, Some(target)) => format!("re-read {} for the full text", target.path),
-                (
-                    ContentKind::Read
-                    | ContentKind::Listing
-                    | ContentKind::Log
-                    | ContentKind::Document,
-                    None,
-                ) if shell_command(ctx.input).is_some() => {
-                    "re-run the command for its full output".to_owned()
-                }
-                _ => format!("call {} again for the full result", ctx.tool_name),
-            };
-            out.push_str(&format!("{TRAILER}{how}]"));
+            out.push_str(&format!("{TRAILER}{}]", self.how_to_restore(kind, ctx)));
         } else {
             out.pop();
         }
@@ -772,7 +859,7 @@ fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
 register_rule!(
     name: "excerpt",
     tools: &["*"],
-    summary: "leave out runs of lines shown elsewhere; logs keep head, tail and outcomes; listings their first lines; `ls -l` lines their mode and name; long JSON lists of records their first items and the others' first field; drop read line numbers",
+    summary: "leave out runs of lines shown elsewhere; logs keep head, tail and outcomes; listings their first lines; `ls -l` lines their mode and name; long JSON lists of records their first items and the others' first field; a record fetched again the fields that changed; drop read line numbers",
     factory: build,
 );
 

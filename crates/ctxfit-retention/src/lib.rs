@@ -13,6 +13,7 @@
 //! every built-in rule crate, and a custom rule crate must be referenced too (`use my_rule as _;`).
 
 pub mod calls;
+mod record;
 mod shown;
 mod text;
 mod wrapped;
@@ -22,6 +23,7 @@ use std::fmt;
 
 use ctxfit_model::{Block, Content, Conversation, Value};
 
+pub use record::{record_member_line, record_members};
 pub use shown::{line_key, line_number_prefix, normalized_line, NothingShown, ShownLines};
 pub use text::{
     char_count, content_chars, ends_with_marker, text_exceeds, thousands, truncate_content,
