@@ -387,13 +387,15 @@ impl Gateway {
                 .map_err(|e| BodyError::Message(e.to_string()))
             })
             .collect::<Result<_, _>>()?;
+        // the request's own fields that say how long the provider keeps its cache; the tool definitions, as long
+        // on every request, are read only when they hold a mark (only Anthropic's do)
         let mut fields = serde_json::Map::new();
         for key in ctxfit_compactor::CACHE_FIELDS {
-            // (only Anthropic's tool definitions carry cache marks)
-            if key == "tools" && api != Api::AnthropicMessages {
-                continue;
-            }
-            if let Some(raw) = body.field(key) {
+            let marked = |raw: &&RawValue| {
+                key != "tools"
+                    || (api == Api::AnthropicMessages && raw.get().contains("\"cache_control\""))
+            };
+            if let Some(raw) = body.field(key).filter(marked) {
                 let value = serde_json::from_str(raw.get())
                     .map_err(|e| BodyError::Message(format!("{key}: {e}")))?;
                 fields.insert(key.to_owned(), value);
