@@ -510,6 +510,21 @@ fn a_record_fetched_again_keeps_the_fields_that_changed() {
         Some(false)
     );
     assert_eq!(ctxfit_retain_excerpt::keeps_fields_of(&after, &after), None);
+    // the profile's to turn off
+    let whole = PolicyFile::parse(
+        "[profiles.whole]\nextends = \"smart\"\ncache_write_premium = 0\n[[profiles.whole.rules]]\nrule = \"excerpt\"\nparams = { record_fields = false }\n",
+        "test.toml",
+    )
+    .unwrap();
+    let conv = session(&[
+        call("get_reservation_details", before.clone()),
+        call("update_reservation_cabin", after.clone()),
+        call("get_user_details", "{}".into()),
+    ]);
+    assert_eq!(
+        under(&conv, &whole, "whole")[..2],
+        [before.clone(), after.clone()]
+    );
 
     // another record's fields are not this one's, a record written over several lines is compared line by line,
     // and a field shorter than its marker stays

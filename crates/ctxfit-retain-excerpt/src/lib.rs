@@ -45,6 +45,7 @@
 //!    again. Each run of them longer than its marker becomes `[… 4 fields shown elsewhere in this conversation
 //!    for this record]`; the fields that changed stay. It is what the first step does for a re-read file, for a
 //!    record whose lines are too long to compare one by one (a pretty-printed record is compared line by line).
+//!    `record_fields = false` leaves records whole.
 //!
 //! An excerpt must save at least `min_saving` (0.1) of the result's characters, or the result is left as it is.
 //!
@@ -98,6 +99,8 @@ pub struct Excerpt {
     pub json_above: usize,
     /// Of a list of records, how many of the first stay whole; 0 leaves JSON results as they are.
     pub json_items: usize,
+    /// Whether a record fetched again leaves out the fields shown elsewhere for the same record.
+    pub record_fields: bool,
     pub strip_line_numbers: bool,
     /// The least share of the result's characters an excerpt must save to be worth breaking the cache for.
     pub min_saving: f64,
@@ -118,6 +121,7 @@ impl Default for Excerpt {
             long_listing_min: 5,
             json_above: 2_000,
             json_items: 1,
+            record_fields: true,
             strip_line_numbers: true,
             min_saving: 0.1,
             shell: ShellReads::default(),
@@ -648,7 +652,7 @@ impl RetentionRule for Excerpt {
                 }
             }
         }
-        if matches!(kind, ContentKind::Other | ContentKind::Document) {
+        if self.record_fields && matches!(kind, ContentKind::Other | ContentKind::Document) {
             if let Some(kept) = record_excerpt(&text, ctx.shown) {
                 let out = format!(
                     "{kept}\n{TRAILER}{FIELDS_NOTE}{}]",
@@ -835,6 +839,11 @@ fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
                     RuleConfigError::new("excerpt", "`strip_line_numbers` must be true or false")
                 })?
             }
+            "record_fields" => {
+                rule.record_fields = v.as_bool().ok_or_else(|| {
+                    RuleConfigError::new("excerpt", "`record_fields` must be true or false")
+                })?
+            }
             "shell_patterns" => {
                 let patterns: Vec<&str> = v
                     .as_array()
@@ -848,7 +857,7 @@ fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
             other => {
                 return Err(RuleConfigError::new(
                     "excerpt",
-                    format!("unknown parameter `{other}` (expected min_run, log_above, log_head, log_tail, listing_above, listing_keep, frames_first, frames_last, long_listing_min, json_above, json_items, strip_line_numbers, min_saving, shell_patterns)"),
+                    format!("unknown parameter `{other}` (expected min_run, log_above, log_head, log_tail, listing_above, listing_keep, frames_first, frames_last, long_listing_min, json_above, json_items, record_fields, strip_line_numbers, min_saving, shell_patterns)"),
                 ))
             }
         }
