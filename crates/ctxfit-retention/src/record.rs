@@ -136,4 +136,24 @@ mod tests {
         );
         assert_eq!(members(&deep), None);
     }
+
+    #[test]
+    fn any_cut_of_a_record_reads_without_a_panic() {
+        // every prefix and suffix of a record with escapes, nesting and multi-byte text: read or refused, and what
+        // is read is members of the text
+        let text = r#" {"id": "é😀\"", "a": [{"b": "}, ]"}, 2], "c": null, "d": "日本"} "#;
+        assert!(serde_json::from_str::<serde_json::Value>(text).is_ok());
+        let cuts = (0..=text.len()).filter(|&i| text.is_char_boundary(i));
+        for i in cuts {
+            for part in [&text[..i], &text[i..]] {
+                if let Some(members) = record_members(part) {
+                    assert!(members.len() >= 2, "{part:?}");
+                    for m in members {
+                        assert!(part[m].starts_with('"'), "{part:?}");
+                    }
+                }
+            }
+        }
+        assert_eq!(members(text).map(|m| m.len()), Some(4));
+    }
 }
