@@ -292,6 +292,9 @@ pub struct Compactor {
     decided: HashMap<ResultKey, Sticky>,
     /// Tool results with a sticky replacement (the ingestion cap included).
     compacted_results: usize,
+    /// Of the decisions, those that replace a result's content (the report's `compacted_total`), counted as they
+    /// are made rather than over every decision at each request.
+    replaced: usize,
     /// Results a history-independent rule chose to keep: never asked again.
     kept: HashSet<ResultKey>,
     drop: Option<Range<usize>>,
@@ -403,6 +406,7 @@ impl Compactor {
             state: State::default(),
             decided: HashMap::default(),
             compacted_results: 0,
+            replaced: 0,
             kept: HashSet::default(),
             drop: None,
             resumed_cached: None,
@@ -482,6 +486,11 @@ impl Compactor {
                 )
             })
             .collect();
+        self.replaced = self
+            .decided
+            .values()
+            .filter(|d| d.content.is_some())
+            .count();
         self.kept = saved.kept.into_iter().collect();
         self.compacted_results = saved.compacted_results;
         self.state = State::default();
@@ -690,11 +699,7 @@ impl Compactor {
             triggered,
             tokens_before: self.state.base_tokens + self.state.message_tokens,
             tokens_after: self.current_tokens().saturating_sub(dropped_tokens),
-            compacted_total: self
-                .decided
-                .values()
-                .filter(|d| d.content.is_some())
-                .count(),
+            compacted_total: self.replaced,
             first_changed_message: first_changed_message.or(self.drop.as_ref().map(|r| r.start)),
             dropped_messages: self.drop.as_ref().map_or(0, |r| r.len()),
             budget: match self.settings.trigger {
@@ -1261,7 +1266,10 @@ impl Compactor {
                 tokens_after: a,
             });
         }
-        self.decided.insert(site.key.clone(), sticky);
+        self.replaced += usize::from(sticky.content.is_some());
+        if let Some(old) = self.decided.insert(site.key.clone(), sticky) {
+            self.replaced -= usize::from(old.content.is_some());
+        }
         self.compacted_results += 1;
         reports
     }

@@ -72,6 +72,10 @@ impl KeepMostRecent {
     /// Newer results competing with this one for the `keep` places.
     fn newer(&self, ctx: &RuleContext<'_>) -> usize {
         match self.scope {
+            // the group is this tool's results, in order: counted without reading them
+            Scope::Tool if !ctx.group.is_empty() => {
+                ctx.group.count_after(ctx.message_index, ctx.block_index)
+            }
             Scope::Tool => ctx
                 .same_tool
                 .iter()

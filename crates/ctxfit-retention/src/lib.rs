@@ -80,6 +80,14 @@ impl<'a> SameTool<'a> {
         self.refs.is_empty()
     }
 
+    /// How many of the results come after the one at (message, block): a binary search, as they are in order.
+    pub fn count_after(&self, message_index: usize, block_index: usize) -> usize {
+        self.refs.len()
+            - self
+                .refs
+                .partition_point(|r| r.result <= (message_index, block_index))
+    }
+
     /// The results, oldest first, with the input of their call.
     pub fn iter(&self) -> impl Iterator<Item = SiblingResult<'a>> + 'a {
         let conv = self.conv;
