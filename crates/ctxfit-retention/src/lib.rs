@@ -431,3 +431,25 @@ impl Registry {
         self.rules.values().copied()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_after_one_are_counted_by_position() {
+        let conv = Conversation::new(ctxfit_model::WireFormat::Anthropic);
+        let refs: Vec<ResultRef> = [(2, 0), (4, 0), (4, 1), (6, 0)]
+            .into_iter()
+            .map(|result| ResultRef { result, call: None })
+            .collect();
+        let same = SameTool::new(&refs, &conv);
+        assert_eq!(same.count_after(1, 0), 4);
+        assert_eq!(same.count_after(2, 0), 3);
+        assert_eq!(same.count_after(4, 0), 2);
+        assert_eq!(same.count_after(4, 1), 1);
+        assert_eq!(same.count_after(5, 3), 1);
+        assert_eq!(same.count_after(6, 0), 0);
+        assert_eq!(SameTool::new(&[], &conv).count_after(0, 0), 0);
+    }
+}
