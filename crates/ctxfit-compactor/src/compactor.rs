@@ -630,8 +630,9 @@ impl Compactor {
         self.state.base_tokens + self.state.message_tokens - self.state.saved
     }
 
-    /// The lifetime, in seconds, of the prompt cache the agent's requests ask for, when they say (an Anthropic
-    /// `cache_control` with `"ttl": "1h"`: 3600): it replaces the profile's `cache_ttl` from now on.
+    /// The lifetime, in seconds, of the prompt cache the agent's requests ask for, when they say
+    /// ([`stated_cache_ttl`]: an Anthropic `cache_control` of `"ttl": "1h"` is 3600, OpenAI's
+    /// `prompt_cache_retention` of `"24h"` 86400): it replaces the profile's `cache_ttl` from now on.
     pub fn set_cache_ttl(&mut self, seconds: u64) {
         self.settings.cache_ttl = seconds;
     }

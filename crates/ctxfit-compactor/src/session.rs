@@ -81,7 +81,7 @@ impl AgentSession {
     /// than the provider's cache lives (the profile's `cache_ttl`) is seen, and the cuts waiting for their turn
     /// are made then.
     pub fn next_request(&mut self) -> Request {
-        // the cache the conversation asks for (an Anthropic `cache_control` of one hour), if it says
+        // the cache the conversation asks for, if it says (`cache_control` marks, `prompt_cache_retention`)
         if let Some(ttl) =
             crate::compactor::stated_cache_ttl(&self.conversation, self.sent_messages)
         {
