@@ -63,10 +63,11 @@ impl ResultIndex for ByKind<'_> {
     }
 }
 
-/// Every line that is final in the request (the system prompt, message text, tool-call inputs, decided results),
-/// counted by key:
-/// what rules see as [`ShownLines`]. Nothing final ever leaves the request, so lines leave the index only when a
-/// tentative decision is not made — and when the profile drops messages from the front, the index stays empty.
+/// Every line that is final in the request (the system prompt, message text, tool-call inputs, decided results,
+/// and the replacements of cuts held back, whose lines the original holds until the cut is made), counted by
+/// key: what rules see as [`ShownLines`]. Nothing final ever leaves the request, so lines leave the index only
+/// while a held cut's rule is asked again (it must not see its own lines as shown elsewhere) — and when the
+/// profile drops messages from the front, the index stays empty.
 #[derive(Default)]
 struct ShownIndex {
     enabled: bool,
@@ -104,7 +105,7 @@ impl ShownIndex {
         }
     }
 
-    /// Undo `add_content` (a tentative decision that was not made).
+    /// Undo `add_content` (a held cut asked again).
     fn remove_content(&mut self, content: &Content) {
         if !self.enabled {
             return;
@@ -194,7 +195,8 @@ enum WaitingOn {
     Any,
 }
 
-/// A decision about to be committed.
+/// A decision about to be committed, or a cut held back waiting for its turn.
+#[derive(Clone)]
 struct Change {
     content: Content,
     tokens_after: usize,
@@ -202,6 +204,26 @@ struct Change {
     rule: &'static str,
     action: Action,
     clear_input: bool,
+    /// The count of tool results in the history when its rule was asked (last), for a cut held back.
+    asked_at: usize,
+}
+
+/// Whether a held cut's rule, last asked when the history had `asked_at` tool results, is asked again with
+/// `results` in it: once the results have grown by a quarter. Asking at every request would make each request
+/// cost the size of everything held, and a long history holds many cuts too small to pay for rewriting the long
+/// cached tail after them; asking as the history grows geometrically asks each a few times over a session, and
+/// still lets it leave out what later results showed.
+fn reask_due(asked_at: usize, results: usize) -> bool {
+    results > asked_at && 4 * results >= 5 * asked_at
+}
+
+/// What the rules decide about a pending result.
+enum Asked {
+    /// Keep it as it is, for good.
+    Keep,
+    /// Kept by a history-dependent rule: ask again once this many more results it depends on have arrived.
+    Wait(WaitingOn, usize),
+    Cut(Change),
 }
 
 /// What replaces a block in the request.
@@ -297,6 +319,12 @@ pub struct Compactor {
     replaced: usize,
     /// Results a history-independent rule chose to keep: never asked again.
     kept: HashSet<ResultKey>,
+    /// Cuts a rule chose that the reclaim checks hold back, waiting for their turn with the replacement the rule
+    /// chose (asked again as the history grows, [`reask_due`], and when the cut is made). Their lines count as
+    /// shown: the request holds them, in the original until the cut is made and in the replacement after.
+    held: HashMap<ResultKey, Change>,
+    /// Cuts put on hold so far: part of [`Compactor::revision`], since a saved state carries them.
+    holds: usize,
     drop: Option<Range<usize>>,
     /// After [`Compactor::restore`]: the messages the last request before the save sent (the provider's cache).
     resumed_cached: Option<usize>,
@@ -324,6 +352,10 @@ pub struct SavedState {
     /// ([`Compactor::compact_at`]): after a restart, whether the provider's cache has expired since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_sent_at: Option<u64>,
+    /// Cuts a rule chose that wait for their turn (the payback rule, the reclaim checks), in history order: the
+    /// replacement was settled when the rule was asked, and is made as it is when the cut pays back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held: Vec<SavedHeld>,
 }
 
 impl SavedState {
@@ -345,6 +377,25 @@ pub struct SavedDecision {
     pub tokens_before: usize,
     pub tokens_after: usize,
     pub input_tokens_saved: usize,
+}
+
+/// One cut waiting for its turn.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SavedHeld {
+    pub tool_use_id: String,
+    /// Which result with this id, from 0.
+    pub nth: u32,
+    /// The result's content once cut, as `Content::to_json` writes it.
+    pub content: Value,
+    /// The rule that chose it (one of the profile's).
+    pub rule: String,
+    pub action: Action,
+    pub clear_input: bool,
+    pub chars_before: usize,
+    pub tokens_after: usize,
+    /// The count of tool results in the history when its rule was last asked (it is asked again as the history
+    /// grows).
+    pub asked_at: usize,
 }
 
 /// Why a saved state cannot be restored.
@@ -408,6 +459,8 @@ impl Compactor {
             compacted_results: 0,
             replaced: 0,
             kept: HashSet::default(),
+            held: HashMap::default(),
+            holds: 0,
             drop: None,
             resumed_cached: None,
             last_sent_at: None,
@@ -417,7 +470,7 @@ impl Compactor {
     /// A count that grows each time a decision is made (a result replaced or kept for good): a saved state is
     /// out of date when the revision it was saved at differs.
     pub fn revision(&self) -> usize {
-        self.compacted_results + self.kept.len()
+        self.compacted_results + self.kept.len() + self.holds
     }
 
     /// Its decisions, to save across a restart (see [`SavedState`]).
@@ -441,6 +494,22 @@ impl Compactor {
         decided.sort_by(|a, b| (&a.tool_use_id, a.nth).cmp(&(&b.tool_use_id, b.nth)));
         let mut kept: Vec<(String, u32)> = self.kept.iter().cloned().collect();
         kept.sort();
+        let mut held: Vec<SavedHeld> = self
+            .held
+            .iter()
+            .map(|((id, nth), c)| SavedHeld {
+                tool_use_id: id.clone(),
+                nth: *nth,
+                content: c.content.to_json(),
+                rule: c.rule.to_owned(),
+                action: c.action,
+                clear_input: c.clear_input,
+                chars_before: c.chars_before,
+                tokens_after: c.tokens_after,
+                asked_at: c.asked_at,
+            })
+            .collect();
+        held.sort_by(|a, b| (&a.tool_use_id, a.nth).cmp(&(&b.tool_use_id, b.nth)));
         SavedState {
             version: SavedState::VERSION,
             profile: self.settings.profile.clone(),
@@ -449,6 +518,7 @@ impl Compactor {
             kept,
             compacted_results: self.compacted_results,
             last_sent_at: self.last_sent_at,
+            held,
         }
     }
 
@@ -492,6 +562,29 @@ impl Compactor {
             .filter(|d| d.content.is_some())
             .count();
         self.kept = saved.kept.into_iter().collect();
+        // (a cut whose rule this profile no longer has is asked again)
+        let rule_named = |name: &str| {
+            self.rules
+                .iter()
+                .map(|r| r.rule.name())
+                .find(|n| *n == name)
+        };
+        self.held = saved
+            .held
+            .into_iter()
+            .filter_map(|h| {
+                let change = Change {
+                    content: Content::from_json(h.content),
+                    tokens_after: h.tokens_after,
+                    chars_before: h.chars_before,
+                    rule: rule_named(&h.rule)?,
+                    action: h.action,
+                    clear_input: h.clear_input,
+                    asked_at: h.asked_at,
+                };
+                Some(((h.tool_use_id, h.nth), change))
+            })
+            .collect();
         self.compacted_results = saved.compacted_results;
         self.state = State::default();
         self.resumed_cached = Some(saved.messages);
@@ -608,6 +701,9 @@ impl Compactor {
                 } else if self.kept.contains(&key) {
                     st.shown.add_content(&r.content);
                 } else {
+                    if let Some(change) = self.held.get(&key) {
+                        st.shown.add_content(&change.content);
+                    }
                     st.pending.push(ri);
                 }
                 st.results.push(ResultSite {
@@ -842,6 +938,7 @@ impl Compactor {
                         rule: "max_tool_result_chars",
                         action: Action::Replaced,
                         clear_input: false,
+                        asked_at: 0,
                     };
                     new_blocks.extend(self.commit(conv, &site, change));
                 }
@@ -854,6 +951,11 @@ impl Compactor {
 
     /// Ask the rules about the pending results and make their cuts, unless the reclaim checks hold the batch
     /// back (then said in the return value).
+    ///
+    /// A cut the checks hold back is settled: it waits in `held`, and later requests test its timing with that
+    /// replacement, asking its rule again only as the history grows ([`reask_due`]) — so a request costs what was
+    /// appended since the previous one rather than everything held. When it is made, its rule is asked once more,
+    /// so that it leaves out what was shown while it waited.
     fn run_rules(
         &mut self,
         conv: &Conversation,
@@ -869,12 +971,12 @@ impl Compactor {
             .state
             .last_result_message
             .map(|m| self.state.assistants_before[m]);
-        let mut tentative: Vec<(usize, Change)> = Vec::new();
+        // the cuts of this request's batch: (result, its tokens after the cut); each one's change is in `held`
+        let mut tentative: Vec<(usize, usize)> = Vec::new();
         let mut estimate = self.current_tokens();
         let target = self.settings.target;
         let pending = std::mem::take(&mut self.state.pending);
         let mut still = Vec::with_capacity(pending.len());
-        let null = Value::Null;
         let mut rest = pending.into_iter();
         for ri in rest.by_ref() {
             let site = &self.state.results[ri];
@@ -886,9 +988,6 @@ impl Compactor {
                 still.push(ri);
                 break;
             }
-            let Some(result) = Self::result_block(conv, site) else {
-                continue;
-            };
             if self
                 .state
                 .waiting
@@ -899,171 +998,222 @@ impl Compactor {
                 still.push(ri);
                 continue;
             }
-            let trailer = self.retrieval_trailer(&site.key);
-            // what the rules see: the output itself when the tool wrapped it in JSON
-            let view = View::of(&result.content);
-            let already_cut = trailer
-                .as_deref()
-                .is_some_and(|t| ends_with_marker(view.content(), t));
-            if self.excluded(site) || already_cut {
-                // (already cut: by an earlier pass over this history, as final as if cut here)
-                keep_for_good(
-                    &mut self.kept,
-                    &mut self.state.shown,
-                    &site.key,
-                    &result.content,
-                );
-                continue;
-            }
-            let content = view.content();
-            let chars = content_chars(&result.content);
-            // (the output inside a wrapper is counted apart; a plain result is what it views)
-            let view_chars = match &view {
-                View::Plain(_) => chars,
-                View::Wrapped(_, output) => content_chars(output),
-            };
-            let by_kind = ByKind(&self.state.by_kind);
-            let ctx = RuleContext {
-                tool_name: &site.tool,
-                tool_kind: &site.kind,
-                tool_use_id: &site.tool_use_id,
-                input: call_input(conv, site.call).unwrap_or(&null),
-                content,
-                is_error: result.is_error == Some(true),
-                message_index: site.message,
-                block_index: site.block,
-                turns_ago,
-                chars: view_chars,
-                tokens: site.tokens,
-                newer_results: self.state.results.len() - ri - 1,
-                same_tool: SameTool::new(by_kind.results_of(&site.kind), conv),
-                group: SameTool::new(&[], conv),
-                conversation: conv,
-                results: &by_kind,
-                shown: &self.state.shown,
-            };
-            // the first rule that handles the tool and does not defer decides
-            let mut decided_by = None;
-            for (i, bound) in self
-                .rules
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| r.handles(&site.kind, &site.tool))
+            if self
+                .held
+                .get(&site.key)
+                .is_some_and(|c| reask_due(c.asked_at, self.state.results.len()))
             {
-                let group = bound
-                    .rule
-                    .group_key(&site.tool, ctx.input)
-                    .and_then(|key| self.state.groups.get(&(i, key)))
-                    .map_or(&[][..], Vec::as_slice);
-                let ctx = RuleContext {
-                    group: SameTool::new(group, conv),
-                    ..ctx
-                };
-                match bound.rule.decide(&ctx) {
-                    Decision::Defer => continue,
-                    decision => {
-                        let after = match decision {
-                            Decision::Keep if bound.rule.depends_on_history() => {
-                                bound.rule.reconsider_after(&ctx).max(1)
-                            }
-                            _ => 1,
-                        };
-                        decided_by = Some((bound, decision, after));
-                        break;
+                self.reask_held(conv, ri, turns_ago);
+            }
+            let site = &self.state.results[ri];
+            let tokens_after = match self.held.get(&site.key) {
+                // a cut held back: settled, only its timing waits
+                Some(change) => change.tokens_after,
+                None => match self.ask(conv, ri, turns_ago) {
+                    Asked::Keep => {
+                        let site = &self.state.results[ri];
+                        if let Some(result) = Self::result_block(conv, site) {
+                            keep_for_good(
+                                &mut self.kept,
+                                &mut self.state.shown,
+                                &site.key,
+                                &result.content,
+                            );
+                        }
+                        continue;
                     }
-                }
-            }
-            let Some((bound, decision, reconsider_after)) = decided_by else {
-                keep_for_good(
-                    &mut self.kept,
-                    &mut self.state.shown,
-                    &site.key,
-                    &result.content,
-                );
-                continue;
-            };
-            // a stand-in refused for being larger than the result would be refused again: the rule's stand-in
-            // for a result does not shrink as the history grows, and asking on every request is quadratic
-            let kept_by_the_rule = matches!(decision, Decision::Keep | Decision::Defer);
-            let replacement = match decision {
-                Decision::Keep | Decision::Defer => None,
-                Decision::Replace(c) => Some((c, Action::Replaced)),
-                Decision::Pointer(text) => Some((Content::text(text), Action::Pointer)),
-            }
-            // with a retrieval tool, how to get the original back through it; in the tool's JSON wrapper if
-            // it had one
-            .map(|(c, action)| {
-                let c = with_trailer(c, trailer.as_deref());
-                (view.back(&result.content, c), action)
-            })
-            .map(|(c, action)| (count_tool_result(self.estimator.as_ref(), &c), c, action))
-            // a block never grows (in characters or tokens): a larger "replacement" keeps the original
-            .filter(|(tokens, c, _)| content_chars(c) < chars && *tokens <= site.tokens);
-            let Some((tokens_after, content, action)) = replacement else {
-                if bound.rule.depends_on_history() && kept_by_the_rule {
-                    let rule_index = self
-                        .rules
-                        .iter()
-                        .position(|r| std::ptr::eq(r, bound))
-                        .unwrap_or(0);
-                    let on = match bound.rule.group_key(&site.tool, ctx.input) {
-                        Some(key) => WaitingOn::Group(rule_index, key),
-                        None => match bound.rule.reconsider_on_kinds() {
-                            Some(kinds) => WaitingOn::Kinds(kinds),
-                            None => WaitingOn::Any,
-                        },
-                    };
-                    self.state.waiting_on.insert(ri, on);
-                    let ask_again_at = self.relevant_results(ri) + reconsider_after;
-                    self.state.waiting.insert(ri, ask_again_at);
-                    still.push(ri);
-                } else {
-                    keep_for_good(
-                        &mut self.kept,
-                        &mut self.state.shown,
-                        &site.key,
-                        &result.content,
-                    );
-                }
-                continue;
-            };
-            estimate = estimate.saturating_sub(site.tokens - tokens_after);
-            let clear_input = self.settings.clear_tool_inputs;
-            let rule = bound.rule.name();
-            // later results of this batch see the replacement as shown, as they will once it is committed (and
-            // as a second pass over the compacted history sees it): that keeps compaction idempotent
-            self.state.shown.add_content(&content);
-            tentative.push((
-                ri,
-                Change {
-                    content,
-                    tokens_after,
-                    chars_before: chars,
-                    rule,
-                    action,
-                    clear_input,
+                    Asked::Wait(on, after) => {
+                        self.state.waiting_on.insert(ri, on);
+                        let ask_again_at = self.relevant_results(ri) + after;
+                        self.state.waiting.insert(ri, ask_again_at);
+                        still.push(ri);
+                        continue;
+                    }
+                    Asked::Cut(change) => {
+                        // later results see the replacement as shown, as they will once it is made (and as a
+                        // second pass over the compacted history sees it): that keeps compaction idempotent.
+                        // Until it is made, the original holds these lines.
+                        self.state.shown.add_content(&change.content);
+                        let tokens_after = change.tokens_after;
+                        self.holds += 1;
+                        self.held.insert(self.state.results[ri].key.clone(), change);
+                        tokens_after
+                    }
                 },
-            ));
+            };
+            let site = &self.state.results[ri];
+            estimate = estimate.saturating_sub(site.tokens - tokens_after);
+            tentative.push((ri, tokens_after));
             if target > 0 && estimate <= target {
                 break;
             }
         }
         still.extend(rest);
         // the cuts made now: all of the batch, or under the payback rule its latest ones that pay back (the
-        // others wait); `held` says why any were not
+        // others wait, held); `held` says why any were not
         let (start, held) = self.batch_start(&tentative, total_assistants);
-        for (ri, change) in tentative.drain(..start) {
-            self.state.shown.remove_content(&change.content);
+        for (ri, _) in tentative.drain(..start) {
             still.push(ri);
         }
         still.sort_unstable();
         self.state.pending = still;
-        for (ri, change) in tentative {
-            // its lines are in the index since it was tentative
+        for (ri, _) in tentative {
             let site = self.state.results[ri].clone();
-            new_blocks.extend(self.commit(conv, &site, change));
+            if self
+                .held
+                .get(&site.key)
+                .is_some_and(|c| c.asked_at < self.state.results.len())
+            {
+                // settled at an earlier request: asked again now it is made, so that what was shown while it
+                // waited is not sent twice
+                let turns_ago = total_assistants - self.state.assistants_before[site.message + 1];
+                self.reask_held(conv, ri, turns_ago);
+            }
+            // its lines are in the index since it was tentative
+            if let Some(change) = self.held.remove(&site.key) {
+                new_blocks.extend(self.commit(conv, &site, change));
+            }
         }
         held
+    }
+
+    /// Ask the rule of held cut `ri` again, without its own lines in the index (they are not shown elsewhere): a
+    /// cut as small or smaller replaces the settled one, which stays otherwise (a rule that now keeps the result,
+    /// or cuts less, does not undo it: what it left out is still shown elsewhere).
+    fn reask_held(&mut self, conv: &Conversation, ri: usize, turns_ago: usize) {
+        let key = self.state.results[ri].key.clone();
+        let Some(mut change) = self.held.remove(&key) else {
+            return;
+        };
+        self.state.shown.remove_content(&change.content);
+        if let Asked::Cut(fresh) = self.ask(conv, ri, turns_ago) {
+            if fresh.tokens_after <= change.tokens_after {
+                change = fresh;
+            }
+        }
+        change.asked_at = self.state.results.len();
+        self.state.shown.add_content(&change.content);
+        self.holds += 1;
+        self.held.insert(key, change);
+    }
+
+    /// What the profile's rules decide about pending result `ri`, `turns_ago` requests after it arrived.
+    fn ask(&self, conv: &Conversation, ri: usize, turns_ago: usize) -> Asked {
+        let site = &self.state.results[ri];
+        let Some(result) = Self::result_block(conv, site) else {
+            return Asked::Keep;
+        };
+        let null = Value::Null;
+        let trailer = self.retrieval_trailer(&site.key);
+        // what the rules see: the output itself when the tool wrapped it in JSON
+        let view = View::of(&result.content);
+        let already_cut = trailer
+            .as_deref()
+            .is_some_and(|t| ends_with_marker(view.content(), t));
+        if self.excluded(site) || already_cut {
+            // (already cut: by an earlier pass over this history, as final as if cut here)
+            return Asked::Keep;
+        }
+        let content = view.content();
+        let chars = content_chars(&result.content);
+        // (the output inside a wrapper is counted apart; a plain result is what it views)
+        let view_chars = match &view {
+            View::Plain(_) => chars,
+            View::Wrapped(_, output) => content_chars(output),
+        };
+        let by_kind = ByKind(&self.state.by_kind);
+        let ctx = RuleContext {
+            tool_name: &site.tool,
+            tool_kind: &site.kind,
+            tool_use_id: &site.tool_use_id,
+            input: call_input(conv, site.call).unwrap_or(&null),
+            content,
+            is_error: result.is_error == Some(true),
+            message_index: site.message,
+            block_index: site.block,
+            turns_ago,
+            chars: view_chars,
+            tokens: site.tokens,
+            newer_results: self.state.results.len() - ri - 1,
+            same_tool: SameTool::new(by_kind.results_of(&site.kind), conv),
+            group: SameTool::new(&[], conv),
+            conversation: conv,
+            results: &by_kind,
+            shown: &self.state.shown,
+        };
+        // the first rule that handles the tool and does not defer decides
+        let mut decided_by = None;
+        for (i, bound) in self
+            .rules
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.handles(&site.kind, &site.tool))
+        {
+            let group = bound
+                .rule
+                .group_key(&site.tool, ctx.input)
+                .and_then(|key| self.state.groups.get(&(i, key)))
+                .map_or(&[][..], Vec::as_slice);
+            let ctx = RuleContext {
+                group: SameTool::new(group, conv),
+                ..ctx
+            };
+            match bound.rule.decide(&ctx) {
+                Decision::Defer => continue,
+                decision => {
+                    let after = match decision {
+                        Decision::Keep if bound.rule.depends_on_history() => {
+                            bound.rule.reconsider_after(&ctx).max(1)
+                        }
+                        _ => 1,
+                    };
+                    decided_by = Some((i, bound, decision, after));
+                    break;
+                }
+            }
+        }
+        let Some((rule_index, bound, decision, reconsider_after)) = decided_by else {
+            return Asked::Keep;
+        };
+        // a stand-in refused for being larger than the result would be refused again: the rule's stand-in
+        // for a result does not shrink as the history grows, and asking on every request is quadratic
+        let kept_by_the_rule = matches!(decision, Decision::Keep | Decision::Defer);
+        let replacement = match decision {
+            Decision::Keep | Decision::Defer => None,
+            Decision::Replace(c) => Some((c, Action::Replaced)),
+            Decision::Pointer(text) => Some((Content::text(text), Action::Pointer)),
+        }
+        // with a retrieval tool, how to get the original back through it; in the tool's JSON wrapper if
+        // it had one
+        .map(|(c, action)| {
+            let c = with_trailer(c, trailer.as_deref());
+            (view.back(&result.content, c), action)
+        })
+        .map(|(c, action)| (count_tool_result(self.estimator.as_ref(), &c), c, action))
+        // a block never grows (in characters or tokens): a larger "replacement" keeps the original
+        .filter(|(tokens, c, _)| content_chars(c) < chars && *tokens <= site.tokens);
+        let Some((tokens_after, content, action)) = replacement else {
+            if bound.rule.depends_on_history() && kept_by_the_rule {
+                let on = match bound.rule.group_key(&site.tool, ctx.input) {
+                    Some(key) => WaitingOn::Group(rule_index, key),
+                    None => match bound.rule.reconsider_on_kinds() {
+                        Some(kinds) => WaitingOn::Kinds(kinds),
+                        None => WaitingOn::Any,
+                    },
+                };
+                return Asked::Wait(on, reconsider_after);
+            }
+            return Asked::Keep;
+        };
+        Asked::Cut(Change {
+            content,
+            tokens_after,
+            chars_before: chars,
+            rule: bound.rule.name(),
+            action,
+            clear_input: self.settings.clear_tool_inputs,
+            asked_at: self.state.results.len(),
+        })
     }
 
     /// Where the cuts made this request begin in the batch (results in order), and why the ones before were
@@ -1080,7 +1230,7 @@ impl Compactor {
     /// ones join them only where what they add pays for the stretch of cached tail it adds — not on the surplus
     /// of a large cut after them. (Choosing the run that pays back the most, a close variant, broke the
     /// invariant that compacting a compacted history again changes nothing; this one keeps it.)
-    fn batch_start(&self, batch: &[(usize, Change)], requests: usize) -> (usize, Option<HeldBack>) {
+    fn batch_start(&self, batch: &[(usize, usize)], requests: usize) -> (usize, Option<HeldBack>) {
         let settings = &self.settings;
         let premium = settings.cache_write_premium;
         // the payback test, of a whole run or of what an older cut adds to one
@@ -1098,10 +1248,8 @@ impl Compactor {
                 None
             }
         };
-        let reclaim_of = |(ri, change): &(usize, Change)| {
-            self.state.results[*ri]
-                .tokens
-                .saturating_sub(change.tokens_after)
+        let reclaim_of = |&(ri, tokens_after): &(usize, usize)| {
+            self.state.results[ri].tokens.saturating_sub(tokens_after)
         };
         // the cached part of the request from a message on: the provider writes it again when it changes
         let cached = self.state.cached_messages;
@@ -1194,6 +1342,7 @@ impl Compactor {
             rule,
             action,
             clear_input,
+            ..
         } = change;
         let est = self.estimator.as_ref();
         let tokens_before = site.tokens;

@@ -4,7 +4,7 @@ use ctxfit_retention::thousands;
 use serde::Serialize;
 
 /// What happened to one block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     /// Content replaced by a shorter version (truncation, head/tail, ...).
