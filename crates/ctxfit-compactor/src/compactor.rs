@@ -332,7 +332,8 @@ pub struct Compactor {
     last_sent_at: Option<u64>,
 }
 
-/// What a compactor must remember across a restart to send the same bytes: its decisions. Saved with
+/// What a compactor must remember across a restart to send the same bytes: its decisions, and the cuts waiting
+/// for their turn. Saved with
 /// [`Compactor::save`], serialisable with serde (JSON, or any serde format), put back with
 /// [`Compactor::restore`]. Everything else it knows is rebuilt from the history on the next request.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -1220,7 +1221,7 @@ impl Compactor {
     /// held back. A batch is made whole or not at all, by `min_reclaim_tokens` and `min_reclaim_ratio` — unless
     /// the payback rule is on (`cache_write_premium`): then its latest cuts that pay back are made, with the
     /// older ones that pay for the tail they add, and the others wait for a request where they do (each request
-    /// they are asked again).
+    /// tests them again, with the cut their rule chose).
     ///
     /// Payback: cutting `reclaim` tokens from results whose first message is followed by `tail` cached tokens
     /// writes the `tail − reclaim` tokens left to the cache again instead of reading the `tail` (an extra

@@ -127,9 +127,9 @@ pub struct Settings {
     /// again instead of reading it, and saves `reclaim` cache reads on every request to come. Taking the
     /// requests so far as the forecast of those to come, cuts are made when
     /// `reclaim × (requests + premium + 1) ≥ premium × tail`: the latest cuts of a request that pay back, and the
-    /// older ones that pay for the stretch of cached tail they add; the others wait and are asked again at the
-    /// next request. Early in a conversation, which may soon end, only large cuts are made; small ones wait for it
-    /// to go on.
+    /// older ones that pay for the stretch of cached tail they add; the others wait, with the cut their rule
+    /// chose, and are tested again at the next request (their rule is asked again as the history grows). Early
+    /// in a conversation, which may soon end, only large cuts are made; small ones wait for it to go on.
     pub cache_write_premium: f64,
     /// Seconds the provider keeps a cached prefix after its last use: Anthropic's default is five minutes (300;
     /// 3600 for its one-hour cache; OpenAI's in-memory cache lasts 5–10 minutes; 0 = the cache never expires). When the caller says when each request is sent

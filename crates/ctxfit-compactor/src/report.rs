@@ -38,8 +38,8 @@ pub enum HoldReason {
     MinReclaimTokens,
     /// They would reclaim less than `min_reclaim_ratio` of the cached part the provider must write again.
     MinReclaimRatio,
-    /// They would not pay back their cache write yet (`cache_write_premium`): they wait, asked again at the
-    /// next request.
+    /// They would not pay back their cache write yet (`cache_write_premium`): they wait, and each request tests
+    /// them again.
     CacheWritePremium,
 }
 

@@ -1,5 +1,5 @@
 //! When a cut is made under the payback rule (`cache_write_premium`, on in `smart`): a cut that would cost more
-//! in cache writes than the requests so far suggest it will save waits, is asked again at each request, and is
+//! in cache writes than the requests so far suggest it will save waits, is tested again at each request, and is
 //! made once it pays back; a large cut is made as soon as its result is stale; and of the latest cuts of a
 //! request, an older one is made with the newer only when it pays for the cached tail it adds.
 
@@ -111,7 +111,7 @@ fn a_small_cut_waits_until_the_requests_so_far_pay_for_its_cache_write() {
         (1, HoldReason::CacheWritePremium)
     );
     assert!(at > 10, "cut at request {at}");
-    // asked again at every request until then, and held each time
+    // tested again at every request until then, and held each time
     assert!(reports[2..at].iter().all(|r| r
         .held_back
         .as_ref()
@@ -217,7 +217,8 @@ fn a_waiting_cut_does_not_ride_on_the_surplus_of_a_large_cut_after_it() {
         (held.results, held.reason),
         (1, HoldReason::CacheWritePremium)
     );
-    // the read, asked again, waited until then: the same excerpt as if it had been cut at once
+    // the read waited until then, and its rule was asked again when it was made: the same excerpt as if it had
+    // been cut at once
     let (_, eager_c) = live(&conv, profile(EAGER, "eager"));
     assert_eq!(sent_text(&c, &conv, 2), sent_text(&eager_c, &conv, 2));
 }

@@ -62,7 +62,7 @@
 //! the result's own text, so it never invents anything, and what it leaves out is either still in front of the model
 //! or one call away. It decides as soon as the model has answered the result, so the cached prefix breaks only over
 //! that result and the answer (under `smart`'s payback rule a small cut that would not yet pay for its cache write
-//! waits, and the rule is asked again at the next request).
+//! waits with this rule's cut, the rule asked again as the history grows and when the cut is made).
 //!
 //! ## Example
 //! ```toml
