@@ -264,6 +264,29 @@ def test_a_restarted_agent_sends_the_same_bytes(tmp_path):
         ctxfit.Compactor("smart").restore({"version": 1})
 
 
+def test_a_restart_keeps_the_cuts_waiting_for_their_turn(corpus):
+    # under smart's payback rule, small cuts wait for a request where they pay for their cache write; a state
+    # saved while some wait carries them, and the restored compactor makes them when the uninterrupted one does
+    checked = 0
+    for path in session_files(corpus / "trajectories" / "openhands"):
+        for s in ctxfit.load_sessions(path):
+            requests = list(requests_of(s["messages"]))
+            through = ctxfit.Compactor("smart", format=s["format"])
+            sent, saves = [], []
+            for k, history in enumerate(requests):
+                sent.append(through.compact(history, system=s["system"]))
+                state = through.save()
+                if state.get("held"):
+                    saves.append((k, state))
+            for k, state in saves:
+                restored = ctxfit.Compactor("smart", format=s["format"])
+                restored.restore(state)
+                for m in range(k + 1, len(requests)):
+                    assert restored.compact(requests[m], system=s["system"]) == sent[m], f"{path.name}: {k} → {m}"
+                checked += 1
+    assert checked > 0
+
+
 def test_a_waiting_cut_is_made_once_the_cache_has_expired():
     # a numbered read whose only cut is its number column: too small to pay for rewriting the cached tail early in
     # a conversation, so `smart` keeps it waiting — until the agent pauses longer than the cache lives
