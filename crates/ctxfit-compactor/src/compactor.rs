@@ -325,6 +325,9 @@ pub struct Compactor {
     held: HashMap<ResultKey, Change>,
     /// Cuts put on hold so far: part of [`Compactor::revision`], since a saved state carries them.
     holds: usize,
+    /// Requests so far that found the provider's cache expired: the payback rule's forecast of how often a cut
+    /// will save a cache write rather than a read.
+    expired_requests: usize,
     drop: Option<Range<usize>>,
     /// After [`Compactor::restore`]: the messages the last request before the save sent (the provider's cache).
     resumed_cached: Option<usize>,
@@ -357,6 +360,9 @@ pub struct SavedState {
     /// replacement was settled when the rule was asked, and is made as it is when the cut pays back.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub held: Vec<SavedHeld>,
+    /// Requests before the save that found the provider's cache expired (the payback rule's forecast).
+    #[serde(default)]
+    pub expired_requests: usize,
 }
 
 impl SavedState {
@@ -462,6 +468,7 @@ impl Compactor {
             kept: HashSet::default(),
             held: HashMap::default(),
             holds: 0,
+            expired_requests: 0,
             drop: None,
             resumed_cached: None,
             last_sent_at: None,
@@ -471,7 +478,7 @@ impl Compactor {
     /// A count that grows each time a decision is made (a result replaced or kept for good): a saved state is
     /// out of date when the revision it was saved at differs.
     pub fn revision(&self) -> usize {
-        self.compacted_results + self.kept.len() + self.holds
+        self.compacted_results + self.kept.len() + self.holds + self.expired_requests
     }
 
     /// Its decisions, to save across a restart (see [`SavedState`]).
@@ -520,6 +527,7 @@ impl Compactor {
             compacted_results: self.compacted_results,
             last_sent_at: self.last_sent_at,
             held,
+            expired_requests: self.expired_requests,
         }
     }
 
@@ -587,6 +595,7 @@ impl Compactor {
             })
             .collect();
         self.compacted_results = saved.compacted_results;
+        self.expired_requests = saved.expired_requests;
         self.state = State::default();
         self.resumed_cached = Some(saved.messages);
         self.last_sent_at = saved.last_sent_at;
@@ -758,6 +767,7 @@ impl Compactor {
         if sent_at.is_some() {
             self.last_sent_at = sent_at;
         }
+        self.expired_requests += usize::from(expired);
         // what the previous call sent is what the provider has cached (none of it, when the history is new or
         // the cache has expired)
         let previous = self.resumed_cached.take().unwrap_or(self.state.messages);
@@ -1226,17 +1236,22 @@ impl Compactor {
     /// Payback: cutting `reclaim` tokens from results whose first message is followed by `tail` cached tokens
     /// writes the `tail − reclaim` tokens left to the cache again instead of reading the `tail` (an extra
     /// `(1 + premium) × (tail − reclaim) − tail` cache reads), and saves `reclaim` cache reads on each request
-    /// to come. With the requests so far as the forecast of those to come, a cut pays back when
-    /// `reclaim × (requests + premium + 1) ≥ premium × tail`. The latest cuts that pay back are made, and older
+    /// to come — or `reclaim` cache writes, `1 + premium` reads each, on a request that finds the cache expired.
+    /// With the requests so far as the forecast of those to come, `expired` of them after a pause, a cut pays
+    /// back when `reclaim × (requests + expired × premium + premium + 1) ≥ premium × tail`. The latest cuts that
+    /// pay back are made, and older
     /// ones join them only where what they add pays for the stretch of cached tail it adds — not on the surplus
     /// of a large cut after them. (Choosing the run that pays back the most, a close variant, broke the
     /// invariant that compacting a compacted history again changes nothing; this one keeps it.)
     fn batch_start(&self, batch: &[(usize, usize)], requests: usize) -> (usize, Option<HeldBack>) {
         let settings = &self.settings;
         let premium = settings.cache_write_premium;
+        let expired = self.expired_requests;
         // the payback test, of a whole run or of what an older cut adds to one
         let pays = |reclaim: usize, tail: usize| {
-            reclaim as f64 * (requests.max(1) as f64 + premium + 1.0) >= premium * tail as f64
+            // (what a token cut saves over the requests to come, in cache reads)
+            let to_come = requests.max(1) as f64 + expired as f64 * premium;
+            reclaim as f64 * (to_come + premium + 1.0) >= premium * tail as f64
         };
         let check = |reclaim: usize, tail: usize| {
             if reclaim < settings.min_reclaim_tokens {

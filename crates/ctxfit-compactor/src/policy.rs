@@ -124,12 +124,14 @@ pub struct Settings {
     /// The payback rule: what writing a token to the prompt cache costs beyond reading it, in cache reads
     /// ((1.25 − 0.1) / 0.1 = 11.5 on Anthropic, (1 − 0.1) / 0.1 = 9 on OpenAI; 0 = off, every cut made at once).
     /// Cutting `reclaim` tokens from results after which `tail` tokens were cached writes the rest of the tail
-    /// again instead of reading it, and saves `reclaim` cache reads on every request to come. Taking the
-    /// requests so far as the forecast of those to come, cuts are made when
-    /// `reclaim × (requests + premium + 1) ≥ premium × tail`: the latest cuts of a request that pay back, and the
-    /// older ones that pay for the stretch of cached tail they add; the others wait, with the cut their rule
-    /// chose, and are tested again at the next request (their rule is asked again as the history grows). Early
-    /// in a conversation, which may soon end, only large cuts are made; small ones wait for it to go on.
+    /// again instead of reading it, and saves `reclaim` cache reads on every request to come (`reclaim` cache
+    /// writes on one that finds the cache expired). Taking the requests so far as the forecast of those to come,
+    /// `expired` of them after a pause longer than the cache lives, cuts are made when
+    /// `reclaim × (requests + expired × premium + premium + 1) ≥ premium × tail`: the latest cuts of a request
+    /// that pay back, and the older ones that pay for the stretch of cached tail they add; the others wait, with
+    /// the cut their rule chose, and are tested again at the next request (their rule is asked again as the
+    /// history grows). Early in a conversation, which may soon end, only large cuts are made; small ones wait for
+    /// it to go on.
     pub cache_write_premium: f64,
     /// Seconds the provider keeps a cached prefix after its last use: Anthropic's default is five minutes (300;
     /// 3600 for its one-hour cache; OpenAI's in-memory cache lasts 5–10 minutes; 0 = the cache never expires). When the caller says when each request is sent

@@ -422,3 +422,63 @@ fn a_request_says_which_cache_it_asks_for() {
     let (reports, _) = live_timed(&session, c.settings().clone(), 4, 6 * 60_000);
     assert_eq!(cut_at(&reports, 2), None);
 }
+
+#[test]
+fn a_session_that_paused_before_makes_a_small_cut_sooner() {
+    // at a request that finds the cache expired, a cut token saves a cache write, not a read: a session that has
+    // paused before is forecast to pause again as often, and the read's small cut pays back sooner than in the
+    // same session without its pauses
+    let mut calls: Vec<_> = (0..6).map(|_| status()).collect();
+    calls.push(numbered_read("src/lib.rs", 400));
+    calls.extend((0..200).map(|_| status()));
+    let conv = session(&calls);
+    let read = 14;
+    let start = 1_700_000_000_000u64;
+    let steady = |k: usize| Some(start + k as u64 * 1_000);
+    // six minutes before request 2, long before the read arrives
+    let paused = |k: usize| Some(start + k as u64 * 1_000 + if k >= 2 { 6 * 60_000 } else { 0 });
+    let (steady_reports, _) = live_at(&conv, smart(), steady);
+    let (paused_reports, c) = live_at(&conv, smart(), paused);
+    let without = cut_at(&steady_reports, read).unwrap();
+    let with = cut_at(&paused_reports, read).unwrap();
+    assert!(
+        with < without,
+        "cut at request {with}, and {without} without the pause"
+    );
+    assert!(with > 8, "not at once: it still waits, at request {with}");
+    assert!(paused_reports[8..with].iter().all(|r| r
+        .held_back
+        .as_ref()
+        .is_some_and(|h| h.reason == HoldReason::CacheWritePremium)));
+    // a restart keeps the count of the pauses: a compactor saved at request 5 and restored makes the cut at the
+    // same request
+    assert_eq!(c.save().expired_requests, 1);
+    let registry = ctxfit_plugins::registry().unwrap();
+    let new =
+        || Compactor::new(smart(), &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
+    let (mut first, mut restored) = (new(), new());
+    let mut request = Conversation {
+        messages: Vec::new(),
+        ..conv.clone()
+    };
+    let mut k = 0;
+    let mut cut = None;
+    for (mi, msg) in conv.messages.iter().enumerate() {
+        if mi > 0 && ctxfit_model::begins_response(&conv.messages, mi) {
+            if k <= 5 {
+                first.compact_at(&request, None, paused(k));
+            } else {
+                if k == 6 {
+                    restored.restore(first.save()).unwrap();
+                }
+                let report = restored.compact_at(&request, None, paused(k));
+                if report.new_blocks.iter().any(|b| b.message == read) {
+                    cut.get_or_insert(k);
+                }
+            }
+            k += 1;
+        }
+        request.messages.push(msg.clone());
+    }
+    assert_eq!(cut, Some(with));
+}
