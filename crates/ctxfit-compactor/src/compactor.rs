@@ -924,12 +924,7 @@ impl Compactor {
             };
             if already_capped {
                 // capped by an earlier pass over this history: as final as if capped here
-                keep_for_good(
-                    &mut self.kept,
-                    &mut self.state.shown,
-                    &site.key,
-                    &result.content,
-                );
+                self.keep_result_for_good(conv, ri);
                 continue;
             }
             let est = self.estimator.as_ref();
@@ -1009,28 +1004,18 @@ impl Compactor {
                 still.push(ri);
                 continue;
             }
-            if self
+            let results = self.state.results.len();
+            let settled = self
                 .held
                 .get(&site.key)
-                .is_some_and(|c| reask_due(c.asked_at, self.state.results.len()))
-            {
-                self.reask_held(conv, ri, turns_ago);
-            }
-            let site = &self.state.results[ri];
-            let tokens_after = match self.held.get(&site.key) {
+                .map(|c| (c.tokens_after, reask_due(c.asked_at, results)));
+            let tokens_after = match settled {
                 // a cut held back: settled, only its timing waits
-                Some(change) => change.tokens_after,
+                Some((tokens_after, false)) => tokens_after,
+                Some((_, true)) => self.reask_held(conv, ri, turns_ago),
                 None => match self.ask(conv, ri, turns_ago) {
                     Asked::Keep => {
-                        let site = &self.state.results[ri];
-                        if let Some(result) = Self::result_block(conv, site) {
-                            keep_for_good(
-                                &mut self.kept,
-                                &mut self.state.shown,
-                                &site.key,
-                                &result.content,
-                            );
-                        }
+                        self.keep_result_for_good(conv, ri);
                         continue;
                     }
                     Asked::Wait(on, after) => {
@@ -1090,11 +1075,12 @@ impl Compactor {
 
     /// Ask the rule of held cut `ri` again, without its own lines in the index (they are not shown elsewhere): a
     /// cut as small or smaller replaces the settled one, which stays otherwise (a rule that now keeps the result,
-    /// or cuts less, does not undo it: what it left out is still shown elsewhere).
-    fn reask_held(&mut self, conv: &Conversation, ri: usize, turns_ago: usize) {
+    /// or cuts less, does not undo it: what it left out is still shown elsewhere). Returns its tokens after the
+    /// cut.
+    fn reask_held(&mut self, conv: &Conversation, ri: usize, turns_ago: usize) -> usize {
         let key = self.state.results[ri].key.clone();
         let Some(mut change) = self.held.remove(&key) else {
-            return;
+            return self.state.results[ri].tokens;
         };
         self.state.shown.remove_content(&change.content);
         if let Asked::Cut(fresh) = self.ask(conv, ri, turns_ago) {
@@ -1105,7 +1091,22 @@ impl Compactor {
         change.asked_at = self.state.results.len();
         self.state.shown.add_content(&change.content);
         self.holds += 1;
+        let tokens_after = change.tokens_after;
         self.held.insert(key, change);
+        tokens_after
+    }
+
+    /// Keep result `ri` as it is, for good ([`keep_for_good`]).
+    fn keep_result_for_good(&mut self, conv: &Conversation, ri: usize) {
+        let site = &self.state.results[ri];
+        if let Some(result) = Self::result_block(conv, site) {
+            keep_for_good(
+                &mut self.kept,
+                &mut self.state.shown,
+                &site.key,
+                &result.content,
+            );
+        }
     }
 
     /// What the profile's rules decide about pending result `ri`, `turns_ago` requests after it arrived.
