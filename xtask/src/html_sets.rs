@@ -159,35 +159,54 @@ struct Scores {
     snippets: Option<(usize, usize, usize)>,
 }
 
-/// Score the outputs of one converter on a set (`outputs[i]` for `pages[i]`; `plain` says they are text already).
-fn score(set: &Set, outputs: &[String], plain: bool) -> Scores {
-    let (mut p, mut r, mut f) = (0.0, 0.0, 0.0);
+/// One page's score: its shingle precision, recall and F1, or its snippets found, missing and wrongly present.
+#[derive(Clone, Copy)]
+enum PageScore {
+    Shingles(f64, f64, f64),
+    Snippets(usize, usize, usize),
+}
+
+/// Score each page of a set (`outputs[i]` for `pages[i]`; `plain` says they are text already).
+fn page_scores(set: &Set, outputs: &[String], plain: bool) -> Vec<PageScore> {
+    let page = |(page, out): (&Page, &String)| match &page.truth {
+        Truth::Article(article) => {
+            let s = shingle_score(out, article);
+            PageScore::Shingles(s.precision, s.recall, s.f1)
+        }
+        Truth::Snippets { with, without } => {
+            let text = if plain {
+                normalise(out)
+            } else {
+                plain_text(out)
+            };
+            let found = with.iter().filter(|s| text.contains(&normalise(s))).count();
+            let wrong = without
+                .iter()
+                .filter(|s| text.contains(&normalise(s)))
+                .count();
+            PageScore::Snippets(found, with.len() - found, wrong)
+        }
+    };
+    set.pages.iter().zip(outputs).map(page).collect()
+}
+
+/// A set's scores over some of its pages (each as often as it is listed): shingle scores are the mean per page,
+/// snippet scores are counted over all the pages' snippets.
+fn combine<'a>(pages: impl IntoIterator<Item = &'a PageScore>) -> Scores {
+    let (mut p, mut r, mut f, mut n) = (0.0, 0.0, 0.0, 0usize);
     let (mut tp, mut fn_, mut fp) = (0usize, 0usize, 0usize);
-    for (page, out) in set.pages.iter().zip(outputs) {
-        match &page.truth {
-            Truth::Article(article) => {
-                let s = shingle_score(out, article);
-                p += s.precision;
-                r += s.recall;
-                f += s.f1;
+    for page in pages {
+        n += 1;
+        match *page {
+            PageScore::Shingles(pp, pr, pf) => {
+                p += pp;
+                r += pr;
+                f += pf;
             }
-            Truth::Snippets { with, without } => {
-                let text = if plain {
-                    normalise(out)
-                } else {
-                    plain_text(out)
-                };
-                for s in with {
-                    if text.contains(&normalise(s)) {
-                        tp += 1;
-                    } else {
-                        fn_ += 1;
-                    }
-                }
-                fp += without
-                    .iter()
-                    .filter(|s| text.contains(&normalise(s)))
-                    .count();
+            PageScore::Snippets(found, missing, wrong) => {
+                tp += found;
+                fn_ += missing;
+                fp += wrong;
             }
         }
     }
@@ -206,7 +225,7 @@ fn score(set: &Set, outputs: &[String], plain: bool) -> Scores {
             snippets: Some((tp, fn_, fp)),
         };
     }
-    let n = set.pages.len().max(1) as f64;
+    let n = n.max(1) as f64;
     Scores {
         precision: p / n,
         recall: r / n,
@@ -215,9 +234,44 @@ fn score(set: &Set, outputs: &[String], plain: bool) -> Scores {
     }
 }
 
+/// Resamples of the paired bootstrap.
+const RESAMPLES: usize = 1_000;
+
+/// How far one converter's lead over another on a set holds on pages like them that were not scored: the paired
+/// bootstrap over pages — `RESAMPLES` sets as large as this one, drawn from its pages with replacement (a fixed
+/// seed, so the same every run), each scored for both. Returns the share of resamples where `a`'s F1 is at least
+/// `b`'s, and the 5th and 95th percentiles of the difference.
+fn bootstrap_lead(a: &[PageScore], b: &[PageScore]) -> (f64, f64, f64) {
+    let n = a.len().min(b.len());
+    if n == 0 {
+        return (f64::NAN, f64::NAN, f64::NAN);
+    }
+    // splitmix64: small, and the same numbers everywhere
+    let mut state: u64 = 0x005E_ED0F_C7F1_7000;
+    let mut next = move || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let mut diffs: Vec<f64> = (0..RESAMPLES)
+        .map(|_| {
+            let picks: Vec<usize> = (0..n).map(|_| (next() % n as u64) as usize).collect();
+            combine(picks.iter().map(|&i| &a[i])).f1 - combine(picks.iter().map(|&i| &b[i])).f1
+        })
+        .collect();
+    diffs.sort_by(f64::total_cmp);
+    let ahead = diffs.iter().filter(|&&d| d >= 0.0).count() as f64 / RESAMPLES as f64;
+    let at = |q: f64| diffs[((RESAMPLES - 1) as f64 * q).round() as usize];
+    (ahead, at(0.05), at(0.95))
+}
+
 struct Row {
     name: String,
     scores: Scores,
+    /// Each page's score, for the bootstrap.
+    pages: Vec<PageScore>,
     chars: f64,
     mb_per_s: f64,
 }
@@ -240,9 +294,11 @@ fn ctxfit_row(set: &Set, level: StripLevel) -> Row {
         }
         best = best.min(start.elapsed());
     }
+    let pages = page_scores(set, &outputs, false);
     Row {
         name: format!("ctxfit {}", level.name()),
-        scores: score(set, &outputs, false),
+        scores: combine(&pages),
+        pages,
         chars: outputs.iter().map(|o| o.chars().count()).sum::<usize>() as f64
             / set.pages.len().max(1) as f64,
         mb_per_s: bytes as f64 / 1e6 / best.as_secs_f64(),
@@ -331,10 +387,12 @@ fn trafilatura_row(python: &Path, set: &Set, work: &Path) -> Result<(Row, String
     let seconds = result["seconds"].as_f64().unwrap_or(f64::NAN);
     let bytes: usize = set.pages.iter().map(|p| p.html.len()).sum();
     let version = result["version"].as_str().unwrap_or("?").to_owned();
+    let pages = page_scores(set, &texts, true);
     Ok((
         Row {
             name: format!("trafilatura {version}"),
-            scores: score(set, &texts, true),
+            scores: combine(&pages),
+            pages,
             chars: texts.iter().map(|o| o.chars().count()).sum::<usize>() as f64
                 / set.pages.len().max(1) as f64,
             mb_per_s: bytes as f64 / 1e6 / seconds,
@@ -462,6 +520,16 @@ pub fn eval(args: &[String]) -> Result<()> {
                 );
             }
         }
+        // how far aggressive's lead (or lag) over the yardstick holds on pages like these that were not scored
+        if let Some(yardstick) = rows.get(3) {
+            let (ahead, low, high) = bootstrap_lead(&rows[2].pages, &yardstick.pages);
+            println!(
+                "ctxfit aggressive against {}: at or above it in {:.1}% of {RESAMPLES} bootstrap resamples of the \
+                 pages; F1 difference {low:+.4} (5th percentile) to {high:+.4} (95th)",
+                yardstick.name,
+                100.0 * ahead
+            );
+        }
         // the moderate level's size goal (at most half of minimal's) beside the size of the reference itself
         let share = |chars: f64| 100.0 * chars / rows[0].chars.max(1.0);
         print!("moderate: {:.0}% of minimal's size", share(rows[1].chars));
@@ -504,5 +572,51 @@ mod tests {
             "<p>[1] Liebe_r Besucher_in, inter* Personen: <code>DOWNLOAD_DIR</code>, a \\ b</p>";
         let written = HtmlCleaner::new(StripLevel::Minimal).clean(html).0;
         assert_eq!(plain_text(&written), plain_text(md));
+    }
+
+    #[test]
+    fn snippets_are_counted_over_pages_and_shingles_averaged() {
+        let snippets = [PageScore::Snippets(3, 1, 0), PageScore::Snippets(1, 0, 1)];
+        let s = combine(&snippets);
+        assert_eq!(s.snippets, Some((4, 1, 1)));
+        assert!((s.precision - 0.8).abs() < 1e-12 && (s.recall - 0.8).abs() < 1e-12);
+        let shingles = [
+            PageScore::Shingles(1.0, 0.5, 0.6),
+            PageScore::Shingles(0.5, 1.0, 0.8),
+        ];
+        let s = combine(&shingles);
+        assert_eq!(s.snippets, None);
+        assert!((s.f1 - 0.7).abs() < 1e-12);
+        // a page listed twice counts twice, as a bootstrap resample lists it
+        assert!((combine([&shingles[0], &shingles[0], &shingles[1]]).f1 - 2.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_bootstrap_tells_a_clear_lead_from_a_coin_toss() {
+        // ahead on every page: ahead in every resample
+        let a: Vec<PageScore> = (0..50)
+            .map(|_| PageScore::Shingles(0.9, 0.9, 0.9))
+            .collect();
+        let b: Vec<PageScore> = (0..50)
+            .map(|_| PageScore::Shingles(0.8, 0.8, 0.8))
+            .collect();
+        let (ahead, low, high) = bootstrap_lead(&a, &b);
+        assert_eq!(ahead, 1.0);
+        assert!((low - 0.1).abs() < 1e-9 && (high - 0.1).abs() < 1e-9);
+        // ahead on half the pages and behind by as much on the other half: a toss, the interval around zero
+        let c: Vec<PageScore> = (0..200)
+            .map(|i| {
+                let f = if i % 2 == 0 { 0.9 } else { 0.7 };
+                PageScore::Shingles(f, f, f)
+            })
+            .collect();
+        let d: Vec<PageScore> = (0..200)
+            .map(|_| PageScore::Shingles(0.8, 0.8, 0.8))
+            .collect();
+        let (ahead, low, high) = bootstrap_lead(&c, &d);
+        assert!((0.3..0.7).contains(&ahead), "{ahead}");
+        assert!(low < 0.0 && high > 0.0, "{low} {high}");
+        // the same every run
+        assert_eq!(bootstrap_lead(&c, &d), (ahead, low, high));
     }
 }
