@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use ctxfit_html::eval::{shingle_score, strip_link_urls};
 use ctxfit_html::{decode_html, HtmlCleaner, StripLevel};
+use ctxfit_replay::spread::{middle_90, resamples, RESAMPLES};
 use serde_json::Value;
 
 /// What a page is scored against.
@@ -234,37 +235,20 @@ fn combine<'a>(pages: impl IntoIterator<Item = &'a PageScore>) -> Scores {
     }
 }
 
-/// Resamples of the paired bootstrap.
-const RESAMPLES: usize = 1_000;
-
 /// How far one converter's lead over another on a set holds on pages like them that were not scored: the paired
-/// bootstrap over pages — `RESAMPLES` sets as large as this one, drawn from its pages with replacement (a fixed
+/// bootstrap over pages — [`RESAMPLES`] sets as large as this one, drawn from its pages with replacement (a fixed
 /// seed, so the same every run), each scored for both. Returns the share of resamples where `a`'s F1 is at least
 /// `b`'s, and the 5th and 95th percentiles of the difference.
 fn bootstrap_lead(a: &[PageScore], b: &[PageScore]) -> (f64, f64, f64) {
     let n = a.len().min(b.len());
-    if n == 0 {
-        return (f64::NAN, f64::NAN, f64::NAN);
-    }
-    // splitmix64: small, and the same numbers everywhere
-    let mut state: u64 = 0x005E_ED0F_C7F1_7000;
-    let mut next = move || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
-    let mut diffs: Vec<f64> = (0..RESAMPLES)
-        .map(|_| {
-            let picks: Vec<usize> = (0..n).map(|_| (next() % n as u64) as usize).collect();
-            combine(picks.iter().map(|&i| &a[i])).f1 - combine(picks.iter().map(|&i| &b[i])).f1
+    let mut diffs: Vec<f64> = resamples(n, RESAMPLES)
+        .map(|draw| {
+            combine(draw.iter().map(|&i| &a[i])).f1 - combine(draw.iter().map(|&i| &b[i])).f1
         })
         .collect();
-    diffs.sort_by(f64::total_cmp);
-    let ahead = diffs.iter().filter(|&&d| d >= 0.0).count() as f64 / RESAMPLES as f64;
-    let at = |q: f64| diffs[((RESAMPLES - 1) as f64 * q).round() as usize];
-    (ahead, at(0.05), at(0.95))
+    let ahead = diffs.iter().filter(|&&d| d >= 0.0).count() as f64 / diffs.len().max(1) as f64;
+    let [low, high] = middle_90(&mut diffs);
+    (ahead, low, high)
 }
 
 struct Row {

@@ -139,6 +139,36 @@ fn table(rows: &[PolicyRow], models: &[PriceModel]) -> String {
             );
         out.push_str(&format!("  {:>6.1}%  {:>14}\n", 100.0 * r.recall, costlier));
     }
+    // how far the share and the recall would move on other sessions like these (none's and the oracle's are
+    // 0% and 100% on any sessions)
+    let spread: Vec<&PolicyRow> = rows
+        .iter()
+        .filter(|r| !matches!(r.policy.as_str(), "none" | "oracle") && r.recall_spread.is_some())
+        .collect();
+    if let Some(first) = spread.first() {
+        out.push_str(&format!(
+            "spread over {} bootstrap resamples of the {} sessions (5th to 95th percentile):\n{:<width$}  {:>11}  {:>15}\n",
+            thousands(ctxfit_replay::spread::RESAMPLES),
+            thousands(first.sessions),
+            "policy",
+            "of oracle",
+            "recall"
+        ));
+        for r in spread {
+            let share = r.share_of_oracle_spread.map_or_else(
+                || "—".to_owned(),
+                |[low, high]| format!("{:.0}% – {:.0}%", 100.0 * low, 100.0 * high),
+            );
+            let recall = r.recall_spread.map_or_else(
+                || "—".to_owned(),
+                |[low, high]| format!("{:.1}% – {:.1}%", 100.0 * low, 100.0 * high),
+            );
+            out.push_str(&format!(
+                "{:<width$}  {share:>11}  {recall:>15}\n",
+                r.policy
+            ));
+        }
+    }
     if let (Some(m), true) = (
         models.first(),
         rows.iter().any(|r| !r.costlier_sessions.is_empty()),

@@ -31,6 +31,7 @@
 mod idents;
 mod oracle;
 mod references;
+pub mod spread;
 
 use std::collections::BTreeMap;
 
@@ -598,6 +599,12 @@ pub struct PolicyRow {
     pub references_visible: usize,
     pub cache_read_tokens: usize,
     pub cache_write_tokens: usize,
+    /// How far `share_of_oracle` would move on other sessions like these: its 5th and 95th percentiles over
+    /// [`spread::RESAMPLES`] bootstrap resamples of the sessions, every policy on the same resample (`None` with
+    /// fewer than two sessions, or without `none` and the oracle).
+    pub share_of_oracle_spread: Option<[f64; 2]>,
+    /// The same of `recall` (`None` with fewer than two sessions).
+    pub recall_spread: Option<[f64; 2]>,
 }
 
 /// Each policy's row: its totals against `none`'s and the oracle's (when they were replayed), costs under each
@@ -605,6 +612,7 @@ pub struct PolicyRow {
 pub fn policy_rows(replays: &[SessionReplay], models: &[PriceModel]) -> Vec<PolicyRow> {
     let totals = totals(replays);
     let by_session = session_costs(replays, totals.iter().map(|t| t.policy.as_str()), models);
+    let mut spreads = spreads(replays, totals.iter().map(|t| t.policy.as_str()));
     let find = |name: &str| totals.iter().find(|r| r.policy == name);
     let none = find("none");
     let oracle = find("oracle");
@@ -653,7 +661,102 @@ pub fn policy_rows(replays: &[SessionReplay], models: &[PriceModel]) -> Vec<Poli
                 references_visible: t.references_visible,
                 cache_read_tokens: t.cache_read_tokens,
                 cache_write_tokens: t.cache_write_tokens,
+                share_of_oracle_spread: spreads.get_mut(&t.policy).and_then(|s| s.0.take()),
+                recall_spread: spreads.get_mut(&t.policy).and_then(|s| s.1.take()),
             }
+        })
+        .collect()
+}
+
+/// A session's replays paired across policies: each replay keyed by its label and its order among that label's
+/// replays of the same policy.
+fn paired<'a>(
+    replays: &'a [SessionReplay],
+    policy: &str,
+) -> Vec<((&'a str, usize), &'a SessionReplay)> {
+    let mut seen: FxHashMap<&str, usize> = FxHashMap::default();
+    replays
+        .iter()
+        .filter(|r| r.policy == policy)
+        .map(|r| {
+            let k = seen.entry(r.session.as_str()).or_insert(0);
+            *k += 1;
+            ((r.session.as_str(), *k), r)
+        })
+        .collect()
+}
+
+/// A policy's 5th and 95th percentiles over resamples: of its share of the oracle's saving, and of its recall.
+type Spreads = (Option<[f64; 2]>, Option<[f64; 2]>);
+
+/// Per policy, the 5th and 95th percentiles of its share of the oracle's saving and of its recall over bootstrap
+/// resamples of the sessions (paired: each resample draws the same sessions for every policy). A policy
+/// missing one of the sessions gets none.
+fn spreads<'a>(
+    replays: &[SessionReplay],
+    policies: impl Iterator<Item = &'a str>,
+) -> BTreeMap<String, Spreads> {
+    let policies: Vec<&str> = policies.collect();
+    let Some(first) = policies.first() else {
+        return BTreeMap::new();
+    };
+    let keys: Vec<(&str, usize)> = paired(replays, first).into_iter().map(|(k, _)| k).collect();
+    if keys.len() < 2 {
+        return BTreeMap::new();
+    }
+    // each policy's (input tokens, references, references visible) per session, in the order of `keys`
+    let per_session = |policy: &str| -> Option<Vec<(usize, usize, usize)>> {
+        let by: FxHashMap<(&str, usize), &SessionReplay> =
+            paired(replays, policy).into_iter().collect();
+        keys.iter()
+            .map(|k| {
+                by.get(k).map(|r| {
+                    let (refs, visible) = r.references();
+                    (r.input_tokens(), refs, visible)
+                })
+            })
+            .collect()
+    };
+    let sessions: BTreeMap<&str, Vec<(usize, usize, usize)>> = policies
+        .iter()
+        .filter_map(|&p| per_session(p).map(|s| (p, s)))
+        .collect();
+    let tokens = |policy: &str, draw: &[usize]| -> Option<usize> {
+        sessions
+            .get(policy)
+            .map(|s| draw.iter().map(|&i| s[i].0).sum())
+    };
+    let mut shares: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    let mut recalls: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for draw in spread::resamples(keys.len(), spread::RESAMPLES) {
+        let none = tokens("none", &draw);
+        let oracle = tokens("oracle", &draw);
+        for (&policy, s) in &sessions {
+            let mine: usize = draw.iter().map(|&i| s[i].0).sum();
+            if let (Some(n), Some(o)) = (none, oracle) {
+                if n > o {
+                    shares
+                        .entry(policy)
+                        .or_default()
+                        .push((n as f64 - mine as f64) / (n - o) as f64);
+                }
+            }
+            let (refs, visible) = draw
+                .iter()
+                .fold((0, 0), |(r, v), &i| (r + s[i].1, v + s[i].2));
+            recalls.entry(policy).or_default().push(if refs == 0 {
+                1.0
+            } else {
+                visible as f64 / refs as f64
+            });
+        }
+    }
+    sessions
+        .keys()
+        .map(|&p| {
+            let share = shares.get_mut(p).map(|v| spread::middle_90(v));
+            let recall = recalls.get_mut(p).map(|v| spread::middle_90(v));
+            (p.to_owned(), (share, recall))
         })
         .collect()
 }
@@ -666,26 +769,15 @@ fn session_costs<'a>(
     policies: impl Iterator<Item = &'a str>,
     models: &[PriceModel],
 ) -> BTreeMap<String, BTreeMap<&'static str, SessionCosts>> {
-    let occurrences = |policy: &str| {
-        let mut seen: FxHashMap<&str, usize> = FxHashMap::default();
-        replays
-            .iter()
-            .filter(|r| r.policy == policy)
-            .map(|r| {
-                let k = seen.entry(r.session.as_str()).or_insert(0);
-                *k += 1;
-                ((r.session.as_str(), *k), r)
-            })
-            .collect::<Vec<_>>()
-    };
-    let none: FxHashMap<(&str, usize), &SessionReplay> = occurrences("none").into_iter().collect();
+    let none: FxHashMap<(&str, usize), &SessionReplay> =
+        paired(replays, "none").into_iter().collect();
     let mut out = BTreeMap::new();
     if none.is_empty() {
         return out;
     }
     for policy in policies {
         let mut per_model: BTreeMap<&'static str, SessionCosts> = BTreeMap::new();
-        for (key, r) in occurrences(policy) {
+        for (key, r) in paired(replays, policy) {
             let Some(base) = none.get(&key) else { continue };
             let ((read, write), (base_read, base_write)) = (r.cache_tokens(), base.cache_tokens());
             for m in models {

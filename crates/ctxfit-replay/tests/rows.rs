@@ -50,3 +50,61 @@ fn without_none_there_is_nothing_to_compare_with() {
     let rows = policy_rows(&replays, &[PriceModel::Anthropic]);
     assert!(rows[0].costlier_sessions.is_empty());
 }
+
+/// A session of one request of `tokens` input tokens, `refs` references of which `visible` were still shown.
+fn measured(name: &str, policy: &str, tokens: usize, refs: usize, visible: usize) -> SessionReplay {
+    let mut s = session(name, policy, 0, tokens);
+    s.turns[0].references = refs;
+    s.turns[0].references_visible = visible;
+    s
+}
+
+#[test]
+fn the_spread_resamples_the_same_sessions_for_every_policy() {
+    // twenty sessions; `p` saves half the oracle's saving on every one, so on any resample of them
+    let mut replays = Vec::new();
+    for i in 0..20 {
+        let name = format!("s{i}");
+        let size = 1000 * (i + 1);
+        replays.push(measured(&name, "none", size, 10, 10));
+        replays.push(measured(&name, "oracle", size / 2, 10, 10));
+        replays.push(measured(&name, "p", size * 3 / 4, 10, 10));
+        // `q` saves as much as the oracle on the even sessions and nothing on the odd, and its recall is
+        // 100% on the first half and 0% on the second
+        let q = if i % 2 == 0 { size / 2 } else { size };
+        replays.push(measured(&name, "q", q, 10, if i < 10 { 10 } else { 0 }));
+    }
+    let rows = policy_rows(&replays, &[PriceModel::Anthropic]);
+    let row = |name: &str| rows.iter().find(|r| r.policy == name).unwrap();
+    let [low, high] = row("p").share_of_oracle_spread.unwrap();
+    assert!(
+        (low - 0.5).abs() < 1e-9 && (high - 0.5).abs() < 1e-9,
+        "{low} {high}"
+    );
+    assert_eq!(row("p").recall_spread, Some([1.0, 1.0]));
+    // over all the sessions `q`'s share is that of the even sessions' sizes, 100k of 210k (48%); a resample moves
+    // it both ways
+    assert!((row("q").share_of_oracle.unwrap() - 100.0 / 210.0).abs() < 1e-9);
+    let [low, high] = row("q").share_of_oracle_spread.unwrap();
+    assert!(
+        low < 0.476 && 0.477 < high && high - low > 0.1,
+        "{low} {high}"
+    );
+    let [low, high] = row("q").recall_spread.unwrap();
+    assert!(low < 0.5 && 0.5 < high, "{low} {high}");
+    // the same every run
+    assert_eq!(policy_rows(&replays, &[PriceModel::Anthropic]), rows);
+}
+
+#[test]
+fn one_session_has_no_spread() {
+    let replays = vec![
+        measured("a", "none", 100, 1, 1),
+        measured("a", "oracle", 50, 1, 1),
+        measured("a", "p", 70, 1, 1),
+    ];
+    let rows = policy_rows(&replays, &[PriceModel::Anthropic]);
+    assert!(rows
+        .iter()
+        .all(|r| r.share_of_oracle_spread.is_none() && r.recall_spread.is_none()));
+}
