@@ -61,6 +61,8 @@ const HEADING: u8 = 2;
 const MEDIA: u8 = 4;
 /// A list item, a table row, a term.
 const ITEM: u8 = 8;
+/// A heading below the first rank whose text is a link: the title of a teaser for another page.
+const LINKED_HEADING: u8 = 16;
 
 fn kind(node: &Handle) -> u8 {
     match tag(node) {
@@ -118,16 +120,19 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
     for i in (0..nodes.len()).rev() {
         nodes[i].end = nodes[i].children.last().map_or(i + 1, |&c| nodes[c].end);
         nodes[i].holds |= kind(&nodes[i].node);
-        if let Some(p) = nodes[i].parent {
-            nodes[p].holds |= nodes[i].holds;
-        }
         if let (Some(p), NodeData::Text { .. }) = (nodes[i].parent, &nodes[i].node.data) {
             nodes[p].direct_text += nodes[i].text;
         }
         if crate::is_link(&nodes[i].node) {
             nodes[i].link_text = nodes[i].text;
         }
+        // (its own sums are complete here: its descendants come after it)
+        let n = &nodes[i];
+        if kind(&n.node) == HEADING && n.text > 0 && n.link_text * 10 >= n.text * 9 {
+            nodes[i].holds |= LINKED_HEADING;
+        }
         if let Some(p) = nodes[i].parent {
+            nodes[p].holds |= nodes[i].holds;
             nodes[p].text += nodes[i].text;
             nodes[p].link_text += nodes[i].link_text;
         }
@@ -367,12 +372,30 @@ fn ends_a_sentence(text: &str, colon: bool) -> bool {
 
 /// What stands around the prose of the chosen element and is not prose itself — before its first paragraph and
 /// after its last: blocks dense with links, short labels that end no sentence ("Related posts", "Share:", "Back
-/// to the overview", "Home", "71 comments"), and the headings over nothing else. Sentences, tables, code, and
-/// lists that are not mostly links stay; a wrapper that is not boilerplate as a whole is looked into.
+/// to the overview", "Home", "71 comments"), teasers for other pages (a linked title over a blurb: [`cards`]),
+/// and the headings over nothing else. Sentences, tables, code, and lists that are not mostly links stay; a
+/// wrapper that is not boilerplate as a whole is looked into.
 fn edges(nodes: &[Info], chosen: usize) -> Vec<usize> {
     let end = nodes[chosen].end;
+    // teasers for other pages (a card: a linked heading over a blurb) are no paragraphs of the article, and
+    // before its first paragraph and after its last they go as boxes of links do — unless they are most of the
+    // chosen element's text: a page of teasers (a section's front page) is its cards
+    let in_card = cards(nodes, chosen);
+    let card_text: usize = (chosen + 1..end)
+        .filter(|&i| {
+            in_card[i - chosen]
+                && !nodes[i]
+                    .parent
+                    .is_some_and(|p| p > chosen && in_card[p - chosen])
+        })
+        .map(|i| nodes[i].text)
+        .sum();
+    let card = |i: usize| in_card[i - chosen] && card_text * 2 <= nodes[chosen].text;
     let prose = |i: usize| {
         let n = &nodes[i];
+        if card(i) {
+            return false;
+        }
         let paragraph = match (&n.node.data, tag(&n.node)) {
             (NodeData::Text { .. }, _) => true,
             (_, Some("p" | "pre" | "blockquote" | "li" | "td" | "dd")) => true,
@@ -386,7 +409,7 @@ fn edges(nodes: &[Info], chosen: usize) -> Vec<usize> {
     };
     let last = (first..end).rev().find(|&i| prose(i)).unwrap_or(first);
     let after_last = nodes[last].end;
-    let mut out = boilerplate(nodes, chosen + 1, first, end, false, Some(first));
+    let mut out = boilerplate(nodes, chosen + 1, first, end, false, Some(first), &card);
     // between them: boxes of links, with the headings over them
     out.extend(boilerplate(
         nodes,
@@ -395,15 +418,46 @@ fn edges(nodes: &[Info], chosen: usize) -> Vec<usize> {
         after_last,
         true,
         Some(last),
+        &card,
     ));
-    // between them: a short paragraph that is a label and a link ("Read more: …", "See also: …")
+    // between them: a short paragraph or block that is a label and a link ("Read more: …", "See also: …", a box
+    // of "Explore further" over one link)
     out.extend((first..after_last).filter(|&i| {
         let n = &nodes[i];
         let own = n.text.saturating_sub(n.link_text);
-        tag(&n.node) == Some("p") && n.text < 200 && density(n) >= 0.6 && (3..30).contains(&own)
+        matches!(tag(&n.node), Some("p" | "div" | "section" | "aside"))
+            && n.text < 200
+            && density(n) >= 0.6
+            && (3..30).contains(&own)
     }));
-    out.extend(boilerplate(nodes, after_last, end, end, false, None));
+    out.extend(boilerplate(nodes, after_last, end, end, false, None, &card));
     out
+}
+
+/// Longest text beside its linked title that a teaser card holds: a blurb of a sentence or two.
+const CARD_BLURB: usize = 300;
+
+/// Is node `i` a teaser for another page: a block whose heading is a link (a title linking to the page it
+/// teases), with at most a blurb of text beside it ("Related", "Read next", a magazine's other stories)?
+fn card_shaped(nodes: &[Info], i: usize) -> bool {
+    let n = &nodes[i];
+    matches!(
+        tag(&n.node),
+        Some("div" | "article" | "section" | "li" | "aside")
+    ) && n.holds & LINKED_HEADING != 0
+        && n.text.saturating_sub(n.link_text) <= CARD_BLURB
+}
+
+/// Which of the nodes `chosen..end` are in a teaser card (`[k - chosen]`): the card-shaped blocks and what they
+/// hold.
+fn cards(nodes: &[Info], chosen: usize) -> Vec<bool> {
+    let end = nodes[chosen].end;
+    let mut inside = vec![false; end - chosen];
+    for i in chosen + 1..end {
+        let parent = nodes[i].parent.filter(|&p| p > chosen);
+        inside[i - chosen] = parent.is_some_and(|p| inside[p - chosen]) || card_shaped(nodes, i);
+    }
+    inside
 }
 
 /// The share of an element's text inside links.
@@ -422,6 +476,7 @@ fn boilerplate(
     end: usize,
     middle: bool,
     keep: Option<usize>,
+    card: &dyn Fn(usize) -> bool,
 ) -> Vec<usize> {
     let skip = |at: usize| nodes[at].end.min(end);
     // the blocks, in order: (index, heading, boilerplate)
@@ -458,11 +513,11 @@ fn boilerplate(
             "table" | "pre" | "code" => blocks.push((i, false, false)),
             "ul" | "ol" | "dl" => blocks.push((i, false, n.text > 0 && density(n) >= 0.5)),
             "p" | "blockquote" | "figure" | "figcaption" | "address" | "li" | "dd" | "dt" => {
-                blocks.push((i, false, label()))
+                blocks.push((i, false, label() || (!middle && card(i))))
             }
             "div" | "section" | "article" | "aside" | "header" | "footer" | "nav" | "form"
             | "center" | "details" | "fieldset" => {
-                if label() {
+                if label() || (!middle && card(i)) {
                     blocks.push((i, false, true));
                 } else {
                     // not boilerplate as a whole: look into it

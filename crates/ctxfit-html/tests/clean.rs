@@ -790,6 +790,8 @@ fn a_label_and_a_link_or_a_box_of_links_between_paragraphs_is_left_out_at_the_ag
         r#"<html><body><div class="post">{}
           <p>Read more: <a href="/other">Storm closes schools across the northern districts</a></p>
           {}
+          <div class="explore"><div><svg></svg><p>Explore further</p></div>
+            <a href="/older">Rivers rose faster than the forecasts of last spring</a></div>
           <div class="box"><h3>More on this</h3>
             <ul><li><a href="/m1">The dykes, ten years on</a></li><li><a href="/m2">Who pays for the damage</a></li></ul></div>
           {}
@@ -801,6 +803,11 @@ fn a_label_and_a_link_or_a_box_of_links_between_paragraphs_is_left_out_at_the_ag
     );
     let md = clean(StripLevel::Aggressive, &html);
     assert!(!md.contains("Storm closes schools"), "{md}");
+    // the label and the link in a block of their own, each in an element of its own
+    assert!(
+        !md.contains("Explore further") && !md.contains("Rivers rose"),
+        "{md}"
+    );
     // a box of links between the paragraphs goes with its heading
     assert!(
         !md.contains("More on this") && !md.contains("Who pays"),
@@ -812,6 +819,42 @@ fn a_label_and_a_link_or_a_box_of_links_between_paragraphs_is_left_out_at_the_ag
         "{md}"
     );
     assert!(clean(StripLevel::Moderate, &html).contains("Storm closes schools"));
+    assert!(clean(StripLevel::Moderate, &html).contains("Rivers rose"));
+}
+
+#[test]
+fn a_teaser_for_another_page_after_the_article_is_left_out_at_the_aggressive_level() {
+    // a card: a linked title over a blurb that reads as a sentence, with the teased page's picture
+    let teaser = |n: usize| {
+        format!(
+            r#"<div class="snippet"><h3 class="teaser"><a href="/other-{n}">Heat wave number {n} breaks the records of a century</a></h3>
+              <a href="/other-{n}"><img src="/t{n}.jpg"></a>
+              <div class="text">Summer is here, and the south of the country had its hottest day since the records began. See for yourself!</div></div>"#
+        )
+    };
+    let page = |teasers: &str| {
+        format!(
+            r#"<html><body><div class="content"><h1>Flood</h1>{}<div class="more">{teasers}</div></div></body></html>"#,
+            body_paragraphs(3)
+        )
+    };
+    let html = page(&teaser(1));
+    let md = clean(StripLevel::Aggressive, &html);
+    assert!(md.contains("Paragraph 2 of the report"), "{md}");
+    assert!(!md.contains("Heat wave") && !md.contains("hottest day"), "{md}");
+    assert!(clean(StripLevel::Moderate, &html).contains("hottest day"));
+    // a page that is mostly teasers (a section's front page) is its teasers
+    let front = page(&(1..=8).map(teaser).collect::<String>());
+    let md = clean(StripLevel::Aggressive, &front);
+    assert!(md.contains("Heat wave number 8"), "{md}");
+    // a heading with a link in it that is not all link is the article's own
+    let own = format!(
+        r#"<html><body><div class="content"><h1>Flood</h1>{}<h3>What the <a href="/agency">agency</a> measured at the weir</h3>
+          <p>The gauge at the weir read four metres and ten centimetres at noon, the highest since the flood of 1995.</p></div></body></html>"#,
+        body_paragraphs(3)
+    );
+    let md = clean(StripLevel::Aggressive, &own);
+    assert!(md.contains("four metres"), "{md}");
 }
 
 #[test]
