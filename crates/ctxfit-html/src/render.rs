@@ -538,6 +538,28 @@ fn enter_children(stack: &mut Vec<Step>, node: &Handle) {
 
 /// Render `root` as Markdown.
 /// Markdown of `root` at `level`; the elements of `also_dropped` (by address) are left out with their content.
+/// Longest copyright note the aggressive level leaves out of a text: a photo's credit, a site's rights line.
+const CREDIT: usize = 100;
+
+/// A text without the copyright note that ends it: from a `©` at its start, or after the end of a sentence or a
+/// `|`, to its end, when that is short ("… stands in the rain. © AFP / Jeff Pachoud", "© Government/Kugler",
+/// "© 2020 General Mills All Rights Reserved"). A `©` inside a sentence, or before much more text, stays.
+fn without_credit(text: &str) -> &str {
+    let Some(at) = text.find('©') else {
+        return text;
+    };
+    if text[at..].chars().filter(|c| !c.is_whitespace()).count() > CREDIT {
+        return text;
+    }
+    let before = text[..at].trim_end();
+    let kept = before.trim_end_matches('|').trim_end();
+    if before.is_empty() || before.ends_with('|') || kept.ends_with(['.', '!', '?']) {
+        kept
+    } else {
+        text
+    }
+}
+
 pub(crate) fn render(
     root: &Handle,
     level: StripLevel,
@@ -560,7 +582,11 @@ pub(crate) fn render(
             Step::Enter(node) => {
                 match &node.data {
                     NodeData::Text { contents } => {
-                        w.text(&contents.borrow());
+                        let text = contents.borrow();
+                        w.text(match level {
+                            StripLevel::Aggressive => without_credit(&text),
+                            _ => &text,
+                        });
                         continue;
                     }
                     NodeData::Element { .. } => {}

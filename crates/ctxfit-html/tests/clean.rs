@@ -841,7 +841,10 @@ fn a_teaser_for_another_page_after_the_article_is_left_out_at_the_aggressive_lev
     let html = page(&teaser(1));
     let md = clean(StripLevel::Aggressive, &html);
     assert!(md.contains("Paragraph 2 of the report"), "{md}");
-    assert!(!md.contains("Heat wave") && !md.contains("hottest day"), "{md}");
+    assert!(
+        !md.contains("Heat wave") && !md.contains("hottest day"),
+        "{md}"
+    );
     assert!(clean(StripLevel::Moderate, &html).contains("hottest day"));
     // a page that is mostly teasers (a section's front page) is its teasers
     let front = page(&(1..=8).map(teaser).collect::<String>());
@@ -855,6 +858,36 @@ fn a_teaser_for_another_page_after_the_article_is_left_out_at_the_aggressive_lev
     );
     let md = clean(StripLevel::Aggressive, &own);
     assert!(md.contains("four metres"), "{md}");
+}
+
+#[test]
+fn a_copyright_note_is_left_out_at_the_aggressive_level() {
+    let html = format!(
+        r#"<html><body><div class="content"><h1>Flood</h1>{}
+          <figure><img src="/a.jpg"><figcaption>The dykes held on Monday. <span class="credit">© Government/Kugler</span></figcaption></figure>
+          {}<div class="caption">Sandbags at the weir. | © AFP / Jeff Pachoud</div>
+          <p>The © sign on the town's old flood maps, drawn in 1995, still names the surveyor who made them.</p>
+          {}</div></body></html>"#,
+        body_paragraphs(2),
+        body_paragraphs(2),
+        body_paragraphs(2)
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    assert!(
+        md.contains("The dykes held on Monday.") && md.contains("Sandbags at the weir."),
+        "{md}"
+    );
+    assert!(
+        !md.contains("Kugler") && !md.contains("Pachoud") && !md.contains('|'),
+        "{md}"
+    );
+    // a © inside a sentence is the sentence's
+    assert!(
+        md.contains("The © sign on the town's old flood maps"),
+        "{md}"
+    );
+    let md = clean(StripLevel::Moderate, &html);
+    assert!(md.contains("Kugler") && md.contains("Pachoud"), "{md}");
 }
 
 #[test]
