@@ -536,8 +536,6 @@ fn enter_children(stack: &mut Vec<Step>, node: &Handle) {
     );
 }
 
-/// Render `root` as Markdown.
-/// Markdown of `root` at `level`; the elements of `also_dropped` (by address) are left out with their content.
 /// Longest copyright note the aggressive level leaves out of a text: a photo's credit, a site's rights line.
 const CREDIT: usize = 100;
 
@@ -560,6 +558,8 @@ fn without_credit(text: &str) -> &str {
     }
 }
 
+/// Markdown of `root` at `level`; the elements of `also_dropped` (by address) are left out with their content, and
+/// at the aggressive level a text's ending copyright note ([`without_credit`]).
 pub(crate) fn render(
     root: &Handle,
     level: StripLevel,
