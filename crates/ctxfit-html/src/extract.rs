@@ -8,7 +8,9 @@
 //! the parent adds little text and few links, to the nearest ancestor that holds twice its prose spread over two
 //! or more substantial children — an article cut into sibling sections — and to the parent of a sibling of the
 //! same tag and class that has prose of its own (an article body continued after an inset; when that parent is
-//! the page's body, the siblings themselves are the article).
+//! the page's body, the siblings themselves are the article). Paragraphs with the class of most of the chosen
+//! element's own, elsewhere on the page, bring their containers in too ([`continued`]: an article cut in two
+//! around an advertisement).
 //!
 //! Around the chosen element: its **lead** — the standfirst or teaser just before it, often after the title in
 //! the article's header — is rendered before it ([`lead`]; when the walk back finds none, the prose between the
@@ -275,6 +277,7 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
     if sections.is_empty() {
         sections.push(chosen);
     }
+    continued(&nodes, &mut sections);
     let mut blocks = lead(&nodes, sections[0]);
     if blocks.is_empty() {
         blocks = after_the_title(&nodes, sections[0]);
@@ -286,6 +289,67 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
         roots: handles(blocks),
         tail: handles(tail),
     })
+}
+
+/// The article's paragraphs elsewhere on the page: when most of the chosen sections' paragraphs of prose share a
+/// tag and a class (a CMS's `story-text__paragraph`), the containers of such paragraphs outside them — two or
+/// more, or one of 200 characters — are parts of the article too (an article cut in two around an advertisement,
+/// each part in a section of its own), added in document order.
+fn continued(nodes: &[Info], sections: &mut Vec<usize>) {
+    let class_of = |i: usize| crate::attr(&nodes[i].node, "class").filter(|c| !c.trim().is_empty());
+    let is_prose_p = |i: usize| tag(&nodes[i].node) == Some("p") && nodes[i].text >= 80;
+    let inside = |i: usize| sections.iter().any(|&s| s == i || is_below(nodes, i, s));
+    let mut counts: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut total = 0;
+    for &s in sections.iter() {
+        for i in s + 1..nodes[s].end {
+            if is_prose_p(i) {
+                total += 1;
+                if let Some(c) = class_of(i) {
+                    *counts.entry(c).or_default() += 1;
+                }
+            }
+        }
+    }
+    let Some((class, n)) = counts.into_iter().max_by_key(|(_, n)| *n) else {
+        return;
+    };
+    if n < 3 || n * 2 < total {
+        return;
+    }
+    // the parents of the same paragraphs outside the sections, with what they hold of them
+    let mut parts: std::collections::HashMap<usize, (usize, usize)> =
+        std::collections::HashMap::new();
+    for i in 0..nodes.len() {
+        if tag(&nodes[i].node) != Some("p") || inside(i) || class_of(i).as_deref() != Some(&class) {
+            continue;
+        }
+        let Some(p) = nodes[i].parent else { continue };
+        if sections.iter().any(|&s| is_below(nodes, s, p)) {
+            continue;
+        }
+        let part = parts.entry(p).or_default();
+        part.0 += 1;
+        part.1 += nodes[i].text;
+    }
+    let mut parts: Vec<usize> = parts
+        .into_iter()
+        .filter(|&(_, (k, chars))| k >= 2 || chars >= 200)
+        .map(|(p, _)| p)
+        .collect();
+    if parts.is_empty() {
+        return;
+    }
+    // a part inside another is written with it (pre-order: an ancestor comes first)
+    parts.sort_unstable();
+    let mut outer: Vec<usize> = Vec::new();
+    for p in parts {
+        if !outer.last().is_some_and(|&o| is_below(nodes, p, o)) {
+            outer.push(p);
+        }
+    }
+    sections.extend(outer);
+    sections.sort_unstable();
 }
 
 /// A title: an `<h1>` with a few characters of text (not an empty one around a logo's image).

@@ -861,6 +861,39 @@ fn a_teaser_for_another_page_after_the_article_is_left_out_at_the_aggressive_lev
 }
 
 #[test]
+fn an_article_cut_in_two_around_an_advertisement_is_written_whole_at_the_aggressive_level() {
+    let paragraphs = |from: usize, to: usize| {
+        (from..to)
+            .map(|i| {
+                format!(
+                    "<p class=\"story__para\">Paragraph {i} of the report says that the river rose, the dykes held, \
+                     and the town, which had prepared for a week, counted the damage on Monday.</p>"
+                )
+            })
+            .collect::<String>()
+    };
+    let html = format!(
+        r#"<html><body><header><a href="/">Home</a></header>
+          <section class="row row--story"><div class="col"><div class="text">{}<div class="quote">{}</div></div></div></section>
+          <section class="row row--ad"><div class="ad">Advertisement</div></section>
+          <section class="row row--story main"><div class="col"><div class="text">{}</div>
+            <div class="related"><p class="teaser">Another story about another river that rose last spring, and the dykes there.</p></div>
+          </div></section>
+          <footer>© The Paper</footer></body></html>"#,
+        paragraphs(0, 3),
+        paragraphs(10, 12),
+        paragraphs(3, 10)
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    let first = md.find("Paragraph 0 of the report").expect(&md);
+    let last = md.find("Paragraph 9 of the report").expect(&md);
+    assert!(first < last, "{md}");
+    // paragraphs inside a part are written once, with it
+    assert_eq!(md.matches("Paragraph 11 of the report").count(), 1, "{md}");
+    assert!(!md.contains("Advertisement"), "{md}");
+}
+
+#[test]
 fn a_copyright_note_is_left_out_at_the_aggressive_level() {
     let html = format!(
         r#"<html><body><div class="content"><h1>Flood</h1>{}
