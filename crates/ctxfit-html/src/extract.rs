@@ -20,6 +20,7 @@
 //! words of a language. The scoring's constants were first tuned on the 50 pages of the corpus; the lead and the
 //! edges were added against the other two sets: see `cargo xtask eval-html` and docs/html.md.
 
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use markup5ever_rcdom::{Handle, NodeData};
@@ -298,8 +299,19 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
 fn continued(nodes: &[Info], sections: &mut Vec<usize>) {
     let class_of = |i: usize| crate::attr(&nodes[i].node, "class").filter(|c| !c.trim().is_empty());
     let is_prose_p = |i: usize| tag(&nodes[i].node) == Some("p") && nodes[i].text >= 80;
-    let inside = |i: usize| sections.iter().any(|&s| s == i || is_below(nodes, i, s));
-    let mut counts: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    // what the sections hold, and their ancestors (each walk up stops where another's began)
+    let mut within = vec![false; nodes.len()];
+    let mut above = vec![false; nodes.len()];
+    for &s in sections.iter() {
+        within[s..nodes[s].end].fill(true);
+        let mut up = nodes[s].parent;
+        while let Some(a) = up.filter(|&a| !above[a]) {
+            above[a] = true;
+            up = nodes[a].parent;
+        }
+    }
+    // (ordered: a tie between two classes is broken the same way every run)
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     let mut total = 0;
     for &s in sections.iter() {
         for i in s + 1..nodes[s].end {
@@ -311,7 +323,7 @@ fn continued(nodes: &[Info], sections: &mut Vec<usize>) {
             }
         }
     }
-    let Some((class, n)) = counts.into_iter().max_by_key(|(_, n)| *n) else {
+    let Some((class, n)) = counts.into_iter().max_by_key(|&(_, n)| n) else {
         return;
     };
     if n < 3 || n * 2 < total {
@@ -321,13 +333,12 @@ fn continued(nodes: &[Info], sections: &mut Vec<usize>) {
     let mut parts: std::collections::HashMap<usize, (usize, usize)> =
         std::collections::HashMap::new();
     for i in 0..nodes.len() {
-        if tag(&nodes[i].node) != Some("p") || inside(i) || class_of(i).as_deref() != Some(&class) {
+        if tag(&nodes[i].node) != Some("p") || within[i] || class_of(i).as_deref() != Some(&class) {
             continue;
         }
-        let Some(p) = nodes[i].parent else { continue };
-        if sections.iter().any(|&s| is_below(nodes, s, p)) {
+        let Some(p) = nodes[i].parent.filter(|&p| !above[p]) else {
             continue;
-        }
+        };
         let part = parts.entry(p).or_default();
         part.0 += 1;
         part.1 += nodes[i].text;
