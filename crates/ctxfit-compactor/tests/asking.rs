@@ -11,13 +11,18 @@ use serde_json::json;
 
 /// A conversation of `n` tool calls, each answered.
 fn history(n: usize) -> Conversation {
+    answered(n, |i| format!("file{i}.rs"))
+}
+
+/// A conversation of `n` listing calls, the `i`th answered with `result(i)`.
+fn answered(n: usize, result: impl Fn(usize) -> String) -> Conversation {
     let mut messages = vec![json!({"role": "user", "content": "go"})];
     for i in 0..n {
         let id = format!("t{i}");
         messages.push(json!({"role": "assistant", "content": [
             {"type": "tool_use", "id": id, "name": "ls", "input": {"path": format!("dir{i}")}}]}));
         messages.push(json!({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": id, "content": format!("file{i}.rs")}]}));
+            {"type": "tool_result", "tool_use_id": id, "content": result(i)}]}));
     }
     messages.push(json!({"role": "assistant", "content": "done"}));
     ctxfit_model::from_value(json!({"model": "m", "messages": messages})).unwrap()
@@ -93,17 +98,10 @@ fn a_stand_in_larger_than_the_result_is_not_asked_for_again() {
 
 /// A conversation of `n` tool calls, each answered with a result of `chars` characters.
 fn long_results(n: usize, chars: usize) -> Conversation {
-    let mut messages = vec![json!({"role": "user", "content": "go"})];
-    for i in 0..n {
-        let id = format!("t{i}");
+    answered(n, |i| {
         let line = format!("file{i}.rs ");
-        messages.push(json!({"role": "assistant", "content": [
-            {"type": "tool_use", "id": id, "name": "ls", "input": {"path": format!("dir{i}")}}]}));
-        messages.push(json!({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": id, "content": line.repeat(chars / line.len())}]}));
-    }
-    messages.push(json!({"role": "assistant", "content": "done"}));
-    ctxfit_model::from_value(json!({"model": "m", "messages": messages})).unwrap()
+        line.repeat(chars / line.len())
+    })
 }
 
 /// Cuts every stale result by `cut` characters — with `grow`, plus one for each result that arrived after it (the
