@@ -431,6 +431,50 @@ fn worst_pages(set: &Set, count: usize) {
     println!();
 }
 
+/// How much better a page scored for `a` than for `b`: the F1 difference, or snippets found less those wrongly
+/// present.
+fn page_lead(a: &PageScore, b: &PageScore) -> f64 {
+    let net = |s: &PageScore| match *s {
+        PageScore::Shingles(_, _, f1) => f1,
+        PageScore::Snippets(found, _, wrong) => found as f64 - wrong as f64,
+    };
+    net(a) - net(b)
+}
+
+/// `--pages` with the yardstick: the pages where it leads the aggressive level most, each with both scores.
+fn yardstick_leads(set: &Set, aggressive: &[PageScore], yardstick: &Row, count: usize) {
+    let show = |s: &PageScore| match *s {
+        PageScore::Shingles(p, r, f1) => format!("F1 {f1:.3} P {p:.2} R {r:.2}"),
+        PageScore::Snippets(found, missing, wrong) => {
+            format!("{found} found, {missing} missing, {wrong} wrongly present")
+        }
+    };
+    let mut leads: Vec<(f64, usize)> = aggressive
+        .iter()
+        .zip(&yardstick.pages)
+        .enumerate()
+        .map(|(i, (a, y))| (page_lead(y, a), i))
+        .filter(|&(lead, _)| lead > 0.0)
+        .collect();
+    leads.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    println!(
+        "pages where {} leads ctxfit aggressive most ({} of {} pages it leads on):",
+        yardstick.name,
+        leads.len().min(count),
+        leads.len()
+    );
+    for &(_, i) in leads.iter().take(count) {
+        println!(
+            "  {:<40} aggressive: {}; {}: {}",
+            set.pages[i].id,
+            show(&aggressive[i]),
+            yardstick.name,
+            show(&yardstick.pages[i])
+        );
+    }
+    println!();
+}
+
 pub fn eval(args: &[String]) -> Result<()> {
     let corpus = ctxfit_import::corpus_dir().context(
         "the shared corpus is missing: put it at ../shared/corpus beside the workspace or set CTXFIT_CORPUS",
@@ -454,7 +498,8 @@ pub fn eval(args: &[String]) -> Result<()> {
         ),
         None => None,
     });
-    if let Some(count) = pages.transpose()? {
+    let pages = pages.transpose()?;
+    if let Some(count) = pages {
         for set in &sets {
             worst_pages(set, count);
         }
@@ -513,6 +558,9 @@ pub fn eval(args: &[String]) -> Result<()> {
                 yardstick.name,
                 100.0 * ahead
             );
+        }
+        if let (Some(count), Some(yardstick)) = (pages, rows.get(3)) {
+            yardstick_leads(set, &rows[2].pages, yardstick, count);
         }
         // the moderate level's size goal (at most half of minimal's) beside the size of the reference itself
         let share = |chars: f64| 100.0 * chars / rows[0].chars.max(1.0);
@@ -573,6 +621,19 @@ mod tests {
         assert!((s.f1 - 0.7).abs() < 1e-12);
         // a page listed twice counts twice, as a bootstrap resample lists it
         assert!((combine([&shingles[0], &shingles[0], &shingles[1]]).f1 - 2.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_pages_lead_is_its_f1_or_its_net_snippets() {
+        let (a, b) = (
+            PageScore::Shingles(0.9, 0.5, 0.6),
+            PageScore::Shingles(0.7, 0.9, 0.8),
+        );
+        assert!((page_lead(&b, &a) - 0.2).abs() < 1e-12);
+        // a snippet wrongly present weighs as much as one found
+        let (a, b) = (PageScore::Snippets(3, 0, 2), PageScore::Snippets(2, 1, 0));
+        assert_eq!(page_lead(&b, &a), 1.0);
+        assert_eq!(page_lead(&a, &b), -1.0);
     }
 
     #[test]
