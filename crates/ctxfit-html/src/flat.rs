@@ -264,7 +264,7 @@ impl Flat {
         let attr = |wanted: &str| crate::attr_of(&tag.attrs, wanted);
         // `<head>` is often left open (the parser closes it at `<body>`); what is in it is dropped tag by tag
         // without a tree, what holds prose cannot be told: forms and boilerplate classes are kept, asides not
-        let drop = name != "head" && dropped_element(name, &attr, self.level, &|| name != "aside");
+        let drop = name != "head" && dropped_element(name, &attr, self.level, &|_| name != "aside");
         let kind = kind(name.as_bytes());
         if kind.raw {
             // the content of a raw-text element is text, not tags: it is content only if kept (a textarea)

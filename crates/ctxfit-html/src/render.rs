@@ -109,8 +109,9 @@ fn hidden(attr: Attr<'_>) -> bool {
 
 /// Does a subtree hold an article's worth of prose — three paragraphs or more, of 1,000 characters or more?
 /// Some sites wrap the whole page in one `<form>`, or put a word like `paywall` or `share` on the article's
-/// container: such an element is kept whatever its class says.
-fn holds_prose(node: &Handle) -> bool {
+/// container: such an element is kept whatever its class says. With `bare_text`, a block of 100 characters of
+/// text of its own is a paragraph too (a forum's posts, lines between `<br>`s); without, only a `<p>` is.
+fn holds_prose(node: &Handle, bare_text: bool) -> bool {
     let mut stack: Vec<Handle> = node.children.borrow().iter().cloned().collect();
     let (mut paragraphs, mut chars) = (0, 0);
     while let Some(n) = stack.pop() {
@@ -121,6 +122,24 @@ fn holds_prose(node: &Handle) -> bool {
                 return true;
             }
             continue;
+        }
+        if bare_text && matches!(tag(&n), Some("div" | "section" | "article" | "td")) {
+            let own: usize = n
+                .children
+                .borrow()
+                .iter()
+                .map(|c| match &c.data {
+                    NodeData::Text { contents } => crate::visible_chars(&contents.borrow()),
+                    _ => 0,
+                })
+                .sum();
+            if own >= 100 {
+                paragraphs += 1;
+                chars += own;
+                if paragraphs >= 3 && chars >= 1000 {
+                    return true;
+                }
+            }
         }
         stack.extend(n.children.borrow().iter().cloned());
     }
@@ -137,18 +156,20 @@ pub(crate) fn dropped(node: &Handle, level: StripLevel) -> bool {
         &name.local,
         &|wanted| crate::attr_of(&attrs, wanted),
         level,
-        &|| holds_prose(node),
+        &|bare_text| holds_prose(node, bare_text),
     )
 }
 
 /// Is an element with this tag and these attributes removed at `level`? `holds_prose` is asked of an `<aside>`
-/// (from the moderate level on), and at the aggressive level of a `<form>` or an element with a boilerplate class
-/// word: one that wraps an article's worth of prose is kept.
+/// (from the moderate level on: paragraphs only, as a sidebar's widgets are blocks of text), and at the
+/// aggressive level of a `<form>` or an element with a boilerplate class word (blocks of bare text count: an
+/// ASP.NET page wraps the whole page, a forum's posts too, in one `<form>`): one that wraps an article's worth of
+/// prose is kept.
 pub(crate) fn dropped_element(
     t: &str,
     attr: Attr<'_>,
     level: StripLevel,
-    holds_prose: &dyn Fn() -> bool,
+    holds_prose: &dyn Fn(bool) -> bool,
 ) -> bool {
     if ALWAYS_DROPPED.contains(&t) {
         return true;
@@ -170,7 +191,7 @@ pub(crate) fn dropped_element(
         _ => t,
     };
     // an `<aside>` that holds an article's worth of prose is where some sites put the article
-    if DROPPED_FROM_MODERATE.contains(&t) && !(t == "aside" && holds_prose()) {
+    if DROPPED_FROM_MODERATE.contains(&t) && !(t == "aside" && holds_prose(false)) {
         return true;
     }
     // class words on the page's structure describe its state (`cookies-not-set`, `has-sidebar`), not boilerplate
@@ -201,7 +222,7 @@ pub(crate) fn dropped_element(
                     AGGRESSIVE_WORDS.contains(&w.as_str())
                         || AGGRESSIVE_PARTS.iter().any(|p| w.contains(p))
                 }))
-                && !holds_prose()))
+                && !holds_prose(true)))
 }
 
 /// Characters that show nothing and part no words: the soft hyphen (a hyphenation hint, written into words by

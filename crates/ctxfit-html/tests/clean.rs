@@ -965,6 +965,30 @@ fn readers_comments_are_kept_at_the_moderate_level_and_dropped_at_the_aggressive
 }
 
 #[test]
+fn a_thread_of_bare_text_in_a_page_wide_form_is_found_at_the_aggressive_level() {
+    // an ASP.NET page wraps the whole page in one <form>; a forum's posts are lines between <br>s, no <p>
+    let posts: String = (0..8)
+        .map(|i| {
+            format!(
+                "<div class='post'><div class='author'>member{i}</div><div class='text'>Post {i}: the update asks                  for a wireless network here too,<br>although mobile data is allowed for every app in the                  settings, and the phone has the newest version of the system.</div></div>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<html><body><form id='form1' action='./thread.aspx'><div class='page'>{posts}\
+         <div id='reply'><h2>Reply</h2><h3>You must <a href='/login'>log in</a> to take part.</h3></div>\
+         </div></form></body></html>"
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    assert!(
+        md.contains("Post 0: the update") && md.contains("Post 7: the update"),
+        "{md}"
+    );
+    // the thread is the main content, so the headings over nothing after it go
+    assert!(!md.contains("Reply") && !md.contains("log in"), "{md}");
+}
+
+#[test]
 fn an_aside_that_holds_the_article_is_kept() {
     // some sites put the article itself in an <aside>; a short one is still a sidebar
     let html = format!(
