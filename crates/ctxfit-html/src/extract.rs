@@ -571,10 +571,13 @@ fn boilerplate(
             continue;
         };
         // a label: no sentence in it, a few words ("Share now!", "Was this useful?"), or a few more that announce
-        // something with a colon ("You might also like:")
+        // something with a colon ("You might also like:") — or, before the first paragraph and after the last,
+        // a block (not a paragraph: that is a sentence beside linked pictures) of a short text over three or more
+        // links that show no text (a bar of icons: "Would you share this article?" over the networks' buttons)
         let label = || {
             n.text > 0
                 && (density(n) >= 0.5
+                    || (!middle && t != "p" && n.text < 80 && icon_links(&n.node) >= 3)
                     || (!middle && n.text < 80 && {
                         let text = text_of(&n.node);
                         let words = text.split_whitespace().count();
@@ -643,6 +646,14 @@ fn boilerplate(
         }
     }
     out
+}
+
+/// Links below `node` that show no text (icons: a bar of "share on …" buttons), counted up to three.
+fn icon_links(node: &Handle) -> usize {
+    crate::descendants(node)
+        .filter(|d| crate::is_link(d) && crate::sum_text(d, crate::visible_chars) == 0)
+        .take(3)
+        .count()
 }
 
 /// Does node `i` stand apart from the text around it: is each sibling next to it (passing over white space and

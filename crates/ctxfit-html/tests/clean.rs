@@ -861,6 +861,35 @@ fn a_teaser_for_another_page_after_the_article_is_left_out_at_the_aggressive_lev
 }
 
 #[test]
+fn a_question_over_a_bar_of_icon_links_after_the_article_is_left_out_at_the_aggressive_level() {
+    // a share bar: a question that ends a sentence, over buttons that are links holding only an icon
+    let icons: String = ["facebook", "mastodon", "whatsapp", "mail"]
+        .iter()
+        .map(|n| {
+            format!("<a href='https://{n}.example/share?u=x'><div class='icon-{n}'></div></a>")
+        })
+        .collect();
+    let html = format!(
+        "<html><body><div class='post'>{}<div><strong>Would you like to share this article?</strong><br>{icons}</div>\
+         </div></body></html>",
+        body_paragraphs(4)
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    assert!(md.contains("Paragraph 3 of the report"), "{md}");
+    assert!(!md.contains("share this article"), "{md}");
+    // a paragraph of the article with linked pictures (no text in the links once the pictures go) stays
+    let pictures: String = (0..3)
+        .map(|i| format!("<a href='/photos/{i}.jpg'><img src='/photos/{i}-small.jpg'></a>"))
+        .collect();
+    let html = format!(
+        "<html><body><div class='post'><p>{pictures}It snowed all night here.</p>{}</div></body></html>",
+        body_paragraphs(4)
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    assert!(md.contains("It snowed all night here."), "{md}");
+}
+
+#[test]
 fn an_article_cut_in_two_around_an_advertisement_is_written_whole_at_the_aggressive_level() {
     let paragraphs = |from: usize, to: usize| {
         (from..to)
