@@ -45,6 +45,8 @@ struct Info {
     holds: u8,
     /// The page marks it as the article's body (schema.org microdata: `itemprop="articleBody"`).
     marked: bool,
+    /// A child of it was left out as boilerplate (a `<nav>`, a form, a box of a boilerplate class).
+    lost: bool,
 }
 
 /// Does the page mark this element as the article's body?
@@ -77,6 +79,29 @@ fn kind(node: &Handle) -> u8 {
     }
 }
 
+/// Is a left-out element one whose label would be left behind: a block — navigation, a sidebar, a box of a
+/// boilerplate class, a hidden list — not a control (a button, a checkbox beside an ingredient), a script or a
+/// picture, which stand beside text without being what it labels.
+fn lost_matters(node: &Handle) -> bool {
+    matches!(
+        tag(node),
+        Some(
+            "nav"
+                | "aside"
+                | "header"
+                | "footer"
+                | "div"
+                | "section"
+                | "ul"
+                | "ol"
+                | "dl"
+                | "table"
+                | "form"
+                | "p"
+        )
+    )
+}
+
 /// The main content the aggressive level renders.
 pub(crate) struct MainContent {
     /// In document order: the lead paragraphs that stand before the chosen element (see [`lead`]), then it.
@@ -92,6 +117,9 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
     let mut stack: Vec<(Handle, Option<usize>)> = vec![(Rc::clone(document), None)];
     while let Some((node, parent)) = stack.pop() {
         if dropped(&node, StripLevel::Aggressive) {
+            if let Some(p) = parent.filter(|_| lost_matters(&node)) {
+                nodes[p].lost = true;
+            }
             continue;
         }
         let own_text = match &node.data {
@@ -111,6 +139,7 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
             end: 0,
             holds: 0,
             marked: marked(&node),
+            lost: false,
         });
         if let Some(p) = parent {
             nodes[p].children.push(i);
@@ -543,7 +572,8 @@ fn density(n: &Info) -> f64 {
 /// The boilerplate blocks among the nodes `from..to` in pre-order (inside a subtree ending at `end`); the
 /// ancestors of `keep` (a paragraph of prose) are looked into, never judged. Before the first paragraph and after
 /// the last, labels and links go, and the headings over nothing else; between them (`middle`), boxes of links
-/// and the headings over them.
+/// and the headings over them, and the short labels whose box lost what they labelled (a table of contents'
+/// title over its navigation, an advertisement's label over its box).
 fn boilerplate(
     nodes: &[Info],
     from: usize,
@@ -554,6 +584,21 @@ fn boilerplate(
     card: &dyn Fn(usize) -> bool,
 ) -> Vec<usize> {
     let skip = |at: usize| nodes[at].end.min(end);
+    // between paragraphs too: the label left behind by what it labelled (the title of a table of contents whose
+    // list, a navigation, is gone)
+    let orphan = |at: usize| {
+        let n = &nodes[at];
+        n.lost && n.text < 40 && {
+            // (the text left: what was left out is not in the list)
+            let text: String = (at..n.end)
+                .filter_map(|k| match &nodes[k].node.data {
+                    NodeData::Text { contents } => Some(format!("{} ", contents.borrow())),
+                    _ => None,
+                })
+                .collect();
+            text.split_whitespace().count() < 5 && !ends_a_sentence(&text, true)
+        }
+    };
     // the blocks, in order: (index, heading, boilerplate)
     let mut blocks: Vec<(usize, bool, bool)> = Vec::new();
     let mut i = from;
@@ -595,7 +640,7 @@ fn boilerplate(
             }
             "div" | "section" | "article" | "aside" | "header" | "footer" | "nav" | "form"
             | "center" | "details" | "fieldset" => {
-                if label() || (!middle && card(i)) {
+                if label() || (!middle && card(i)) || (middle && orphan(i)) {
                     blocks.push((i, false, true));
                 } else {
                     // not boilerplate as a whole: look into it
@@ -631,7 +676,7 @@ fn boilerplate(
                     .take(2)
                     .count()
             };
-            if goes && (!middle || links() >= 2) {
+            if goes && (!middle || links() >= 2 || orphan(at)) {
                 out.push(at);
             }
             continue;

@@ -890,6 +890,35 @@ fn a_question_over_a_bar_of_icon_links_after_the_article_is_left_out_at_the_aggr
 }
 
 #[test]
+fn the_label_of_a_left_out_box_between_paragraphs_goes_with_it_at_the_aggressive_level() {
+    // a table of contents whose list is a <nav>, and an advertisement's label whose box has an ad class: what
+    // they label is left out, so the labels go too
+    let html = format!(
+        "<html><body><div class='post'>{}\
+         <div class='toc'><p class='toc-title'>Contents</p><nav><ul>\
+         <li><a href='#a'>What is it?</a></li><li><a href='#b'>Why does it matter?</a></li></ul></nav></div>\
+         {}<div class='slot'><span>Advertisement</span><div class='ad'>Buy now</div></div>{}</div></body></html>",
+        body_paragraphs(1),
+        body_paragraphs(2),
+        body_paragraphs(2)
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    assert_eq!(md.matches("Paragraph 1 of the report").count(), 2, "{md}");
+    assert!(
+        !md.contains("Contents") && !md.contains("Advertisement"),
+        "{md}"
+    );
+    // a line that stood beside a control (a checkbox of a shopping list) is no label: it stays
+    let html = format!(
+        "<html><body><div class='post'>{}<div><input type='checkbox'>Two cups of flour</div>{}</div></body></html>",
+        body_paragraphs(2),
+        body_paragraphs(2)
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    assert!(md.contains("Two cups of flour"), "{md}");
+}
+
+#[test]
 fn an_article_cut_in_two_around_an_advertisement_is_written_whole_at_the_aggressive_level() {
     let paragraphs = |from: usize, to: usize| {
         (from..to)
