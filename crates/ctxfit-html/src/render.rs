@@ -562,7 +562,8 @@ const CREDIT: usize = 100;
 
 /// A text without the copyright note that ends it: from a `©` at its start, or after the end of a sentence or a
 /// `|`, to its end, when that is short ("… stands in the rain. © AFP / Jeff Pachoud", "© Government/Kugler",
-/// "© 2020 General Mills All Rights Reserved"). A `©` inside a sentence, or before much more text, stays.
+/// "© 2020 General Mills All Rights Reserved"); after a label of a word or two, the whole text ("(Image: © TNG
+/// Collaboration)", "Textquelle: © LAOLA1.at"). A `©` inside a sentence, or before much more text, stays.
 fn without_credit(text: &str) -> &str {
     let Some(at) = text.find('©') else {
         return text;
@@ -572,7 +573,13 @@ fn without_credit(text: &str) -> &str {
     }
     let before = text[..at].trim_end();
     let kept = before.trim_end_matches('|').trim_end();
-    if before.is_empty() || before.ends_with('|') || kept.ends_with(['.', '!', '?']) {
+    // a label of a word or two before it ("(Image: © TNG Collaboration)", "Foto: © dpa"): the text is the credit
+    let labelled = before.ends_with(':')
+        && before.split_whitespace().count() <= 2
+        && before.chars().filter(|c| c.is_alphabetic()).count() <= 12;
+    if labelled {
+        ""
+    } else if before.is_empty() || before.ends_with('|') || kept.ends_with(['.', '!', '?']) {
         kept
     } else {
         text

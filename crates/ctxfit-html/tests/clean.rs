@@ -957,6 +957,7 @@ fn a_copyright_note_is_left_out_at_the_aggressive_level() {
         r#"<html><body><div class="content"><h1>Flood</h1>{}
           <figure><img src="/a.jpg"><figcaption>The dykes held on Monday. <span class="credit">© Government/Kugler</span></figcaption></figure>
           {}<div class="caption">Sandbags at the weir. | © AFP / Jeff Pachoud</div>
+          <figure><img src="/b.jpg"><figcaption>The weir at dawn.</figcaption><p>(Image: © River Authority)</p></figure>
           <p>The © sign on the town's old flood maps, drawn in 1995, still names the surveyor who made them.</p>
           {}</div></body></html>"#,
         body_paragraphs(2),
@@ -972,13 +973,25 @@ fn a_copyright_note_is_left_out_at_the_aggressive_level() {
         !md.contains("Kugler") && !md.contains("Pachoud") && !md.contains('|'),
         "{md}"
     );
+    // a credit under a label of a word or two goes whole, the label with it
+    assert!(
+        md.contains("The weir at dawn.")
+            && !md.contains("Image:")
+            && !md.contains("River Authority"),
+        "{md}"
+    );
     // a © inside a sentence is the sentence's
     assert!(
         md.contains("The © sign on the town's old flood maps"),
         "{md}"
     );
     let md = clean(StripLevel::Moderate, &html);
-    assert!(md.contains("Kugler") && md.contains("Pachoud"), "{md}");
+    assert!(
+        md.contains("Kugler")
+            && md.contains("Pachoud")
+            && md.contains("(Image: © River Authority)"),
+        "{md}"
+    );
 }
 
 #[test]
