@@ -1041,7 +1041,9 @@ fn a_thread_of_bare_text_in_a_page_wide_form_is_found_at_the_aggressive_level() 
     let posts: String = (0..8)
         .map(|i| {
             format!(
-                "<div class='post'><div class='author'>member{i}</div><div class='text'>Post {i}: the update asks                  for a wireless network here too,<br>although mobile data is allowed for every app in the                  settings, and the phone has the newest version of the system.</div></div>"
+                "<div class='post'><div class='author'>member{i}</div><div class='text'>Post {i}: the update asks \
+                 for a wireless network here too,<br>although mobile data is allowed for every app in the \
+                 settings, and the phone has the newest version of the system.</div></div>"
             )
         })
         .collect();
