@@ -622,14 +622,14 @@ fn boilerplate(
         let label = || {
             n.text > 0
                 && (density(n) >= 0.5
-                    || (!middle && t != "p" && n.text < 80 && icon_links(&n.node) >= 3)
                     || (!middle && n.text < 80 && {
                         let text = text_of(&n.node);
                         let words = text.split_whitespace().count();
                         words < 5
                             || !ends_a_sentence(&text, false)
                             || (words < 8 && text.trim_end().ends_with([':', '：']))
-                    }))
+                    })
+                    || (!middle && t != "p" && n.text < 80 && icon_links(&n.node) >= 3))
         };
         match t {
             "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => blocks.push((i, true, false)),
