@@ -53,6 +53,11 @@ pub struct Args {
     /// For a URL: bytes of page read at most.
     #[arg(long, default_value_t = 10 << 20)]
     max_bytes: u64,
+    /// Instead of the Markdown, say what the aggressive level's extraction chose on the page (a file or standard
+    /// input): the article's element, the lead written before it, and the blocks it left out — each as a
+    /// selector, its size and the start of its text, to find it in the page's source.
+    #[arg(long, conflicts_with_all = ["json", "chunk", "max_chars"])]
+    explain: bool,
 }
 
 fn parse_level(name: &str) -> Result<StripLevel, String> {
@@ -66,7 +71,63 @@ fn is_url(source: &str) -> bool {
     lower.starts_with("http://") || lower.starts_with("https://")
 }
 
+/// `--explain`: the aggressive level's choices, a line each.
+fn explanation(args: &Args) -> Result<String> {
+    if is_url(&args.source) {
+        return Err(BadInput(
+            "--explain reads a file or standard input: save the page first (curl -o page.html URL)"
+                .into(),
+        )
+        .into());
+    }
+    let bytes = read_bytes(&args.source)?;
+    let (text, _) = ctxfit_html::decode_html(&bytes, None);
+    let list = |out: &mut String, heading: &str, elements: &[ctxfit_html::Element]| {
+        if elements.is_empty() {
+            out.push_str(&format!("{heading}: none\n"));
+            return;
+        }
+        out.push_str(&format!("{heading} ({}):\n", elements.len()));
+        for e in elements {
+            out.push_str(&format!(
+                "  {} ({} characters)",
+                e.selector(),
+                thousands(e.chars)
+            ));
+            if !e.start.is_empty() {
+                out.push_str(&format!(": \"{}\"", e.start));
+            }
+            out.push('\n');
+        }
+    };
+    let mut out = String::new();
+    match ctxfit_html::explain(&text) {
+        ctxfit_html::Explanation::Article {
+            lead,
+            article,
+            left_out,
+        } => {
+            list(&mut out, "article", &article);
+            list(&mut out, "lead, written before it", &lead);
+            list(&mut out, "left out of it", &left_out);
+        }
+        ctxfit_html::Explanation::NoArticle => out.push_str(
+            "no article: no element holds enough prose to be sure (a recipe, a product, a listing), so the \
+             aggressive level writes the page as the moderate level does\n",
+        ),
+        ctxfit_html::Explanation::TooDeep => out.push_str(
+            "no article: the page nests too deep to build its tree, so it is written by the tokenizer alone, as \
+             the moderate level would write it\n",
+        ),
+    }
+    Ok(out)
+}
+
 pub fn run(args: Args) -> Result<()> {
+    if args.explain {
+        let text = explanation(&args)?;
+        return emit(args.output.as_deref(), &text);
+    }
     let max_chars = args.max_chars.unwrap_or(if args.chunk.is_some() {
         DEFAULT_MAX_CHARS
     } else {

@@ -731,6 +731,62 @@ fn html_cleans_a_file_or_stdin_and_reports_like_the_page_tool() {
 }
 
 #[test]
+fn html_explain_names_what_the_aggressive_level_chose() {
+    let dir = temp_dir("html-explain");
+    let paragraphs: String = (0..5)
+        .map(|i| {
+            format!(
+                "<p>Paragraph {i}: the river rose, the dykes held, and the town, which had prepared for a week, \
+                 counted the damage on Monday morning.</p>"
+            )
+        })
+        .collect();
+    let page = format!(
+        "<html><body><div class='page'><div id='story' class='body'>{paragraphs}<p>Share this:</p></div>\
+         </div></body></html>"
+    );
+    let path = dir.join("story.html");
+    std::fs::write(&path, &page).unwrap();
+    let path = path.to_str().unwrap();
+    let out = ctxfit(&["html", path, "--explain"], None);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "article (1):\n  div#story.body (535 characters): \"Paragraph 0: the river rose, the dykes held, and the town,…\"\n\
+         lead, written before it: none\n\
+         left out of it (1):\n  p (10 characters): \"Share this:\"\n"
+    );
+    // the same from standard input
+    let piped = ctxfit(&["html", "-", "--explain"], Some(page.as_bytes()));
+    assert_eq!(stdout(&piped), stdout(&out));
+    // a page of short blocks has no article, and says so
+    let short = ctxfit(
+        &["html", "-", "--explain"],
+        Some(b"<html><body><div>Flour, 200 g</div><div>Sugar</div></body></html>"),
+    );
+    assert!(
+        stdout(&short).starts_with("no article:"),
+        "{}",
+        stdout(&short)
+    );
+    // a URL is refused with the way round it; with --json it is a usage error
+    let url = ctxfit(&["html", "http://127.0.0.1:9/page", "--explain"], None);
+    assert_eq!(url.status.code(), Some(2));
+    assert!(
+        stderr(&url).contains("save the page first"),
+        "{}",
+        stderr(&url)
+    );
+    let both = ctxfit(&["html", path, "--explain", "--json"], None);
+    assert_eq!(both.status.code(), Some(2));
+    assert!(
+        stderr(&both).contains("cannot be used with"),
+        "{}",
+        stderr(&both)
+    );
+}
+
+#[test]
 fn html_fetches_urls_only_from_allowed_addresses() {
     use std::io::{BufRead, BufReader};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

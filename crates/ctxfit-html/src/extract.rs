@@ -106,6 +106,8 @@ fn lost_matters(node: &Handle) -> bool {
 pub(crate) struct MainContent {
     /// In document order: the lead paragraphs that stand before the chosen element (see [`lead`]), then it.
     pub roots: Vec<Handle>,
+    /// How many of `roots` are the lead (the first ones).
+    pub lead: usize,
     /// Elements of the chosen one left out: the boilerplate around its prose (see [`edges`]).
     pub tail: Vec<Handle>,
 }
@@ -313,10 +315,12 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
         blocks = after_the_title(&nodes, sections[0]);
     }
     let tail: Vec<usize> = sections.iter().flat_map(|&s| edges(&nodes, s)).collect();
+    let lead = blocks.len();
     blocks.extend(sections);
     let handles = |v: Vec<usize>| v.into_iter().map(|i| Rc::clone(&nodes[i].node)).collect();
     Some(MainContent {
         roots: handles(blocks),
+        lead,
         tail: handles(tail),
     })
 }
@@ -444,7 +448,7 @@ fn clause_commas(text: &str) -> usize {
 }
 
 /// The text below a node (the node itself, when it is text).
-fn text_of(node: &Handle) -> String {
+pub(crate) fn text_of(node: &Handle) -> String {
     match &node.data {
         NodeData::Text { contents } => contents.borrow().to_string(),
         _ => {

@@ -36,6 +36,7 @@
 mod charset;
 mod dom;
 pub mod eval;
+mod explain;
 mod extract;
 mod flat;
 mod links;
@@ -44,6 +45,7 @@ mod render;
 
 use std::rc::Rc;
 
+pub use explain::{explain, Element, Explanation};
 pub use metadata::{page_metadata, PageMetadata};
 
 use markup5ever_rcdom::{Handle, NodeData};
