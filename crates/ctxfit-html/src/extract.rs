@@ -575,7 +575,8 @@ fn density(n: &Info) -> f64 {
 
 /// The boilerplate blocks among the nodes `from..to` in pre-order (inside a subtree ending at `end`); the
 /// ancestors of `keep` (a paragraph of prose) are looked into, never judged. Before the first paragraph and after
-/// the last, labels and links go, and the headings over nothing else; between them (`middle`), boxes of links
+/// the last, labels and links go, and the headings over nothing else (a heading right over a kept one of a lower
+/// rank heads subsections, not nothing); between them (`middle`), boxes of links
 /// and the headings over them, and the short labels whose box lost what they labelled (a table of contents'
 /// title over its navigation, an advertisement's label over its box).
 fn boilerplate(
@@ -671,7 +672,10 @@ fn boilerplate(
     // a heading goes too when what follows it, up to the next heading, all goes (and something does); the
     // headings before the first paragraph stay: the title and the first section's
     let mut out = Vec::new();
-    for (k, &(at, heading, goes)) in blocks.iter().enumerate() {
+    // (from the last block back: whether a heading heads kept subsections is known when it is reached)
+    let mut gone = vec![false; blocks.len()];
+    let rank = |i: usize| tag(&nodes[i].node).and_then(|t| t.strip_prefix('h')?.parse::<u8>().ok());
+    for (k, &(at, heading, goes)) in blocks.iter().enumerate().rev() {
         if !heading {
             // between paragraphs, a box of links (two or more), and what goes with its heading (below)
             let links = || {
@@ -682,16 +686,26 @@ fn boilerplate(
             };
             if goes && (!middle || links() >= 2 || orphan(at)) {
                 out.push(at);
+                gone[k] = true;
             }
             continue;
         }
         let under: Vec<_> = blocks[k + 1..].iter().take_while(|b| !b.1).collect();
         let all = under.iter().all(|b| b.2);
+        // a heading right over a kept heading of a lower rank heads a section of subsections (`<h2>` over
+        // `<h3>`), not nothing
+        let subsections = under.is_empty()
+            && blocks
+                .get(k + 1)
+                .is_some_and(|&(next, _, _)| rank(next) > rank(at))
+            && !gone[k + 1];
         if middle && all && !under.is_empty() {
             out.push(at);
             out.extend(under.iter().map(|b| b.0));
-        } else if to == end && all {
+            gone[k] = true;
+        } else if to == end && all && !subsections {
             out.push(at);
+            gone[k] = true;
         }
     }
     out

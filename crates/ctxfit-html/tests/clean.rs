@@ -919,6 +919,28 @@ fn the_label_of_a_left_out_box_between_paragraphs_goes_with_it_at_the_aggressive
 }
 
 #[test]
+fn a_heading_over_subsections_stays_and_one_over_nothing_goes_at_the_aggressive_level() {
+    // `<h2>` right over `<h3>`: a section of subsections, between the paragraphs or after them
+    let html = format!(
+        "<html><body><div class='post'>{}<h2>Three advantages, each in its own section.</h2>\
+         <h3>The first advantage</h3>{}<h3>The second advantage</h3>{}\
+         <h2>Comments</h2><h3>Log in to comment.</h3></div></body></html>",
+        body_paragraphs(2),
+        body_paragraphs(1),
+        body_paragraphs(1)
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    assert!(
+        md.contains("## Three advantages, each in its own section.")
+            && md.contains("### The first advantage")
+            && md.contains("### The second advantage"),
+        "{md}"
+    );
+    // after the last paragraph, a heading over a heading over nothing heads nothing: both go
+    assert!(!md.contains("Comments") && !md.contains("Log in"), "{md}");
+}
+
+#[test]
 fn an_article_cut_in_two_around_an_advertisement_is_written_whole_at_the_aggressive_level() {
     let paragraphs = |from: usize, to: usize| {
         (from..to)
