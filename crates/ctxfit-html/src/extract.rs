@@ -41,7 +41,8 @@ struct Info {
     children: Vec<usize>,
     /// Where its subtree ends in the pre-order list (exclusive).
     end: usize,
-    /// What its subtree holds, itself included: [`H1`], [`HEADING`], [`MEDIA`], [`ITEM`].
+    /// What its subtree holds, itself included: [`H1`], [`HEADING`], [`MEDIA`], [`ITEM`], [`LINKED_HEADING`],
+    /// [`TABLE`].
     holds: u8,
     /// The page marks it as the article's body (schema.org microdata: `itemprop="articleBody"`).
     marked: bool,
@@ -68,6 +69,8 @@ const MEDIA: u8 = 4;
 const ITEM: u8 = 8;
 /// A heading below the first rank whose text is a link: the title of a teaser for another page.
 const LINKED_HEADING: u8 = 16;
+/// A table.
+const TABLE: u8 = 32;
 
 fn kind(node: &Handle) -> u8 {
     match tag(node) {
@@ -75,6 +78,7 @@ fn kind(node: &Handle) -> u8 {
         Some("h2" | "h3" | "h4" | "h5" | "h6") => HEADING,
         Some("img" | "picture" | "figure" | "video" | "iframe") => MEDIA,
         Some("li" | "tr" | "dt") => ITEM,
+        Some("table") => TABLE,
         _ => 0,
     }
 }
@@ -481,8 +485,8 @@ fn ends_a_sentence(text: &str, colon: bool) -> bool {
 /// What stands around the prose of the chosen element and is not prose itself — before its first paragraph and
 /// after its last: blocks dense with links, short labels that end no sentence ("Related posts", "Share:", "Back
 /// to the overview", "Home", "71 comments"), teasers for other pages (a linked title over a blurb: [`cards`]),
-/// and the headings over nothing else. Sentences, tables, code, and lists that are not mostly links stay; a
-/// wrapper that is not boilerplate as a whole is looked into.
+/// and the headings over nothing else. Sentences, tables (and the blocks that hold one), code, and lists that are
+/// not mostly links stay; a wrapper that is not boilerplate as a whole is looked into.
 fn edges(nodes: &[Info], chosen: usize) -> Vec<usize> {
     let end = nodes[chosen].end;
     // teasers for other pages (a card: a linked heading over a blurb) are no paragraphs of the article, and
@@ -626,6 +630,9 @@ fn boilerplate(
         // links that show no text (a bar of icons: "Would you share this article?" over the networks' buttons)
         let label = || {
             n.text > 0
+                // a table is content wherever it stands (a test's results, each row's first cell a link), and so
+                // is a block that holds one
+                && n.holds & TABLE == 0
                 && (density(n) >= 0.5
                     || (!middle && n.text < 80 && {
                         let text = text_of(&n.node);

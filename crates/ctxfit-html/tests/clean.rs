@@ -941,6 +941,32 @@ fn a_heading_over_subsections_stays_and_one_over_nothing_goes_at_the_aggressive_
 }
 
 #[test]
+fn a_table_of_results_whose_rows_are_links_stays_at_the_aggressive_level() {
+    // a test's results in a block of their own, each row's first cell a link to the tested product: the block is
+    // mostly link text, but a table is content
+    let rows: String = ["Safe Seat Two", "Cosy Shell", "Level Up Plus"]
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            format!(
+                "<tr><td><a href='/test/{i}'>{name}</a></td><td>{}0 €</td><td>1,{i}</td></tr>",
+                30 + i
+            )
+        })
+        .collect();
+    let html = format!(
+        "<html><body><div class='post'>{}<div class='text'><h2>Results</h2><table>\
+         <tr><th>Model</th><th>Price</th><th>Grade</th></tr>{rows}</table></div></div></body></html>",
+        body_paragraphs(4)
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    assert!(
+        md.contains("## Results") && md.contains("Cosy Shell") && md.contains("| Level Up Plus"),
+        "{md}"
+    );
+}
+
+#[test]
 fn an_article_cut_in_two_around_an_advertisement_is_written_whole_at_the_aggressive_level() {
     let paragraphs = |from: usize, to: usize| {
         (from..to)
