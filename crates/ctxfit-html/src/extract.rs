@@ -482,6 +482,21 @@ fn ends_a_sentence(text: &str, colon: bool) -> bool {
     })
 }
 
+/// Does a sentence end in this element's text, a link's end before its closing mark counting too (`…a <a>public
+/// health emergency</a>.`: [`text_of`] joins the two text nodes with a space)? For telling prose from boxes of
+/// links; a label's test stays strict ("All the results [here].", "Read the rest [here]." read as labels).
+fn sentences_with_links(node: &Handle) -> bool {
+    let text = text_of(node);
+    text.char_indices().any(|(i, c)| {
+        matches!(c, '.' | '!' | '?' | '…' | '。' | '！' | '？')
+            && text[..i]
+                .chars()
+                .rev()
+                .find(|c| !c.is_whitespace())
+                .is_some_and(char::is_alphabetic)
+    })
+}
+
 /// What stands around the prose of the chosen element and is not prose itself — before its first paragraph and
 /// after its last: blocks dense with links, short labels that end no sentence ("Related posts", "Share:", "Back
 /// to the overview", "Home", "71 comments"), teasers for other pages (a linked title over a blurb: [`cards`]),
@@ -648,7 +663,15 @@ fn boilerplate(
             "table" | "pre" | "code" => blocks.push((i, false, false)),
             "ul" | "ol" | "dl" => blocks.push((i, false, n.text > 0 && density(n) >= 0.5)),
             "p" | "blockquote" | "figure" | "figcaption" | "address" | "li" | "dd" | "dt" => {
-                blocks.push((i, false, label() || (!middle && card(i))))
+                // between the paragraphs, a paragraph of sentences is prose however many of its words are links
+                // ("The haze led to [canceled flights], [closed schools] and a [public health emergency].")
+                let prose = || {
+                    middle
+                        && t == "p"
+                        && n.text.saturating_sub(n.link_text) >= 30
+                        && sentences_with_links(&n.node)
+                };
+                blocks.push((i, false, (label() && !prose()) || (!middle && card(i))))
             }
             "div" | "section" | "article" | "aside" | "header" | "footer" | "nav" | "form"
             | "center" | "details" | "fieldset" => {

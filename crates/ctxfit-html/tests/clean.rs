@@ -967,6 +967,29 @@ fn a_table_of_results_whose_rows_are_links_stays_at_the_aggressive_level() {
 }
 
 #[test]
+fn a_paragraph_of_sentences_full_of_links_between_paragraphs_stays_at_the_aggressive_level() {
+    // most of its words are links, and each sentence ends right after one: prose all the same
+    let cited = "<p>The haze led to <a href='/a'>canceled flights</a>, <a href='/b'>closed schools</a> and a \
+                 <a href='/c'>public health emergency</a>. The city handed out \
+                 <a href='/d'>five million masks to its schoolchildren</a>.</p>";
+    // a paragraph that is only links between separators is a box of links, and goes
+    let links =
+        "<p><a href='/x'>Weather</a> · <a href='/y'>Traffic</a> · <a href='/z'>Sport</a></p>";
+    let html = format!(
+        "<html><body><div class='post'>{}{cited}{}{links}{}</div></body></html>",
+        body_paragraphs(2),
+        body_paragraphs(2),
+        body_paragraphs(2)
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    assert!(
+        md.contains("The haze led to [canceled flights](https://example.com/a)"),
+        "{md}"
+    );
+    assert!(!md.contains("Weather") && !md.contains("Traffic"), "{md}");
+}
+
+#[test]
 fn an_article_cut_in_two_around_an_advertisement_is_written_whole_at_the_aggressive_level() {
     let paragraphs = |from: usize, to: usize| {
         (from..to)
