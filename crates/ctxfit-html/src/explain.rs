@@ -88,7 +88,7 @@ pub enum Explanation {
         /// order.
         article: Vec<Element>,
         /// Blocks inside the article left out: labels, link boxes, teasers and headings at its edges, boxes of
-        /// links between its paragraphs, in the order they were found.
+        /// links between its paragraphs, in document order.
         left_out: Vec<Element>,
     },
     /// No element holds enough prose to be sure (a recipe, a product, a listing): the page is written as the

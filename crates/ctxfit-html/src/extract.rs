@@ -112,7 +112,7 @@ pub(crate) struct MainContent {
     pub roots: Vec<Handle>,
     /// How many of `roots` are the lead (the first ones).
     pub lead: usize,
-    /// Elements of the chosen one left out: the boilerplate around its prose (see [`edges`]).
+    /// Elements of the chosen one left out, in document order: the boilerplate around its prose (see [`edges`]).
     pub tail: Vec<Handle>,
 }
 
@@ -318,7 +318,10 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
     if blocks.is_empty() {
         blocks = after_the_title(&nodes, sections[0]);
     }
-    let tail: Vec<usize> = sections.iter().flat_map(|&s| edges(&nodes, s)).collect();
+    // (in document order, each once: a block can be boilerplate by two of the edges' tests)
+    let mut tail: Vec<usize> = sections.iter().flat_map(|&s| edges(&nodes, s)).collect();
+    tail.sort_unstable();
+    tail.dedup();
     let lead = blocks.len();
     blocks.extend(sections);
     let handles = |v: Vec<usize>| v.into_iter().map(|i| Rc::clone(&nodes[i].node)).collect();

@@ -65,6 +65,25 @@ fn the_article_its_lead_and_what_was_left_out_are_named() {
 }
 
 #[test]
+fn a_block_left_out_by_two_tests_is_named_once_in_document_order() {
+    // "Source files: [a], [b]" between the paragraphs is both a box of two links and a label with links
+    let html = format!(
+        "<html><body><div class='post'>{}<p>Source files: <a href='/a.js'>blanket.js</a>, \
+         <a href='/b.js'>mocha-blanket.js</a></p>{}<p>Share this:</p></div></body></html>",
+        paragraphs(2),
+        paragraphs(2)
+    );
+    let Explanation::Article { left_out, .. } = explain(&html) else {
+        panic!("no article found");
+    };
+    let starts: Vec<&str> = left_out.iter().map(|e| e.start.as_str()).collect();
+    assert_eq!(
+        starts,
+        ["Source files: blanket.js , mocha-blanket.js", "Share this:"]
+    );
+}
+
+#[test]
 fn a_page_without_an_article_or_too_deep_for_a_tree_says_so() {
     let short = "<html><body><div>Flour, 200 g</div><div>Sugar, 100 g</div><div>Bake it.</div></body></html>";
     assert_eq!(explain(short), Explanation::NoArticle);
