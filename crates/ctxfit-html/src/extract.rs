@@ -475,27 +475,25 @@ pub(crate) fn text_of(node: &Handle) -> String {
 
 /// Does a sentence end in this text: a letter, then a closing mark (`colon`: a colon counts)?
 fn ends_a_sentence(text: &str, colon: bool) -> bool {
-    text.char_indices().any(|(i, c)| {
-        (matches!(c, '.' | '!' | '?' | '…' | '。' | '！' | '？')
-            || (colon && matches!(c, ':' | '：')))
-            && text[..i]
-                .chars()
-                .next_back()
-                .is_some_and(char::is_alphabetic)
-    })
+    sentence_end(text, colon, false)
 }
 
 /// Does a sentence end in this element's text, a link's end before its closing mark counting too (`…a <a>public
 /// health emergency</a>.`: [`text_of`] joins the two text nodes with a space)? For telling prose from boxes of
 /// links; a label's test stays strict ("All the results [here].", "Read the rest [here]." read as labels).
 fn sentences_with_links(node: &Handle) -> bool {
-    let text = text_of(node);
+    sentence_end(&text_of(node), false, true)
+}
+
+/// A closing mark right after a letter (`spaced`: white space may stand between them).
+fn sentence_end(text: &str, colon: bool, spaced: bool) -> bool {
     text.char_indices().any(|(i, c)| {
-        matches!(c, '.' | '!' | '?' | '…' | '。' | '！' | '？')
+        (matches!(c, '.' | '!' | '?' | '…' | '。' | '！' | '？')
+            || (colon && matches!(c, ':' | '：')))
             && text[..i]
                 .chars()
                 .rev()
-                .find(|c| !c.is_whitespace())
+                .find(|c| !(spaced && c.is_whitespace()))
                 .is_some_and(char::is_alphabetic)
     })
 }
