@@ -246,7 +246,9 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
         }
     }
     // an article split over sibling blocks (one section each) is held by the nearest ancestor with twice the
-    // prose, spread over two or more children of substance — unless the page marks the chosen one as the body
+    // prose, spread over two or more children of substance, or over four or more sections of a paragraph or two
+    // (a report in one block per paragraph, beside a gallery whose captions outweigh any one of them) — unless
+    // the page marks the chosen one as the body; the walk goes on from the ancestor taken
     let mut up = nodes[chosen].parent.filter(|_| !nodes[chosen].marked);
     while let Some(a) = up {
         let ancestor = &nodes[a];
@@ -261,9 +263,16 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
                 .filter(|&&c| nodes[c].prose >= nodes[chosen].prose * 0.25)
                 .take(2)
                 .count();
-            if substantial >= 2 {
+            let sections = ancestor
+                .children
+                .iter()
+                .filter(|&&c| nodes[c].prose >= (nodes[chosen].prose * 0.25).min(SECTION_PROSE))
+                .count();
+            if substantial >= 2 || sections >= 4 {
                 chosen = a;
-                break;
+                if nodes[a].marked {
+                    break;
+                }
             }
         }
         up = ancestor.parent;
@@ -787,6 +796,9 @@ const MAX_DEPTH: usize = 8;
 /// The prose (paragraphs' votes: about three each) that makes a sibling of the same kind a part of the article
 /// however long the chosen part is.
 const KIN_PROSE: f64 = 10.0;
+
+/// The prose of a short section of an article: a paragraph of two or three sentences.
+const SECTION_PROSE: f64 = 5.0;
 
 /// Blocks of the lead kept at most, and their characters at most.
 const LEAD_BLOCKS: usize = 3;

@@ -13,8 +13,8 @@
 //! * `Minimal`: scripts, styles, SVG, images, media, templates are dropped with their content.
 //! * `Moderate`: also navigation, footers, sidebars, comment sections, link lists (blocks that are mostly links
 //!   with little text of their own: menus without a `<nav>`, "more stories" lists), and content hidden from
-//!   readers (`hidden`, `aria-hidden="true"`, inline `display:none` / `visibility:hidden` — hidden text is a
-//!   prompt-injection channel).
+//!   readers (`hidden`, `aria-hidden="true"`, inline `display:none` / `visibility:hidden`, the CSS frameworks'
+//!   `hidden`, `d-none` and `hide` classes — hidden text is a prompt-injection channel).
 //! * `Aggressive`: also forms, iframes, ads, cookie banners, share/newsletter/related blocks, and main-content
 //!   extraction: the subtree whose paragraphs carry the most text with the fewest links.
 //!

@@ -97,6 +97,9 @@ fn hidden(attr: Attr<'_>) -> bool {
     if attr("hidden").is_some() || attr("aria-hidden").is_some_and(|v| v.trim() == "true") {
         return true;
     }
+    if attr("class").is_some_and(hidden_by_class) {
+        return true;
+    }
     attr("style").is_some_and(|s| {
         let s: String = s
             .to_ascii_lowercase()
@@ -104,6 +107,20 @@ fn hidden(attr: Attr<'_>) -> bool {
             .filter(|c| !c.is_whitespace())
             .collect();
         s.contains("display:none") || s.contains("visibility:hidden")
+    })
+}
+
+/// The CSS frameworks' classes that hide an element: `hidden` (Bootstrap 3, Tailwind), `d-none` (Bootstrap 4 and
+/// 5), `hide` (Foundation, Bootstrap 2). Read mobile-first, as the frameworks are written: an element hidden at
+/// the narrowest width is hidden, whatever a wider screen shows (`hidden md:block`, `d-none d-lg-block`) — a
+/// desktop's sidebar or menu, or the desktop's copy of a block the phone shows in its own way. Classes that hide
+/// text from the eye only (`sr-only`, `visually-hidden`) are not among them: their text is written for those who
+/// read the page as text ("By", the colon between a heading's kicker and its title).
+fn hidden_by_class(class: &str) -> bool {
+    class.split_whitespace().any(|w| {
+        ["hidden", "d-none", "hide"]
+            .iter()
+            .any(|h| w.eq_ignore_ascii_case(h))
     })
 }
 
@@ -296,6 +313,9 @@ struct Writer {
     /// with the first word inside it, so that a space before that word goes before the markup, and markup
     /// around no text at all is never written.
     inline: Vec<(&'static str, bool)>,
+    /// For each open list item and heading: where its line started and where its marker (`- `, `## `) ended —
+    /// an item or heading that writes nothing after its marker is taken back whole (a list of icon links).
+    markers: Vec<Option<(usize, usize)>>,
 }
 
 impl Writer {
@@ -363,6 +383,24 @@ impl Writer {
         self.prefix();
         self.flush_inline();
         self.out.push_str(markup);
+    }
+
+    /// Write a block's marker at the start of its line, to be taken back by `unmark` if nothing follows it.
+    fn mark(&mut self, marker: &str) {
+        let line = self.out.len();
+        self.open(marker);
+        self.markers.push(Some((line, self.out.len())));
+    }
+
+    fn unmark(&mut self) {
+        if let Some(Some((line, end))) = self.markers.pop() {
+            if self.out.len() == end {
+                self.out.truncate(line);
+                self.at_line_start = self.out.is_empty() || self.out.ends_with('\n');
+                // (inside a link the marker followed a space, taken back with it)
+                self.pending_space = !self.at_line_start;
+            }
+        }
     }
 
     fn close(&mut self, markup: &str) {
@@ -603,6 +641,7 @@ pub(crate) fn render(
         lists: Vec::new(),
         links: Vec::new(),
         inline: Vec::new(),
+        markers: Vec::new(),
     };
     let mut stack = vec![Step::Enter(Rc::clone(root))];
     while let Some(step) = stack.pop() {
@@ -636,8 +675,9 @@ pub(crate) fn render(
                     t if HEADINGS.contains(&t) && !w.in_link() => {
                         w.block();
                         let n = t[1..].parse::<usize>().unwrap_or(1);
-                        w.open(&format!("{} ", "#".repeat(n)));
+                        w.mark(&format!("{} ", "#".repeat(n)));
                     }
+                    t if HEADINGS.contains(&t) => w.markers.push(None),
                     t if BLOCKS.contains(&t) => w.block(),
                     "br" => w.hard_break(),
                     "hr" => {
@@ -668,7 +708,7 @@ pub(crate) fn render(
                             }
                             _ => "- ".to_owned(),
                         };
-                        w.open(&marker);
+                        w.mark(&marker);
                         w.prefixes.push(" ".repeat(marker.len()));
                     }
                     "blockquote" => {
@@ -713,7 +753,11 @@ pub(crate) fn render(
                 }
             }
             Step::Exit(node) => match tag(&node).unwrap_or("") {
-                t if BLOCKS.contains(&t) || HEADINGS.contains(&t) || t == "table" => w.block(),
+                t if HEADINGS.contains(&t) => {
+                    w.unmark();
+                    w.block();
+                }
+                t if BLOCKS.contains(&t) || t == "table" => w.block(),
                 "ul" | "ol" => {
                     w.lists.pop();
                     if w.lists.is_empty() {
@@ -724,6 +768,7 @@ pub(crate) fn render(
                 }
                 "li" => {
                     w.prefixes.pop();
+                    w.unmark();
                     w.line_break();
                 }
                 "blockquote" => {
