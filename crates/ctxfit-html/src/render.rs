@@ -394,7 +394,7 @@ impl Writer {
 
     fn unmark(&mut self) {
         if let Some(Some((line, end))) = self.markers.pop() {
-            if self.out.len() == end {
+            if self.out.len() == end && self.out.is_char_boundary(line) {
                 self.out.truncate(line);
                 self.at_line_start = self.out.is_empty() || self.out.ends_with('\n');
                 // (inside a link the marker followed a space, taken back with it)
