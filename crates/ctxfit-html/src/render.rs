@@ -388,14 +388,23 @@ impl Writer {
     /// Write a block's marker at the start of its line, to be taken back by `unmark` if nothing follows it.
     fn mark(&mut self, marker: &str) {
         let line = self.out.len();
-        self.open(marker);
+        self.open("");
         self.markers.push(Some((line, self.out.len())));
+        self.out.push_str(marker);
     }
 
+    /// Take back the marker of the item or heading that ends here if it shows nothing: after the marker only
+    /// white space, the line breaks of its empty blocks and their quote marks were written.
     fn unmark(&mut self) {
-        if let Some(Some((line, end))) = self.markers.pop() {
-            if self.out.len() == end && self.out.is_char_boundary(line) {
-                self.out.truncate(line);
+        if let Some(Some((line, marker))) = self.markers.pop() {
+            let rest = self.out[marker..]
+                .trim_start_matches(|c: char| matches!(c, '-' | '#' | '.') || c.is_ascii_digit());
+            if rest.chars().all(|c| c.is_whitespace() || c == '>') {
+                self.out.truncate(marker);
+                // the pending space and the line's prefixes before the marker go with it (not inline markup)
+                while self.out.len() > line && self.out.ends_with([' ', '>']) {
+                    self.out.pop();
+                }
                 self.at_line_start = self.out.is_empty() || self.out.ends_with('\n');
                 // (inside a link the marker followed a space, taken back with it)
                 self.pending_space = !self.at_line_start;

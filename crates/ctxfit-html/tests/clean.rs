@@ -736,16 +736,20 @@ fn a_list_item_or_heading_with_nothing_to_show_is_not_written() {
       <p>The first paragraph of the story, which tells what happened and where it happened.</p>
       <ul><li><a href="https://facebook.com/x"><svg><path d="M0"/></svg></a></li>
       <li><a href="https://x.com/y"><img src="x.png"></a></li><li>A point that has text.</li></ul>
-      <ol><li></li><li>Second</li></ol></article></body>"#;
+      <ol><li></li><li>Second</li></ol><ul><li><div><span> </span></div></li><li><p>&nbsp;</p></li></ul>
+      <blockquote><ul><li><a href="https://x.com/z"></a></li><li>Quoted point</li></ul></blockquote>
+      <p><b>Bold <ul><li><br></li></ul>tail</b></p></article></body>"#;
     for level in LEVELS {
         let out = clean(level, html);
         for line in out.lines() {
             assert!(
-                !matches!(line.trim(), "-" | "##" | "1." | "2."),
+                !matches!(line.trim(), "-" | "##" | "1." | "2." | ">" | "> -"),
                 "{level:?}: {out}"
             );
         }
         assert!(out.contains("- A point that has text."), "{level:?}: {out}");
+        assert!(out.contains("> - Quoted point"), "{level:?}: {out}");
+        assert_eq!(out.matches("**").count() % 2, 0, "{level:?}: {out}");
     }
     let out = clean(StripLevel::Minimal, html);
     assert!(out.contains("Second"), "{out}");
