@@ -313,7 +313,7 @@ struct Writer {
     /// with the first word inside it, so that a space before that word goes before the markup, and markup
     /// around no text at all is never written.
     inline: Vec<(&'static str, bool)>,
-    /// For each open list item and heading: where its line started and where its marker (`- `, `## `) ended —
+    /// For each open list item and heading: where its line started and where its marker (`- `, `## `) starts —
     /// an item or heading that writes nothing after its marker is taken back whole (a list of icon links).
     markers: Vec<Option<(usize, usize)>>,
 }
@@ -397,7 +397,10 @@ impl Writer {
     /// white space, the line breaks of its empty blocks and their quote marks were written.
     fn unmark(&mut self) {
         if let Some(Some((line, marker))) = self.markers.pop() {
-            let rest = self.out[marker..]
+            let Some(rest) = self.out.get(marker..) else {
+                return;
+            };
+            let rest = rest
                 .trim_start_matches(|c: char| matches!(c, '-' | '#' | '.') || c.is_ascii_digit());
             if rest.chars().all(|c| c.is_whitespace() || c == '>') {
                 self.out.truncate(marker);
