@@ -1238,9 +1238,10 @@ impl Compactor {
     /// writes the `tail − reclaim` tokens left to the cache again instead of reading the `tail` (an extra
     /// `(1 + premium) × (tail − reclaim) − tail` cache reads), and saves `reclaim` cache reads on each request
     /// to come — or `reclaim` cache writes, `1 + premium` reads each, on a request that finds the cache expired.
-    /// With the requests so far as the forecast of those to come, `expired` of them after a pause, a cut pays
-    /// back when `reclaim × (requests + expired × premium + premium + 1) ≥ premium × tail`. The latest cuts that
-    /// pay back are made, and older
+    /// With `to_come = max(horizon × requests, min_horizon)` requests forecast, as many of them after a pause as
+    /// were of the requests so far (`expired`), a cut pays back when
+    /// `reclaim × (to_come × (1 + premium × expired / requests) + premium + 1) ≥ premium × tail`. The latest cuts
+    /// that pay back are made, and older
     /// ones join them only where what they add pays for the stretch of cached tail it adds — not on the surplus
     /// of a large cut after them. (Choosing the run that pays back the most, a close variant, broke the
     /// invariant that compacting a compacted history again changes nothing; this one keeps it.)
@@ -1249,10 +1250,13 @@ impl Compactor {
         let premium = settings.cache_write_premium;
         let expired = self.expired_requests;
         // the payback test, of a whole run or of what an older cut adds to one
+        // what a token cut saves over the requests to come, in cache reads: a read on each, and a write's premium
+        // on those that will find the cache expired, as often as the requests so far did
+        let so_far = requests.max(1) as f64;
+        let to_come = (settings.horizon * so_far).max(settings.min_horizon as f64);
+        let saved_to_come = to_come * (1.0 + premium * expired as f64 / so_far);
         let pays = |reclaim: usize, tail: usize| {
-            // (what a token cut saves over the requests to come, in cache reads)
-            let to_come = requests.max(1) as f64 + expired as f64 * premium;
-            reclaim as f64 * (to_come + premium + 1.0) >= premium * tail as f64
+            reclaim as f64 * (saved_to_come + premium + 1.0) >= premium * tail as f64
         };
         let check = |reclaim: usize, tail: usize| {
             if reclaim < settings.min_reclaim_tokens {

@@ -56,6 +56,12 @@ pub struct ProfileSpec {
     pub min_reclaim_ratio: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_write_premium: Option<f64>,
+    /// The payback rule's forecast: requests still to come per request so far (default 2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub horizon: Option<f64>,
+    /// The payback rule's forecast: requests still to come at least (default 10).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_horizon: Option<i64>,
     /// Seconds the provider keeps a cached prefix after its last use (default 300; 0: it never expires).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_ttl: Option<i64>,
@@ -125,14 +131,21 @@ pub struct Settings {
     /// ((1.25 − 0.1) / 0.1 = 11.5 on Anthropic, (1 − 0.1) / 0.1 = 9 on OpenAI; 0 = off, every cut made at once).
     /// Cutting `reclaim` tokens from results after which `tail` tokens were cached writes the rest of the tail
     /// again instead of reading it, and saves `reclaim` cache reads on every request to come (`reclaim` cache
-    /// writes on one that finds the cache expired). Taking the requests so far as the forecast of those to come,
-    /// `expired` of them after a pause longer than the cache lives, cuts are made when
-    /// `reclaim × (requests + expired × premium + premium + 1) ≥ premium × tail`: the latest cuts of a request
-    /// that pay back, and the older ones that pay for the stretch of cached tail they add; the others wait, with
-    /// the cut their rule chose, and are tested again at the next request (their rule is asked again as the
-    /// history grows). Early in a conversation, which may soon end, only large cuts are made; small ones wait for
-    /// it to go on.
+    /// writes on one that finds the cache expired). With `to_come` requests forecast (`horizon`, `min_horizon`),
+    /// as many of them finding the cache expired as did of the requests so far, cuts are made when
+    /// `reclaim × (to_come × (1 + premium × expired / requests) + premium + 1) ≥ premium × tail`: the latest cuts
+    /// of a request that pay back, and the older ones that pay for the stretch of cached tail they add; the others
+    /// wait, with the cut their rule chose, and are tested again at the next request (their rule is asked again
+    /// as the history grows). Early in a conversation, which may soon end, only large cuts are made; small ones
+    /// wait for it to go on.
     pub cache_write_premium: f64,
+    /// The payback rule's forecast of the requests still to come, per request so far: `to_come = max(horizon ×
+    /// requests, min_horizon)`. Default 2 and 10: in the corpus's 359 recorded sessions and context windows of
+    /// eight agents, a long one that has had 5–20 requests has on average 2–13 times as many still to come, one
+    /// of 40 about as many again, and a short one about ten more after its first few (docs/benchmarks.md).
+    pub horizon: f64,
+    /// The least the payback rule forecasts still to come (requests): see `horizon`.
+    pub min_horizon: usize,
     /// Seconds the provider keeps a cached prefix after its last use: Anthropic's default is five minutes (300;
     /// 3600 for its one-hour cache; OpenAI's in-memory cache lasts 5–10 minutes; 0 = the cache never expires). When the caller says when each request is sent
     /// ([`Compactor::compact_at`](crate::Compactor::compact_at)) and more than this has passed since the one
@@ -200,8 +213,9 @@ pub fn built_in(name: &str) -> Option<ProfileSpec> {
         "smart" => Some(ProfileSpec {
             trigger: Some(Trigger::Always),
             keep_latest_result_message: Some(false),
-            // a cut is made when it would pay back its cache write at Anthropic's prices over as many requests
-            // again as the conversation has had, and waits until then: a cut is expected to save what it costs
+            // a cut is made when it would pay back its cache write at Anthropic's prices over the requests forecast
+            // to come (`horizon`, `min_horizon`: twice as many as so far, at least ten), and waits until then: a
+            // cut is expected to save what it costs
             cache_write_premium: Some(11.5),
             // each stale result is decided as soon as the model has answered it: the cache breaks only over that
             // result and the answer, and the excerpt rule cuts only where it saves a tenth or more
@@ -400,6 +414,8 @@ fn merge(base: ProfileSpec, over: ProfileSpec) -> ProfileSpec {
         min_reclaim_tokens: over.min_reclaim_tokens.or(base.min_reclaim_tokens),
         min_reclaim_ratio: over.min_reclaim_ratio.or(base.min_reclaim_ratio),
         cache_write_premium: over.cache_write_premium.or(base.cache_write_premium),
+        horizon: over.horizon.or(base.horizon),
+        min_horizon: over.min_horizon.or(base.min_horizon),
         cache_ttl: over.cache_ttl.or(base.cache_ttl),
         max_tool_result_chars: over.max_tool_result_chars.or(base.max_tool_result_chars),
         max_conversation_messages: over
@@ -489,6 +505,14 @@ fn finish(
             "cache_write_premium",
             spec.cache_write_premium,
         )?,
+        horizon: match spec.horizon {
+            None => DEFAULT_HORIZON,
+            h => non_negative_number(name, "horizon", h)?,
+        },
+        min_horizon: match spec.min_horizon {
+            None => DEFAULT_MIN_HORIZON,
+            h => non_negative(name, "min_horizon", h)?,
+        },
         cache_ttl: match spec.cache_ttl {
             None => DEFAULT_CACHE_TTL,
             ttl => non_negative(name, "cache_ttl", ttl)? as u64,
@@ -520,6 +544,11 @@ fn finish(
     }
     Ok(settings)
 }
+
+/// The payback rule's forecast when a profile does not say (`horizon`, `min_horizon`): twice the requests so far
+/// still to come, and at least ten.
+pub const DEFAULT_HORIZON: f64 = 2.0;
+pub const DEFAULT_MIN_HORIZON: usize = 10;
 
 /// The provider's cache lifetime when a profile does not say (`cache_ttl`): five minutes, Anthropic's default
 /// (`"ttl": "5m"`) and the least OpenAI keeps an unused prefix.

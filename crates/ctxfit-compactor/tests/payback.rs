@@ -1,5 +1,5 @@
 //! When a cut is made under the payback rule (`cache_write_premium`, on in `smart`): a cut that would cost more
-//! in cache writes than the requests so far suggest it will save waits, is tested again at each request, and is
+//! in cache writes than the requests forecast to come will save waits, is tested again at each request, and is
 //! made once it pays back; a large cut is made as soon as its result is stale; and of the latest cuts of a
 //! request, an older one is made with the newer only when it pays for the cached tail it adds.
 
@@ -38,6 +38,9 @@ fn profile(policy: &str, name: &str) -> Settings {
         .resolve(Some(name), None, &|_| None)
         .unwrap()
 }
+
+/// `smart` with the payback rule's first forecast: as many requests still to come as so far.
+const LINDY: &str = "[profiles.lindy]\nextends = \"smart\"\nhorizon = 1\nmin_horizon = 0\n";
 
 fn smart() -> Settings {
     PolicyFile::default()
@@ -427,7 +430,9 @@ fn a_request_says_which_cache_it_asks_for() {
 fn a_session_that_paused_before_makes_a_small_cut_sooner() {
     // at a request that finds the cache expired, a cut token saves a cache write, not a read: a session that has
     // paused before is forecast to pause again as often, and the read's small cut pays back sooner than in the
-    // same session without its pauses
+    // same session without its pauses (measured with the forecast of as many requests again as so far, under
+    // which the read's cut still waits in both)
+    let lindy = || profile(LINDY, "lindy");
     let mut calls: Vec<_> = (0..6).map(|_| status()).collect();
     calls.push(numbered_read("src/lib.rs", 400));
     calls.extend((0..200).map(|_| status()));
@@ -437,8 +442,8 @@ fn a_session_that_paused_before_makes_a_small_cut_sooner() {
     let steady = |k: usize| Some(start + k as u64 * 1_000);
     // six minutes before request 2, long before the read arrives
     let paused = |k: usize| Some(start + k as u64 * 1_000 + if k >= 2 { 6 * 60_000 } else { 0 });
-    let (steady_reports, _) = live_at(&conv, smart(), steady);
-    let (paused_reports, c) = live_at(&conv, smart(), paused);
+    let (steady_reports, _) = live_at(&conv, lindy(), steady);
+    let (paused_reports, c) = live_at(&conv, lindy(), paused);
     let without = cut_at(&steady_reports, read).unwrap();
     let with = cut_at(&paused_reports, read).unwrap();
     assert!(
@@ -455,7 +460,7 @@ fn a_session_that_paused_before_makes_a_small_cut_sooner() {
     assert_eq!(c.save().expired_requests, 1);
     let registry = ctxfit_plugins::registry().unwrap();
     let new =
-        || Compactor::new(smart(), &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
+        || Compactor::new(lindy(), &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
     let (mut first, mut restored) = (new(), new());
     let mut request = Conversation {
         messages: Vec::new(),
@@ -481,4 +486,36 @@ fn a_session_that_paused_before_makes_a_small_cut_sooner() {
         request.messages.push(msg.clone());
     }
     assert_eq!(cut, Some(with));
+}
+
+#[test]
+fn the_forecast_of_the_requests_to_come_decides_how_soon_a_small_cut_pays_back() {
+    // the read's small cut (its number column) waits under every forecast, and is made the sooner the more
+    // requests the forecast expects: twice those so far (smart), or as many again
+    let mut calls = vec![numbered_read("src/lib.rs", 400)];
+    calls.extend((0..200).map(|_| status()));
+    let conv = session(&calls);
+    let (reports, _) = live(&conv, smart());
+    let (lindy_reports, _) = live(&conv, profile(LINDY, "lindy"));
+    let (at, lindy_at) = (
+        cut_at(&reports, 2).unwrap(),
+        cut_at(&lindy_reports, 2).unwrap(),
+    );
+    assert!(
+        2 < at && at < lindy_at,
+        "cut at request {at}, {lindy_at} as many again"
+    );
+    // the cut is the same one, made later
+    assert_eq!(
+        reports[at].new_blocks[0].tokens_after,
+        lindy_reports[lindy_at].new_blocks[0].tokens_after
+    );
+    // a forecast of at least 60 requests to come makes it at once; of three times as many again, sooner than smart
+    let long = "[profiles.long]\nextends = \"smart\"\nmin_horizon = 60\n\
+                [profiles.longer]\nextends = \"smart\"\nhorizon = 3\n";
+    let (long_reports, _) = live(&conv, profile(long, "long"));
+    assert_eq!(cut_at(&long_reports, 2), Some(2));
+    let (longer_reports, _) = live(&conv, profile(long, "longer"));
+    assert!(cut_at(&longer_reports, 2).unwrap() < at);
+    assert_eq!((smart().horizon, smart().min_horizon), (2.0, 10));
 }

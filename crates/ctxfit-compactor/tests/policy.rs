@@ -143,12 +143,24 @@ my_reader = "read_file"
 
 #[test]
 fn bad_policies_say_what_and_where() {
-    check_error("[profiles.a]\nbudgett = 3\n", Some("a"), None, "policy.toml:2:1: unknown field `budgett`, expected one of `extends`, `trigger`, `budget`, `target`, `keep_latest_result_message`, `keep_last_tool_uses`, `exclude_tools`, `clear_tool_inputs`, `min_reclaim_tokens`, `min_reclaim_ratio`, `cache_write_premium`, `cache_ttl`, `max_tool_result_chars`, `max_conversation_messages`, `request_budget`, `warning_threshold`, `retrieval_tool`, `rules`, `add_rules`");
+    check_error("[profiles.a]\nbudgett = 3\n", Some("a"), None, "policy.toml:2:1: unknown field `budgett`, expected one of `extends`, `trigger`, `budget`, `target`, `keep_latest_result_message`, `keep_last_tool_uses`, `exclude_tools`, `clear_tool_inputs`, `min_reclaim_tokens`, `min_reclaim_ratio`, `cache_write_premium`, `horizon`, `min_horizon`, `cache_ttl`, `max_tool_result_chars`, `max_conversation_messages`, `request_budget`, `warning_threshold`, `retrieval_tool`, `rules`, `add_rules`");
     check_error(
         "[profiles.a]\nextends = \"seed-000\"\nbudget = -5\n",
         Some("a"),
         None,
         "profiles.a.budget: must be 0 or more, got -5",
+    );
+    check_error(
+        "[profiles.a]\nextends = \"smart\"\nhorizon = -0.5\n",
+        Some("a"),
+        None,
+        "profiles.a.horizon: must be a number of 0 or more, got -0.5",
+    );
+    check_error(
+        "[profiles.a]\nextends = \"smart\"\nmin_horizon = -1\n",
+        Some("a"),
+        None,
+        "profiles.a.min_horizon: must be 0 or more, got -1",
     );
     check_error(
         "[profiles.a]\nextends = \"b\"\n[profiles.b]\nextends = \"a\"\n",

@@ -243,6 +243,8 @@ fn oracle_settings() -> Settings {
         min_reclaim_tokens: 0,
         min_reclaim_ratio: 0.0,
         cache_write_premium: 0.0,
+        horizon: 0.0,
+        min_horizon: 0,
         cache_ttl: 0,
         max_tool_result_chars: 0,
         max_conversation_messages: 0,

@@ -287,7 +287,7 @@ fn the_oracle_keeps_every_reference_in_every_session() {
 
 /// `smart`'s promise, per family of recorded sessions (`trajectories/<family>/`): under each price model it costs
 /// no more than sending the whole history — its payback rule makes a cut only when the cache reads it saves, on
-/// as many requests again as the conversation has had, pay for the cache write it causes.
+/// the requests forecast to come (twice as many as so far, at least ten), pay for the cache write it causes.
 #[test]
 fn smart_costs_no_more_than_no_compaction_on_any_family_under_any_price_model() {
     ctxfit_import::skip_without_corpus!();
