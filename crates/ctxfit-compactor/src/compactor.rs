@@ -1249,12 +1249,12 @@ impl Compactor {
         let settings = &self.settings;
         let premium = settings.cache_write_premium;
         let expired = self.expired_requests;
-        // the payback test, of a whole run or of what an older cut adds to one
         // what a token cut saves over the requests to come, in cache reads: a read on each, and a write's premium
         // on those that will find the cache expired, as often as the requests so far did
         let so_far = requests.max(1) as f64;
         let to_come = (settings.horizon * so_far).max(settings.min_horizon as f64);
         let saved_to_come = to_come * (1.0 + premium * expired as f64 / so_far);
+        // the payback test, of a whole run or of what an older cut adds to one
         let pays = |reclaim: usize, tail: usize| {
             reclaim as f64 * (saved_to_come + premium + 1.0) >= premium * tail as f64
         };
