@@ -257,17 +257,13 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
         }
         let density = density(ancestor);
         if ancestor.prose >= nodes[chosen].prose * 2.0 && density < 0.25 {
-            let substantial = ancestor
-                .children
-                .iter()
-                .filter(|&&c| nodes[c].prose >= nodes[chosen].prose * 0.25)
-                .take(2)
-                .count();
-            let sections = ancestor
-                .children
-                .iter()
-                .filter(|&&c| nodes[c].prose >= (nodes[chosen].prose * 0.25).min(SECTION_PROSE))
-                .count();
+            // children with a quarter of the chosen one's prose, and those with a short section's
+            let quarter = nodes[chosen].prose * 0.25;
+            let (mut substantial, mut sections) = (0, 0);
+            for &c in &ancestor.children {
+                substantial += usize::from(nodes[c].prose >= quarter);
+                sections += usize::from(nodes[c].prose >= quarter.min(SECTION_PROSE));
+            }
             if substantial >= 2 || sections >= 4 {
                 chosen = a;
                 if nodes[a].marked {
