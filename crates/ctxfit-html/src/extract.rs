@@ -512,7 +512,8 @@ fn edges(nodes: &[Info], chosen: usize) -> Vec<usize> {
     let end = nodes[chosen].end;
     // teasers for other pages (a card: a linked heading over a blurb) are no paragraphs of the article, and
     // before its first paragraph and after its last they go as boxes of links do — unless they are most of the
-    // chosen element's text: a page of teasers (a section's front page) is its cards
+    // chosen element's text and the rest is short: a page of teasers (a section's front page, over an
+    // introduction) is its cards, an article of a few pages' length followed by thirty teasers is not
     let in_card = cards(nodes, chosen);
     let card_text: usize = (chosen + 1..end)
         .filter(|&i| {
@@ -523,7 +524,11 @@ fn edges(nodes: &[Info], chosen: usize) -> Vec<usize> {
         })
         .map(|i| nodes[i].text)
         .sum();
-    let card = |i: usize| in_card[i - chosen] && card_text * 2 <= nodes[chosen].text;
+    let card = |i: usize| {
+        in_card[i - chosen]
+            && (card_text * 2 <= nodes[chosen].text
+                || nodes[chosen].text - card_text >= ARTICLE_BESIDE_CARDS)
+    };
     let prose = |i: usize| {
         let n = &nodes[i];
         if card(i) {
@@ -567,18 +572,54 @@ fn edges(nodes: &[Info], chosen: usize) -> Vec<usize> {
     out
 }
 
+/// Text of its own (characters, white space not counted) that makes the chosen element an article however many
+/// teaser cards follow it: a few paragraphs.
+const ARTICLE_BESIDE_CARDS: usize = 2_000;
+
 /// Longest text beside its linked title that a teaser card holds: a blurb of a sentence or two.
 const CARD_BLURB: usize = 300;
 
 /// Is node `i` a teaser for another page: a block whose heading is a link (a title linking to the page it
-/// teases), with at most a blurb of text beside it ("Related", "Read next", a magazine's other stories)?
+/// teases), with at most a blurb of text beside it ("Related", "Read next", a magazine's other stories) — or a
+/// block with a heading, a link and an excerpt of the other page cut off with an ellipsis (a title over the
+/// first lines of an article and a "read on" link: the whole card is the link)?
 fn card_shaped(nodes: &[Info], i: usize) -> bool {
     let n = &nodes[i];
+    let own = n.text.saturating_sub(n.link_text);
     matches!(
         tag(&n.node),
         Some("div" | "article" | "section" | "li" | "aside")
-    ) && n.holds & LINKED_HEADING != 0
-        && n.text.saturating_sub(n.link_text) <= CARD_BLURB
+    ) && ((n.holds & LINKED_HEADING != 0 && own <= CARD_BLURB)
+        || (n.holds & HEADING != 0
+            && n.link_text > 0
+            && own <= 2 * CARD_BLURB
+            && cut_off(nodes, i)))
+}
+
+/// Does the text of node `i` outside its links end with an ellipsis: an excerpt cut off?
+fn cut_off(nodes: &[Info], i: usize) -> bool {
+    let in_link = |mut k: usize| loop {
+        if crate::is_link(&nodes[k].node) {
+            return true;
+        }
+        match nodes[k].parent {
+            Some(p) if p > i => k = p,
+            _ => return false,
+        }
+    };
+    (i + 1..nodes[i].end)
+        .rev()
+        .find(|&k| {
+            matches!(nodes[k].node.data, NodeData::Text { .. }) && nodes[k].text > 0 && !in_link(k)
+        })
+        .is_some_and(|k| match &nodes[k].node.data {
+            NodeData::Text { contents } => {
+                let text = contents.borrow();
+                let text = text.trim_end();
+                text.ends_with('…') || text.ends_with("...")
+            }
+            _ => false,
+        })
 }
 
 /// Which of the nodes `chosen..end` are in a teaser card (`[k - chosen]`): the card-shaped blocks and what they
