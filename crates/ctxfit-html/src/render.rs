@@ -78,6 +78,9 @@ const AGGRESSIVE_PARTS: &[&str] = &[
     "sponsor",
     "advertis",
 ];
+/// A picture's credit or a rights line, by a part of a class or id word (`photo-credit`, `image__credit`,
+/// `article-copyright`; not inside a word: `content-header__accreditation` is a standfirst's box).
+const CREDIT_PARTS: &[&str] = &["credit", "copyright"];
 
 /// An element's attribute, by name.
 pub(crate) type Attr<'a> = &'a dyn Fn(&str) -> Option<&'a str>;
@@ -238,6 +241,8 @@ pub(crate) fn dropped_element(
                 || words.iter().any(|w| {
                     AGGRESSIVE_WORDS.contains(&w.as_str())
                         || AGGRESSIVE_PARTS.iter().any(|p| w.contains(p))
+                        || w.split(|c: char| !c.is_ascii_alphanumeric())
+                            .any(|part| CREDIT_PARTS.contains(&part))
                 }))
                 && !holds_prose(true)))
 }
@@ -300,6 +305,14 @@ struct List {
     next: usize,
 }
 
+/// The writer's place before a link's `[`: a link that shows no text leaves no `[`, nor the space written before
+/// it.
+struct Before {
+    len: usize,
+    at_line_start: bool,
+    pending_space: bool,
+}
+
 struct Writer {
     out: String,
     prefixes: Vec<String>,
@@ -307,8 +320,9 @@ struct Writer {
     pending_space: bool,
     pre: usize,
     lists: Vec<List>,
-    /// For each open `<a>`: its resolved URL and where its text starts, or `None` for a link not written.
-    links: Vec<Option<(String, usize)>>,
+    /// For each open `<a>`: its resolved URL, where its text starts and the writer as it was before its `[`, or
+    /// `None` for a link not written.
+    links: Vec<Option<(String, usize, Before)>>,
     /// Open inline markup (`**`, `*`, `` ` ``), innermost last, and whether it is written yet: markup is written
     /// with the first word inside it, so that a space before that word goes before the markup, and markup
     /// around no text at all is never written.
@@ -742,9 +756,15 @@ pub(crate) fn render(
                         if href.trim().is_empty() || href.trim_start().starts_with("javascript:") {
                             w.links.push(None);
                         } else {
+                            let before = Before {
+                                len: w.out.len(),
+                                at_line_start: w.at_line_start,
+                                pending_space: w.pending_space,
+                            };
                             w.open("[");
                             let start = w.out.len();
-                            w.links.push(Some((resolve_url(base, &href), start)));
+                            w.links
+                                .push(Some((resolve_url(base, &href), start, before)));
                         }
                     }
                     "table" => {
@@ -797,10 +817,20 @@ pub(crate) fn render(
                     w.close_inline()
                 }
                 "a" => {
-                    if let Some(Some((url, start))) = w.links.pop() {
+                    if let Some(Some((url, start, before))) = w.links.pop() {
                         if w.out.len() == start {
-                            // no link text: drop the bracket
+                            // no link text: take back the bracket, and the space before it (not the inline
+                            // markup opened before it, which is closed later, nor a line prefix)
                             w.out.pop();
+                            if w.out
+                                .get(before.len..)
+                                .is_some_and(|s| s.trim_start_matches(' ').is_empty())
+                            {
+                                w.out.truncate(before.len);
+                                w.at_line_start = before.at_line_start;
+                                // (a space pending before the link, or inside it: `<a> </a>near`)
+                                w.pending_space |= before.pending_space;
+                            }
                         } else {
                             w.close(&format!("]({url})"));
                         }

@@ -77,6 +77,28 @@ fn emphasis_is_written_where_markdown_reads_it() {
 }
 
 #[test]
+fn a_link_that_shows_nothing_leaves_no_space_behind() {
+    // a picture's link (the picture dropped) at the start of the page, of a line, and a link holding only a space
+    let html = r#"<body> <a href="/home"><img src="/logo.png"></a> <h2>Flood</h2>
+      <p> <a href="/pic"><img src="/a.jpg"></a> The river rose.</p>
+      <p>The base is <a href="/a">strategically located</a><a href="/b"> </a>near the border.</p></body>"#;
+    for level in [StripLevel::Minimal, StripLevel::Moderate] {
+        assert_eq!(
+            clean(level, html),
+            "## Flood\n\nThe river rose.\n\nThe base is [strategically located](https://example.com/a) near the border.\n"
+        );
+    }
+    // inline markup opened before such a link is written and closed around the text after it
+    assert_eq!(
+        clean(
+            StripLevel::Minimal,
+            r#"<p><b><a href="/pic"><img src="/a.jpg"></a>Bold</b> text</p>"#
+        ),
+        "**Bold** text\n"
+    );
+}
+
+#[test]
 fn a_link_around_blocks_stays_one_link() {
     let html = r#"<p>Before</p><a href="/story"><div><h3>Card title</h3><p>Teaser text</p></div></a><p>After</p>"#;
     assert_eq!(
@@ -1197,6 +1219,34 @@ fn a_copyright_note_is_left_out_at_the_aggressive_level() {
         md.contains("Kugler")
             && md.contains("Pachoud")
             && md.contains("(Image: © River Authority)"),
+        "{md}"
+    );
+}
+
+#[test]
+fn a_credit_by_its_class_is_left_out_at_the_aggressive_level() {
+    // a picture's credit without a ©: the class says what it is (a part of a class word, not inside a word)
+    let html = format!(
+        r#"<html><body><div class="content"><h1>Flood</h1>
+          <div class="content-header__accreditation"><p class="content-header__dek">The town that prepared for a week counts the damage, and the river falls again.</p></div>
+          {}<div class="article__img"><img src="/a.jpg"><span class="v-A_-copyright">Jane Roe/imagebank.example</span>
+          <p class="story-meta__credit">Rep. Jane Doe. | Photo Agency</p><div class="caption">The weir at dawn.</div></div>
+          {}</div></body></html>"#,
+        body_paragraphs(2),
+        body_paragraphs(2)
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    assert!(
+        md.contains("The weir at dawn.") && md.contains("counts the damage"),
+        "{md}"
+    );
+    assert!(
+        !md.contains("Jane Roe") && !md.contains("Photo Agency"),
+        "{md}"
+    );
+    let md = clean(StripLevel::Moderate, &html);
+    assert!(
+        md.contains("Jane Roe") && md.contains("Photo Agency"),
         "{md}"
     );
 }
