@@ -305,12 +305,15 @@ struct List {
     next: usize,
 }
 
-/// The writer's place before a link's `[`: a link that shows no text leaves no `[`, nor the space written before
-/// it.
+/// The writer's place before a link's `[`: a link that shows no text leaves nothing of what was written for it —
+/// the space before it, a line's prefix, the inline markup opened before it (written with the `[`, as with a
+/// word), the `[`.
 struct Before {
     len: usize,
     at_line_start: bool,
     pending_space: bool,
+    /// The first entry of the inline markup stack not written yet.
+    unwritten: usize,
 }
 
 struct Writer {
@@ -447,13 +450,17 @@ impl Writer {
         self.inline.push((markup, false));
     }
 
-    /// Write the inline markup opened since the last word.
-    fn flush_inline(&mut self) {
-        let from = self
-            .inline
+    /// The first entry of the inline markup stack not written yet.
+    fn unwritten(&self) -> usize {
+        self.inline
             .iter()
             .rposition(|(_, written)| *written)
-            .map_or(0, |i| i + 1);
+            .map_or(0, |i| i + 1)
+    }
+
+    /// Write the inline markup opened since the last word.
+    fn flush_inline(&mut self) {
+        let from = self.unwritten();
         for (markup, written) in &mut self.inline[from..] {
             self.out.push_str(markup);
             *written = true;
@@ -760,6 +767,7 @@ pub(crate) fn render(
                                 len: w.out.len(),
                                 at_line_start: w.at_line_start,
                                 pending_space: w.pending_space,
+                                unwritten: w.unwritten(),
                             };
                             w.open("[");
                             let start = w.out.len();
@@ -819,17 +827,16 @@ pub(crate) fn render(
                 "a" => {
                     if let Some(Some((url, start, before))) = w.links.pop() {
                         if w.out.len() == start {
-                            // no link text: take back the bracket, and the space before it (not the inline
-                            // markup opened before it, which is closed later, nor a line prefix)
-                            w.out.pop();
-                            if w.out
-                                .get(before.len..)
-                                .is_some_and(|s| s.trim_start_matches(' ').is_empty())
-                            {
-                                w.out.truncate(before.len);
-                                w.at_line_start = before.at_line_start;
-                                // (a space pending before the link, or inside it: `<a> </a>near`)
-                                w.pending_space |= before.pending_space;
+                            // no link text: take back what was written for it (the markup stack is as it was
+                            // at the `[`: what opened inside the link has closed)
+                            w.out.truncate(before.len);
+                            w.at_line_start = before.at_line_start;
+                            // (a space pending before the link, or inside it: `<a> </a>near`)
+                            w.pending_space |= before.pending_space;
+                            if let Some(taken_back) = w.inline.get_mut(before.unwritten..) {
+                                for (_, written) in taken_back {
+                                    *written = false;
+                                }
                             }
                         } else {
                             w.close(&format!("]({url})"));

@@ -96,6 +96,14 @@ fn a_link_that_shows_nothing_leaves_no_space_behind() {
         ),
         "**Bold** text\n"
     );
+    // and markup around such a link alone writes nothing; a line's prefix is written for the text after it
+    assert_eq!(
+        clean(
+            StripLevel::Minimal,
+            r#"<p>Text <b><a href="/pic"><img src="/a.jpg"></a></b> more.</p><blockquote><a href="/pic"><img src="/b.jpg"></a>Quoted.</blockquote>"#
+        ),
+        "Text more.\n\n> Quoted.\n"
+    );
 }
 
 #[test]
