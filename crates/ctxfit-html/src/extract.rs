@@ -582,8 +582,9 @@ const CARD_BLURB: usize = 300;
 /// Is node `i` a teaser for another page: a block whose heading is a link (a title linking to the page it
 /// teases), with at most a blurb of text beside it ("Related", "Read next", a magazine's other stories) — or a
 /// block with a heading, a link and an excerpt of the other page cut off with an ellipsis (a title over the
-/// first lines of an article and a "read on" link: the whole card is the link)?
-fn card_shaped(nodes: &[Info], i: usize) -> bool {
+/// first lines of an article and a "read on" link: the whole card is the link)? `last_text` is the last text
+/// node of `i`'s subtree outside the links in it.
+fn card_shaped(nodes: &[Info], i: usize, last_text: Option<usize>) -> bool {
     let n = &nodes[i];
     let own = n.text.saturating_sub(n.link_text);
     matches!(
@@ -593,43 +594,43 @@ fn card_shaped(nodes: &[Info], i: usize) -> bool {
         || (n.holds & HEADING != 0
             && n.link_text > 0
             && own <= 2 * CARD_BLURB
-            && cut_off(nodes, i)))
+            && last_text.is_some_and(|k| cut_off(&nodes[k]))))
 }
 
-/// Does the text of node `i` outside its links end with an ellipsis: an excerpt cut off?
-fn cut_off(nodes: &[Info], i: usize) -> bool {
-    let in_link = |mut k: usize| loop {
-        if crate::is_link(&nodes[k].node) {
-            return true;
+/// Does a text node end with an ellipsis: an excerpt cut off?
+fn cut_off(text: &Info) -> bool {
+    match &text.node.data {
+        NodeData::Text { contents } => {
+            let text = contents.borrow();
+            let text = text.trim_end();
+            text.ends_with('…') || text.ends_with("...")
         }
-        match nodes[k].parent {
-            Some(p) if p > i => k = p,
-            _ => return false,
-        }
-    };
-    (i + 1..nodes[i].end)
-        .rev()
-        .find(|&k| {
-            matches!(nodes[k].node.data, NodeData::Text { .. }) && nodes[k].text > 0 && !in_link(k)
-        })
-        .is_some_and(|k| match &nodes[k].node.data {
-            NodeData::Text { contents } => {
-                let text = contents.borrow();
-                let text = text.trim_end();
-                text.ends_with('…') || text.ends_with("...")
-            }
-            _ => false,
-        })
+        _ => false,
+    }
 }
 
 /// Which of the nodes `chosen..end` are in a teaser card (`[k - chosen]`): the card-shaped blocks and what they
 /// hold.
 fn cards(nodes: &[Info], chosen: usize) -> Vec<bool> {
     let end = nodes[chosen].end;
+    // the last text node of each subtree outside the links in it, bottom-up: one pass, whatever the nesting
+    let mut last_text: Vec<Option<usize>> = vec![None; end - chosen];
+    for i in (chosen + 1..end).rev() {
+        last_text[i - chosen] = match nodes[i].node.data {
+            NodeData::Text { .. } => (nodes[i].text > 0).then_some(i),
+            _ => nodes[i]
+                .children
+                .iter()
+                .rev()
+                .filter(|&&c| !crate::is_link(&nodes[c].node))
+                .find_map(|&c| last_text[c - chosen]),
+        };
+    }
     let mut inside = vec![false; end - chosen];
     for i in chosen + 1..end {
         let parent = nodes[i].parent.filter(|&p| p > chosen);
-        inside[i - chosen] = parent.is_some_and(|p| inside[p - chosen]) || card_shaped(nodes, i);
+        inside[i - chosen] = parent.is_some_and(|p| inside[p - chosen])
+            || card_shaped(nodes, i, last_text[i - chosen]);
     }
     inside
 }
