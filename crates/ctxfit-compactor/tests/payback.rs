@@ -97,7 +97,7 @@ fn sent_text(c: &Compactor, conv: &Conversation, m: usize) -> String {
 }
 
 #[test]
-fn a_small_cut_waits_until_the_requests_so_far_pay_for_its_cache_write() {
+fn a_small_cut_waits_until_the_requests_forecast_to_come_pay_for_its_cache_write() {
     // the read is the first result (message 2): stale from the third request on (the second answers it)
     let mut calls = vec![numbered_read("src/lib.rs", 400)];
     calls.extend((0..200).map(|_| status()));
