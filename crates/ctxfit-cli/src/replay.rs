@@ -52,6 +52,11 @@ pub struct Args {
     /// Print JSON (totals per policy and every turn) instead of the table.
     #[arg(long)]
     json: bool,
+    /// After the table, where the tokens go: the N tools whose results cost most (summed over the requests that
+    /// sent them; a shell tool per program its commands ran, `bash: grep`), and what each policy sent of them.
+    /// The JSON always has every tool (`tools`).
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "15")]
+    by_tool: Option<usize>,
     /// Draw input tokens per turn for each policy into this SVG file.
     #[arg(long)]
     plot: Option<PathBuf>,
@@ -182,6 +187,95 @@ fn table(rows: &[PolicyRow], models: &[PriceModel]) -> String {
         out.push_str(
             "oracle: evaluation only — it reads the session's future (keeps only the lines a later turn uses)\n",
         );
+    }
+    out
+}
+
+/// Where the tokens go: the `limit` tools whose results cost most with no compaction, the others together, and
+/// what is not a result (the system prompt, messages, calls); per policy, the change in what it sends of each.
+/// `uncompacted`: the sessions' input tokens with no compaction.
+fn tools_table(rows: &[PolicyRow], uncompacted: usize, limit: usize) -> String {
+    let Some(first) = rows.first() else {
+        return String::new();
+    };
+    let policies: Vec<&PolicyRow> = rows.iter().filter(|r| r.policy != "none").collect();
+    // per line: its name, results, tokens uncompacted, and tokens each policy sent (in `policies`' order)
+    let sent = |row: &PolicyRow, tool: &str| {
+        (row.tools.iter())
+            .find(|t| t.tool == tool)
+            .map_or(0, |t| t.input_tokens)
+    };
+    let mut lines: Vec<(String, String, usize, Vec<usize>)> = Vec::new();
+    let mut rest = (0, 0, vec![0; policies.len()]);
+    for (i, tool) in first.tools.iter().enumerate() {
+        let per: Vec<usize> = policies.iter().map(|r| sent(r, &tool.tool)).collect();
+        if i < limit {
+            lines.push((
+                tool.tool.clone(),
+                thousands(tool.results),
+                tool.uncompacted_tokens,
+                per,
+            ));
+        } else {
+            rest.0 += tool.results;
+            rest.1 += tool.uncompacted_tokens;
+            rest.2.iter_mut().zip(per).for_each(|(a, b)| *a += b);
+        }
+    }
+    let others = first.tools.len().saturating_sub(limit);
+    if others > 0 {
+        let name = format!(
+            "({others} other tool{})",
+            if others == 1 { "" } else { "s" }
+        );
+        lines.push((name, thousands(rest.0), rest.1, rest.2));
+    }
+    let results: usize = first.tools.iter().map(|t| t.uncompacted_tokens).sum();
+    let not_results: Vec<usize> = (policies.iter())
+        .map(|r| {
+            r.input_tokens
+                .saturating_sub(r.tools.iter().map(|t| t.input_tokens).sum())
+        })
+        .collect();
+    lines.push((
+        "(not results: system, messages, calls)".to_owned(),
+        String::new(),
+        uncompacted.saturating_sub(results),
+        not_results,
+    ));
+    let width = lines
+        .iter()
+        .map(|l| l.0.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut out = format!(
+        "where the tokens go: each tool's results summed over the requests that sent them, uncompacted, and what each policy sent of them\n{:<width$}  {:>8}  {:>14}  {:>8}",
+        "tool", "results", "uncompacted", "of input"
+    );
+    for r in &policies {
+        out.push_str(&format!("  {:>w$}", r.policy, w = r.policy.len().max(8)));
+    }
+    out.push('\n');
+    for (name, results, tokens, per) in lines {
+        let share = if uncompacted > 0 {
+            format!("{:.1}%", 100.0 * tokens as f64 / uncompacted as f64)
+        } else {
+            "—".to_owned()
+        };
+        out.push_str(&format!(
+            "{name:<width$}  {results:>8}  {:>14}  {share:>8}",
+            thousands(tokens)
+        ));
+        for (r, sent) in policies.iter().zip(per) {
+            let change = (tokens > 0).then(|| sent as f64 / tokens as f64 - 1.0);
+            out.push_str(&format!(
+                "  {:>w$}",
+                percent(change),
+                w = r.policy.len().max(8)
+            ));
+        }
+        out.push('\n');
     }
     out
 }
@@ -428,7 +522,16 @@ pub fn run(args: Args) -> Result<()> {
         let doc = document(&rows, &replays, &models);
         emit(None, &format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
     } else {
-        emit(None, &table(&rows, &models))?;
+        let mut out = table(&rows, &models);
+        if let Some(limit) = args.by_tool {
+            let uncompacted: usize = (replays.iter())
+                .filter(|r| r.policy == rows[0].policy)
+                .flat_map(|r| &r.turns)
+                .map(|t| t.uncompacted_tokens)
+                .sum();
+            out.push_str(&tools_table(&rows, uncompacted, limit));
+        }
+        emit(None, &out)?;
     }
     if unreadable > 0 {
         return Err(BadInput(format!(

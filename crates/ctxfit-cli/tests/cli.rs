@@ -968,6 +968,62 @@ fn a_claude_code_project_folder_with_subagents_is_read_whole() {
 }
 
 #[test]
+fn replay_by_tool_shows_where_the_tokens_go() {
+    let args = [
+        "replay", "--sample", "--policy", "none", "--policy", "smart",
+    ];
+    let o = ctxfit(&[&args[..], &["--by-tool", "2"]].concat(), None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let table: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("where the tokens go"))
+        .collect();
+    assert_eq!(
+        table.len(),
+        6,
+        "a header, the two costliest tools, the others, the rest:\n{out}"
+    );
+    assert!(
+        table[1].starts_with("tool ") && table[1].ends_with("smart"),
+        "{out}"
+    );
+    // the sample's reads cost most, then its searches; `smart` cuts both
+    assert!(
+        table[2].starts_with("Read ") && table[2].ends_with('%'),
+        "{out}"
+    );
+    assert!(table[3].starts_with("Grep "), "{out}");
+    assert!(table[4].starts_with("(4 other tools)"), "{out}");
+    assert!(
+        table[5].starts_with("(not results: system, messages, calls)")
+            && table[5].ends_with("+0.0%")
+    );
+    // the shares of the input add up to the whole
+    let share = |l: &str| -> f64 {
+        l.split_whitespace()
+            .rev()
+            .nth(1)
+            .unwrap()
+            .trim_end_matches('%')
+            .parse()
+            .unwrap()
+    };
+    let total: f64 = table[2..].iter().map(|l| share(l)).sum();
+    assert!((total - 100.0).abs() < 0.3, "{total}: {out}");
+    // without the flag no such table; the JSON has every tool of every policy
+    assert!(!stdout(&ctxfit(&args, None)).contains("where the tokens go"));
+    let o = ctxfit(&[&args[..], &["--json"]].concat(), None);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows = v["policies"].as_array().unwrap();
+    let tools = |i: usize| rows[i]["tools"].as_array().unwrap().clone();
+    assert_eq!(tools(0).len(), 6);
+    let read = |i: usize| tools(i).into_iter().find(|t| t["tool"] == "Read").unwrap();
+    assert_eq!(read(0)["input_tokens"], read(0)["uncompacted_tokens"]);
+    assert!(read(1)["input_tokens"].as_u64() < read(1)["uncompacted_tokens"].as_u64());
+}
+
+#[test]
 fn replay_json_carries_tokens_peak_costs_recall_and_the_oracle_share() {
     let o = ctxfit(
         &[

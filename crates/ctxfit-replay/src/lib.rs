@@ -32,11 +32,12 @@ mod idents;
 mod oracle;
 mod references;
 pub mod spread;
+mod tools;
 
 use std::collections::BTreeMap;
 
 use ctxfit_compactor::{
-    cache_expired, Compactor, CompactorError, Settings, Trigger, DEFAULT_CACHE_TTL,
+    cache_expired, Action, Compactor, CompactorError, Settings, Trigger, DEFAULT_CACHE_TTL,
 };
 use ctxfit_model::{Block, Conversation};
 use ctxfit_retention::{Registry, WrappedOutput};
@@ -45,6 +46,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
 pub use idents::{identifiers, MIN_IDENTIFIER_LEN};
+pub use tools::{sum_tools, tool_label, ToolTokens};
 
 /// Prices per token of the prompt-cache model.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -139,6 +141,8 @@ pub struct SessionReplay {
     pub session: String,
     pub policy: String,
     pub turns: Vec<TurnStats>,
+    /// Each tool's results, as the requests sent them: where the tokens went.
+    pub tools: Vec<ToolTokens>,
 }
 
 impl SessionReplay {
@@ -411,6 +415,7 @@ pub fn replay_timed(
     let mut previous_input: Option<usize> = None;
     let mut turns = Vec::new();
     let mut texts = Vec::new();
+    let mut tally = tools::Tally::default();
     let provider_ttl = timing.stated_ttl.unwrap_or(timing.cache_ttl);
     // when the latest message so far with a time was written, and when the previous request was sent
     let (mut latest, mut previous_sent): (Option<u64>, Option<u64>) = (None, None);
@@ -427,6 +432,14 @@ pub fn replay_timed(
                     let report = c.compact_at(&request, previous_input, latest);
                     for b in &report.new_blocks {
                         sent_tokens[b.message] -= b.tokens_before - b.tokens_after;
+                        if b.action != Action::InputCleared {
+                            tally.cut(b.message, b.block, b.tokens_before - b.tokens_after);
+                        }
+                    }
+                    if report.dropped_messages > 0 {
+                        tally.request(c.projection(&request).dropped());
+                    } else {
+                        tally.request(None);
                     }
                     // identifiers visible: swap the replaced blocks' text
                     if !report.new_blocks.is_empty() {
@@ -456,7 +469,10 @@ pub fn replay_timed(
                         Some(report.tokens_after),
                     )
                 }
-                None => (None, 0, None),
+                None => {
+                    tally.request(None);
+                    (None, 0, None)
+                }
             };
             let input_tokens =
                 compacted_total.unwrap_or_else(|| preamble + sent_tokens.iter().sum::<usize>());
@@ -489,6 +505,7 @@ pub fn replay_timed(
         // the message joins the history
         latest = timing.times.get(mi).copied().flatten().or(latest);
         let tokens = count_message(est.as_ref(), msg);
+        tally.join(est.as_ref(), mi, msg);
         source_tokens.push(tokens);
         sent_tokens.push(tokens);
         for block in &msg.content.blocks {
@@ -503,6 +520,7 @@ pub fn replay_timed(
         session: name.to_owned(),
         policy: policy.name().to_owned(),
         turns,
+        tools: tally.finish(),
     })
 }
 
@@ -607,6 +625,8 @@ pub struct PolicyRow {
     pub share_of_oracle_spread: Option<[f64; 2]>,
     /// The same of `recall` (`None` with fewer than two sessions).
     pub recall_spread: Option<[f64; 2]>,
+    /// Each tool's results over all the sessions, as the requests sent them, most costly first (uncompacted).
+    pub tools: Vec<ToolTokens>,
 }
 
 /// Each policy's row: its totals against `none`'s and the oracle's (when they were replayed), costs under each
@@ -665,6 +685,11 @@ pub fn policy_rows(replays: &[SessionReplay], models: &[PriceModel]) -> Vec<Poli
                 cache_write_tokens: t.cache_write_tokens,
                 share_of_oracle_spread: spreads.get_mut(&t.policy).and_then(|s| s.0.take()),
                 recall_spread: spreads.get_mut(&t.policy).and_then(|s| s.1.take()),
+                tools: sum_tools(
+                    (replays.iter())
+                        .filter(|r| r.policy == t.policy)
+                        .map(|r| r.tools.as_slice()),
+                ),
             }
         })
         .collect()

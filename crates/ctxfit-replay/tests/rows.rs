@@ -19,6 +19,7 @@ fn session(name: &str, policy: &str, read: usize, write: usize) -> SessionReplay
             references: 0,
             references_visible: 0,
         }],
+        tools: Vec::new(),
     }
 }
 

@@ -75,7 +75,8 @@
 mod json;
 
 use ctxfit_model::{Block, Content, Value};
-use ctxfit_retention::calls::{read_target, shell_command, ShellReads};
+pub use ctxfit_retention::calls::main_program;
+use ctxfit_retention::calls::{main_stage, read_target, shell_command, stage_words, ShellReads};
 use ctxfit_retention::{
     line_number_prefix, normalized_line, record_member_line, record_members, register_rule,
     Decision, RetentionRule, RuleConfigError, RuleContext, ShownLines,
@@ -150,39 +151,6 @@ const SHELL_READERS: &[&str] = &["cat", "sed", "head", "tail", "nl", "less", "mo
 const SHELL_LISTERS: &[&str] = &[
     "grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "ls", "tree", "locate",
 ];
-
-/// The step of a shell command line that mainly runs: the first pipeline stage of the last `&&`/`;` step that is
-/// not a `cd`.
-fn main_stage(command: &str) -> &str {
-    let step = command
-        .split(['\n', ';'])
-        .flat_map(|s| s.split("&&"))
-        .map(str::trim)
-        .filter(|s| !s.is_empty() && !s.starts_with("cd ") && *s != "cd")
-        .last()
-        .unwrap_or("");
-    step.split('|').next().unwrap_or("").trim()
-}
-
-/// The words of a stage after its leading `VAR=value` assignments.
-fn stage_words(stage: &str) -> impl Iterator<Item = &str> {
-    stage
-        .split_whitespace()
-        .skip_while(|w| w.contains('=') && !w.starts_with('-'))
-}
-
-/// The program a shell command line mainly runs: the first word of the first pipeline stage of the last
-/// `&&`/`;` step that is not a `cd`. `git grep` and `git ls-files` count as `grep` and `ls`.
-pub fn main_program(command: &str) -> &str {
-    let mut words = stage_words(main_stage(command));
-    let first = words.next().unwrap_or("");
-    let first = first.rsplit('/').next().unwrap_or(first);
-    match (first, words.next()) {
-        ("git", Some("grep")) => "grep",
-        ("git", Some("ls-files")) => "ls",
-        _ => first,
-    }
-}
 
 /// Does a shell command line print a manual: `tool --help`, `tool sub --help`, `tool help sub`, `man tool`?
 pub fn prints_manual(command: &str) -> bool {

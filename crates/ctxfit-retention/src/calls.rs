@@ -133,6 +133,56 @@ pub fn shell_command(input: &Value) -> Option<Cow<'_, str>> {
     }
 }
 
+/// The steps of a shell command line (split at newlines, `;` and `&&`) that are not a `cd`, trimmed.
+fn steps(command: &str) -> impl Iterator<Item = &str> {
+    command
+        .split(['\n', ';'])
+        .flat_map(|s| s.split("&&"))
+        .map(str::trim)
+        .filter(|s| !s.is_empty() && !s.starts_with("cd ") && *s != "cd")
+}
+
+/// The step of a shell command line that mainly runs: the first pipeline stage of the last `&&`/`;` step that is
+/// not a `cd`.
+pub fn main_stage(command: &str) -> &str {
+    first_stage_of(steps(command).last().unwrap_or(""))
+}
+
+/// The first pipeline stage of the first step of a shell command line that is not a `cd` (what it starts with:
+/// `cat` for a heredoc that writes a file, where [`main_stage`] is the heredoc's last line).
+pub fn first_stage(command: &str) -> &str {
+    first_stage_of(steps(command).next().unwrap_or(""))
+}
+
+fn first_stage_of(step: &str) -> &str {
+    step.split('|').next().unwrap_or("").trim()
+}
+
+/// The words of a stage after its leading `VAR=value` assignments.
+pub fn stage_words(stage: &str) -> impl Iterator<Item = &str> {
+    stage
+        .split_whitespace()
+        .skip_while(|w| w.contains('=') && !w.starts_with('-'))
+}
+
+/// The program a stage runs: its first word after the assignments, without its directory (`/usr/bin/python3`:
+/// `python3`).
+pub fn program_of(stage: &str) -> &str {
+    let first = stage_words(stage).next().unwrap_or("");
+    first.rsplit('/').next().unwrap_or(first)
+}
+
+/// The program a shell command line mainly runs: the first word of the first pipeline stage of the last
+/// `&&`/`;` step that is not a `cd`. `git grep` and `git ls-files` count as `grep` and `ls`.
+pub fn main_program(command: &str) -> &str {
+    let stage = main_stage(command);
+    match (program_of(stage), stage_words(stage).nth(1)) {
+        ("git", Some("grep")) => "grep",
+        ("git", Some("ls-files")) => "ls",
+        (first, _) => first,
+    }
+}
+
 /// Shells whose `-c` (`-lc`) argument is the command they run.
 const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh", "fish"];
 

@@ -1,0 +1,135 @@
+//! Where a replay's tokens go: each tool's results as the requests sent them, and what a policy saved of them.
+
+use ctxfit_replay::{replay, Policy, PriceModel, SessionReplay, ToolTokens};
+use ctxfit_tokens::{FastEstimator, TokenEstimator};
+use serde_json::json;
+
+fn fast() -> Box<dyn TokenEstimator> {
+    Box::new(FastEstimator)
+}
+
+/// A file read, a test run whose long log `smart` cuts to its outcome, two searches, and an answer after each.
+fn session() -> ctxfit_model::Conversation {
+    let read = (1..=60)
+        .map(|i| format!("fn step_{i}(x: u32) -> u32 {{ x + {i} }}"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let log = (1..=300)
+        .map(|i| format!("test tests::case_{i} ... ok"))
+        .chain(["test result: FAILED. 299 passed; 1 failed".to_owned()])
+        .collect::<Vec<_>>()
+        .join("\n");
+    let calls = [
+        ("Read", json!({"file_path": "src/lib.rs"}), read),
+        (
+            "Bash",
+            json!({"command": "cd /repo && cargo test 2>&1"}),
+            log,
+        ),
+        (
+            "Bash",
+            json!({"command": "grep -rn step_7 src"}),
+            "src/lib.rs:7:fn step_7".to_owned(),
+        ),
+        (
+            "Bash",
+            json!({"command": "grep -rn step_9 src"}),
+            "src/lib.rs:9:fn step_9".to_owned(),
+        ),
+    ];
+    let mut messages = vec![json!({"role": "user", "content": "fix the failing test"})];
+    for (i, (name, input, result)) in calls.into_iter().enumerate() {
+        let id = format!("toolu_{i:02}");
+        messages.push(json!({"role": "assistant", "content": [
+            {"type": "text", "text": format!("Step {i}.")},
+            {"type": "tool_use", "id": id, "name": name, "input": input}]}));
+        messages.push(json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": id, "content": result}]}));
+    }
+    messages.push(json!({"role": "assistant", "content": "Done."}));
+    ctxfit_model::from_value(json!({"model": "m", "messages": messages})).unwrap()
+}
+
+fn run(conv: &ctxfit_model::Conversation, policy: Policy) -> SessionReplay {
+    let registry = ctxfit_plugins::registry().unwrap();
+    replay(
+        "s",
+        conv,
+        &policy,
+        &registry,
+        &fast,
+        PriceModel::Anthropic.prices(),
+    )
+    .unwrap()
+}
+
+fn tool<'a>(r: &'a SessionReplay, name: &str) -> &'a ToolTokens {
+    r.tools
+        .iter()
+        .find(|t| t.tool == name)
+        .unwrap_or_else(|| panic!("{name} in {:?}", r.tools))
+}
+
+#[test]
+fn each_tool_s_results_are_summed_over_the_requests_that_sent_them() {
+    let conv = session();
+    let none = run(&conv, Policy::None);
+    // a shell tool's results per program; the two searches together
+    let names: Vec<&str> = none.tools.iter().map(|t| t.tool.as_str()).collect();
+    assert_eq!(
+        names,
+        ["Bash: cargo", "Read", "Bash: grep"],
+        "costliest first"
+    );
+    assert_eq!(tool(&none, "Bash: grep").results, 2);
+    for t in &none.tools {
+        assert_eq!(t.input_tokens, t.uncompacted_tokens, "{t:?}");
+    }
+    // the read is sent with the four requests after it, the log with three: each time whole
+    let est = FastEstimator;
+    let result_tokens = |mi: usize| ctxfit_tokens::count_message(&est, &conv.messages[mi]);
+    // (a message's count holds its overhead beside its one block's)
+    let read = tool(&none, "Read").input_tokens;
+    assert!(read > 0 && read < 4 * result_tokens(2) && read * 10 > 4 * result_tokens(2) * 9);
+    assert!(tool(&none, "Bash: cargo").input_tokens < 3 * result_tokens(4));
+
+    // what `smart` saves is its tools' savings: the rest of the request is sent as it was
+    let smart = run(&conv, Policy::named("smart").unwrap());
+    let saved = |r: &SessionReplay| {
+        r.tools
+            .iter()
+            .map(|t| t.uncompacted_tokens - t.input_tokens)
+            .sum::<usize>()
+    };
+    assert!(saved(&smart) > 0);
+    assert_eq!(none.input_tokens() - smart.input_tokens(), saved(&smart));
+    let log = tool(&smart, "Bash: cargo");
+    assert_eq!(
+        log.uncompacted_tokens,
+        tool(&none, "Bash: cargo").uncompacted_tokens
+    );
+    assert!(log.input_tokens * 2 < log.uncompacted_tokens, "{log:?}");
+}
+
+#[test]
+fn results_in_messages_a_request_leaves_out_are_not_counted() {
+    let conv = session();
+    let file = ctxfit_compactor::PolicyFile::parse(
+        "default_profile = \"short\"\n[profiles.short]\ntrigger = \"always\"\nmax_conversation_messages = 3\n\
+         rules = [{ rule = \"recent\", tools = [\"*\"], params = { keep = 100 } }]\n",
+        "short.toml",
+    )
+    .unwrap();
+    let settings = file.resolve(None, None, &|_| None).unwrap();
+    let short = run(&conv, Policy::Profile(Box::new(settings)));
+    let none = run(&conv, Policy::None);
+    // the read leaves the request once three newer messages follow it: sent less often than under `none`
+    let read = tool(&short, "Read");
+    assert_eq!(
+        read.uncompacted_tokens,
+        tool(&none, "Read").uncompacted_tokens
+    );
+    assert!(read.input_tokens < read.uncompacted_tokens, "{read:?}");
+    let sent: usize = short.tools.iter().map(|t| t.input_tokens).sum();
+    assert!(sent < short.input_tokens());
+}
