@@ -31,13 +31,15 @@ pub struct ToolTokens {
 
 /// The name a tool's results are counted under: the tool's own, or for a shell command the tool's and the
 /// program the command line starts with (`bash: pytest`, `exec_command: rg`: the first word of the first step
-/// that is not a `cd`, [`first_stage`] — `cat` for a heredoc that writes a file and runs it).
+/// that is not a `cd`, [`first_stage`] — `cat` for a heredoc that writes a file and runs it), unless that is the
+/// tool's own name.
 pub fn tool_label(name: &str, input: &Value) -> String {
     match shell_command(input)
         .as_deref()
         .map(|c| program_of(first_stage(c)))
     {
-        Some(program) if !program.is_empty() => format!("{name}: {program}"),
+        // (SWE-agent's `{"command": "edit 12:14 …"}` names its own tool: `edit`, not `edit: edit`)
+        Some(program) if !program.is_empty() && program != name => format!("{name}: {program}"),
         _ => name.to_owned(),
     }
 }
@@ -190,6 +192,11 @@ mod tests {
                 "bash: cat",
             ),
             ("Read", json!({"file_path": "src/a.rs"}), "Read"),
+            (
+                "edit",
+                json!({"command": "edit 12:14\nx = 1\nend_of_edit"}),
+                "edit",
+            ),
             ("bash", json!({"command": "cd /testbed"}), "bash"),
         ] {
             assert_eq!(tool_label(name, &input), want, "{input}");
