@@ -53,7 +53,8 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// After the table, where the tokens go: the N tools whose results cost most (summed over the requests that
-    /// sent them; a shell tool per program its commands ran, `bash: grep`), and what each policy sent of them.
+    /// sent them; a shell tool per program its command line starts with, `bash: grep`), and what each policy
+    /// sent of them.
     /// The JSON always has every tool (`tools`).
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "15")]
     by_tool: Option<usize>,
