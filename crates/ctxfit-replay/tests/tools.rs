@@ -87,11 +87,15 @@ fn each_tool_s_results_are_summed_over_the_requests_that_sent_them() {
     }
     // the read is sent with the four requests after it, the log with three: each time whole
     let est = FastEstimator;
-    let result_tokens = |mi: usize| ctxfit_tokens::count_message(&est, &conv.messages[mi]);
-    // (a message's count holds its overhead beside its one block's)
-    let read = tool(&none, "Read").input_tokens;
-    assert!(read > 0 && read < 4 * result_tokens(2) && read * 10 > 4 * result_tokens(2) * 9);
-    assert!(tool(&none, "Bash: cargo").input_tokens < 3 * result_tokens(4));
+    let result = |mi: usize| {
+        ctxfit_tokens::conversation::count_block(&est, &conv.messages[mi].content.blocks[0])
+    };
+    assert_eq!(tool(&none, "Read").input_tokens, 4 * result(2));
+    assert_eq!(tool(&none, "Bash: cargo").input_tokens, 3 * result(4));
+    assert_eq!(
+        tool(&none, "Bash: grep").input_tokens,
+        2 * result(6) + result(8)
+    );
 
     // what `smart` saves is its tools' savings: the rest of the request is sent as it was
     let smart = run(&conv, Policy::named("smart").unwrap());
