@@ -95,6 +95,10 @@ def test_replay_is_the_clis(corpus):
     assert rows["smart"]["recall"] >= 0.95
     assert set(rows["smart"]["costs"]) == {"anthropic", "uncached"}
     assert rows["smart"]["costlier_sessions"]["anthropic"] == {"costlier": 0, "worst": 0.0}
+    # where the tokens go: the ctf sessions' `curl` pages cost most, and `smart` cut them
+    curl = rows["smart"]["tools"][0]
+    assert curl["tool"] == "bash: curl"
+    assert curl["input_tokens"] < curl["uncompacted_tokens"] == rows["none"]["tools"][0]["uncompacted_tokens"]
     exe = cli()
     if exe is None:
         if os.environ.get("CTXFIT_REQUIRE_CORPUS") == "1":
