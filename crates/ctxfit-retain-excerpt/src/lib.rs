@@ -76,7 +76,9 @@ mod json;
 
 use ctxfit_model::{Block, Content, Value};
 pub use ctxfit_retention::calls::main_program;
-use ctxfit_retention::calls::{main_stage, read_target, shell_command, stage_words, ShellReads};
+use ctxfit_retention::calls::{
+    main_stage, read_target, shell_command, stage_words, ShellReads, SHELL_LISTERS,
+};
 use ctxfit_retention::{
     line_number_prefix, normalized_line, record_member_line, record_members, register_rule,
     Decision, RetentionRule, RuleConfigError, RuleContext, ShownLines,
@@ -148,10 +150,6 @@ pub enum ContentKind {
 }
 
 const SHELL_READERS: &[&str] = &["cat", "sed", "head", "tail", "nl", "less", "more"];
-const SHELL_LISTERS: &[&str] = &[
-    "grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "ls", "tree", "locate",
-];
-
 /// Does a shell command line print a manual: `tool --help`, `tool sub --help`, `tool help sub`, `man tool`?
 pub fn prints_manual(command: &str) -> bool {
     let mut words = stage_words(main_stage(command));

@@ -6,9 +6,15 @@
 //! `{tool}`, `{input}` and `{lines}` — the result's line count — are filled in; the input is shortened to 120
 //! characters).
 //!
+//! With `shell_listings = true` it applies, of the results it is bound to (a shell tool's), only to commands that
+//! search or list files (`grep`, `rg`, `find`, `ls`, … as the command line's main program: `cd /repo && grep -rn
+//! x src | head`); they compete per program, as `Grep` and `Glob` results compete per tool, and every other
+//! result is left to the next rule of the profile.
+//!
 //! ## Why
 //! Listings and searches (`ls`, `Glob`, `Grep`, `find_file`, `focus`) describe a state that later ones
-//! supersede; the model needs the latest few, and the pointer says what was asked so it can ask again.
+//! supersede; the model needs the latest few, and the pointer says what was asked so it can ask again. An agent
+//! with only a shell searches with `grep -rn` and lists with `find`: the same results, under another tool.
 //! With `tools = ["*"]`, `scope = "all"` and `keep = 30` it is also seed 004's old baseline, "keep the last
 //! 30 tool results".
 //!
@@ -21,6 +27,7 @@
 //! ```
 
 use ctxfit_model::Value;
+use ctxfit_retention::calls::shell_listing;
 use ctxfit_retention::{
     register_rule, truncate_str, Decision, RetentionRule, RuleConfigError, RuleContext,
 };
@@ -41,6 +48,8 @@ pub struct KeepMostRecent {
     pub keep: usize,
     pub scope: Scope,
     pub pointer: String,
+    /// Only shell commands that search or list files, competing per program ([`shell_listing`]).
+    pub shell_listings: bool,
 }
 
 impl Default for KeepMostRecent {
@@ -49,6 +58,7 @@ impl Default for KeepMostRecent {
             keep: 3,
             scope: Scope::Tool,
             pointer: DEFAULT_POINTER.to_owned(),
+            shell_listings: false,
         }
     }
 }
@@ -94,6 +104,9 @@ impl RetentionRule for KeepMostRecent {
     }
 
     fn decide(&self, ctx: &RuleContext<'_>) -> Decision {
+        if self.shell_listings && shell_listing(ctx.input).is_none() {
+            return Decision::Defer;
+        }
         let text = ctx.content.joined_text();
         let stem = self.pointer.split('{').next().unwrap_or("");
         if !stem.is_empty() && text.starts_with(stem) && !text.contains('\n') {
@@ -115,8 +128,12 @@ impl RetentionRule for KeepMostRecent {
         self.keep.saturating_sub(self.newer(ctx)).max(1)
     }
 
-    fn group_key(&self, tool_name: &str, _input: &Value) -> Option<String> {
-        (self.scope == Scope::Tool).then(|| tool_name.to_owned())
+    fn group_key(&self, tool_name: &str, input: &Value) -> Option<String> {
+        match (self.scope, self.shell_listings) {
+            (Scope::Tool, false) => Some(tool_name.to_owned()),
+            (Scope::Tool, true) => shell_listing(input).map(|p| format!("{tool_name}: {p}")),
+            (Scope::All, _) => None,
+        }
     }
 
     fn reconsider_on_kinds(&self) -> Option<&'static [&'static str]> {
@@ -148,13 +165,20 @@ fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
             ("scope", Value::String(s)) if s == "tool" => rule.scope = Scope::Tool,
             ("scope", Value::String(s)) if s == "all" => rule.scope = Scope::All,
             ("pointer", Value::String(s)) => rule.pointer = s.clone(),
+            ("shell_listings", Value::Bool(b)) => rule.shell_listings = *b,
             (other, _) => {
                 return Err(RuleConfigError::new(
                     "recent",
-                    format!("unknown or ill-typed parameter `{other}` (expected keep, scope = \"tool\"|\"all\", pointer)"),
+                    format!("unknown or ill-typed parameter `{other}` (expected keep, scope = \"tool\"|\"all\", pointer, shell_listings)"),
                 ))
             }
         }
+    }
+    if rule.shell_listings && rule.scope == Scope::All {
+        return Err(RuleConfigError::new(
+            "recent",
+            "`shell_listings` compares each program's results with its own: it needs scope = \"tool\"",
+        ));
     }
     Ok(Box::new(rule))
 }

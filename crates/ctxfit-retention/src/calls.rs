@@ -183,6 +183,19 @@ pub fn main_program(command: &str) -> &str {
     }
 }
 
+/// Programs whose output is search hits or a listing of files: a shell command whose [`main_program`] is one of
+/// these prints what a `Grep`, `Glob` or `ls` tool would return.
+pub const SHELL_LISTERS: &[&str] = &[
+    "grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "ls", "tree", "locate",
+];
+
+/// The program of a shell call that searches or lists files (`grep -rn x src | head`: `grep`), if it is one.
+pub fn shell_listing(input: &Value) -> Option<&'static str> {
+    let command = shell_command(input)?;
+    let program = main_program(&command);
+    SHELL_LISTERS.iter().copied().find(|p| *p == program)
+}
+
 /// Shells whose `-c` (`-lc`) argument is the command they run.
 const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh", "fish"];
 
