@@ -122,6 +122,30 @@ fn every_policy_replays_every_session_consistently() {
             assert_eq!(t.cache_read_tokens + t.cache_write_tokens, t.input_tokens);
         }
     }
+    // where the tokens go: every policy's saving is its tools' savings (no built-in profile clears a call's input
+    // or drops messages), and each tool's results weigh the same under every policy
+    for session in replays.chunks(policies().len()) {
+        let none = &session[0];
+        assert_eq!(none.policy, "none");
+        for r in session {
+            let saved: usize = (r.tools.iter())
+                .map(|t| t.uncompacted_tokens - t.input_tokens)
+                .sum();
+            assert_eq!(
+                saved,
+                none.input_tokens() - r.input_tokens(),
+                "{} {}",
+                r.policy,
+                r.session
+            );
+            let weights = |r: &SessionReplay| -> Vec<(String, usize, usize)> {
+                (r.tools.iter())
+                    .map(|t| (t.tool.clone(), t.results, t.uncompacted_tokens))
+                    .collect()
+            };
+            assert_eq!(weights(r), weights(none), "{} {}", r.policy, r.session);
+        }
+    }
 }
 
 /// One shot and live loop under every built-in profile, and the `extra` ones: the projections, byte for byte —
