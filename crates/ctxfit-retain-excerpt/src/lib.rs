@@ -77,7 +77,7 @@ mod json;
 use ctxfit_model::{Block, Content, Value};
 pub use ctxfit_retention::calls::main_program;
 use ctxfit_retention::calls::{
-    main_stage, read_target, shell_command, stage_words, ShellReads, SHELL_LISTERS,
+    main_stage, program_of, read_target, shell_command, stage_words, ShellReads, SHELL_LISTERS,
 };
 use ctxfit_retention::{
     line_number_prefix, normalized_line, record_member_line, record_members, register_rule,
@@ -152,11 +152,10 @@ pub enum ContentKind {
 const SHELL_READERS: &[&str] = &["cat", "sed", "head", "tail", "nl", "less", "more"];
 /// Does a shell command line print a manual: `tool --help`, `tool sub --help`, `tool help sub`, `man tool`?
 pub fn prints_manual(command: &str) -> bool {
-    let mut words = stage_words(main_stage(command));
-    let program = words.next().unwrap_or("");
-    let program = program.rsplit('/').next().unwrap_or(program);
-    matches!(program, "man" | "info")
-        || words
+    let stage = main_stage(command);
+    matches!(program_of(stage), "man" | "info")
+        || stage_words(stage)
+            .skip(1)
             .enumerate()
             .any(|(i, w)| w == "--help" || w == "-help" || (i == 0 && w == "help"))
 }
