@@ -1,11 +1,12 @@
 //! Conversations and their compaction: which conversation a request continues, and the body to forward.
 //!
-//! **Identity.** A conversation is known by a hash chain over the messages its client sent, each as the client's
-//! own bytes: `h₀ = SHA-256(api, system prompt)`, `hᵢ = SHA-256(hᵢ₋₁, message i)`. A request continues the
-//! conversation whose previous request's chain ends at one of its own prefix hashes — its messages begin with
-//! exactly the messages that conversation sent last — or the one its `x-ctxfit-session` names. Two conversations
-//! that share a system prompt part at their first differing message; nothing is guessed from a hash of the
-//! system prompt alone.
+//! **Identity.** A conversation is known by a hash chain over the messages its client sent ([`crate::identity`]:
+//! each as the client's own bytes, but for the `cache_control` markers clients move between requests). A request
+//! continues the conversation whose previous request's chain ends at one of its own prefix hashes — its messages
+//! begin with the messages that conversation sent last — or the one its `x-ctxfit-session` names. Two
+//! conversations that share a system prompt part at their first differing message; nothing is guessed from a hash
+//! of the system prompt alone. A message whose marker moved is read again, so what is forwarded of it, compacted
+//! or not, carries the markers of this request and no other.
 //!
 //! **Bytes.** The forwarded body is the client's body with each message compaction left alone written as the
 //! client's own bytes, so what the provider cached of the previous request is sent again unchanged; a message
@@ -22,46 +23,11 @@ use std::sync::Arc;
 
 use ctxfit_compactor::{Compactor, Report, Settings};
 use ctxfit_model::{read_message, write_message, Content, Conversation, Message, WireFormat};
-use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
 use crate::body::{Api, BodyError, RequestBody};
+use crate::identity::{Chain, ChainHash};
 use crate::state::{hex, now_ms, Record, Store};
-
-/// A hash of a conversation's messages so far.
-pub type ChainHash = [u8; 32];
-
-fn chain_start(api: Api, system: Option<&RawValue>) -> ChainHash {
-    let mut h = Sha256::new();
-    h.update(b"ctxfit-proxy/1\0");
-    h.update(api.name().as_bytes());
-    h.update([0]);
-    let system = system.map_or("", RawValue::get);
-    h.update((system.len() as u64).to_le_bytes());
-    h.update(system.as_bytes());
-    h.finalize().into()
-}
-
-fn chain_next(previous: &ChainHash, message: &RawValue) -> ChainHash {
-    let mut h = Sha256::new();
-    h.update(previous);
-    let m = message.get();
-    h.update((m.len() as u64).to_le_bytes());
-    h.update(m.as_bytes());
-    h.finalize().into()
-}
-
-/// The chain over a body's messages: `chain[i]` covers messages `0..=i`; `start` covers none.
-fn chain(api: Api, body: &RequestBody<'_>) -> (ChainHash, Vec<ChainHash>) {
-    let start = chain_start(api, body.field("system"));
-    let mut out = Vec::with_capacity(body.messages.len());
-    let mut h = start;
-    for m in &body.messages {
-        h = chain_next(&h, m);
-        out.push(h);
-    }
-    (start, out)
-}
 
 /// Why a request cannot be compacted.
 #[derive(Debug, thiserror::Error)]
@@ -91,6 +57,8 @@ struct Conv {
     conv: Conversation,
     /// The chain over the messages read so far.
     chain: Vec<ChainHash>,
+    /// Per message read: whether it held a `cache_control` marker when it was read.
+    marked: Vec<bool>,
     start: ChainHash,
     /// Per message: the JSON written for it as compacted, and the count of changes it was written with.
     written: Vec<Option<(usize, String)>>,
@@ -216,6 +184,7 @@ impl Gateway {
             compactor,
             conv: Conversation::new(format),
             chain: chain[..n].to_vec(),
+            marked: Vec::new(),
             start,
             written: Vec::new(),
             reported: record.reported,
@@ -297,6 +266,7 @@ impl Gateway {
             compactor,
             conv: Conversation::new(format),
             chain: Vec::new(),
+            marked: Vec::new(),
             start,
             written: Vec::new(),
             reported: None,
@@ -340,7 +310,11 @@ impl Gateway {
         let body = RequestBody::parse(api, bytes)?;
         let format = api.wire_format();
         self.forget_idle();
-        let (start, chain) = chain(api, &body);
+        let Chain {
+            start,
+            hashes: chain,
+            marked,
+        } = Chain::of(api, &body);
 
         // which conversation, and how much of this request it has read: in memory, else in the store
         let mut found = match session {
@@ -391,7 +365,7 @@ impl Gateway {
         // on every request, are read only when they hold a mark (only Anthropic's do)
         let mut fields = serde_json::Map::new();
         for key in ctxfit_compactor::CACHE_FIELDS {
-            let marked = |raw: &&RawValue| {
+            let marked = |raw: &&serde_json::value::RawValue| {
                 key != "tools"
                     || (api == Api::AnthropicMessages && raw.get().contains("\"cache_control\""))
             };
@@ -422,7 +396,21 @@ impl Gateway {
         if system.is_some() {
             c.conv.system = system;
         }
+        // a message read before whose marker moved (it had one then, or has one now): read again, so that what is
+        // written of it carries this request's markers
         let first_new = c.conv.messages.len();
+        for (i, now) in marked.iter().enumerate().take(first_new) {
+            if *now || c.marked.get(i).copied().unwrap_or(false) {
+                let raw = body.messages[i].get();
+                let value: serde_json::Value = serde_json::from_str(raw)
+                    .map_err(|e| BodyError::Message(format!("messages[{i}]: {e}")))?;
+                c.conv.messages[i] =
+                    read_message(format, value, &format!("{}[{i}]", api.messages_key()))
+                        .map_err(|e| BodyError::Message(e.to_string()))?;
+                c.written[i] = None;
+            }
+        }
+        c.marked = marked;
         c.conv.messages.extend(new);
         // the cache the client asks for, if its request says: an Anthropic `cache_control` of one hour on a
         // block, a tool or the request, or OpenAI's 24-hour `prompt_cache_retention`

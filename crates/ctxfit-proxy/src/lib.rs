@@ -5,8 +5,9 @@
 //! continues, compacts it with the conversation's own sticky compactor, and writes the body to send upstream.
 //! Three properties make it safe for the provider's prompt cache, each tested in `tests/gateway.rs`:
 //!
-//! * **Identity without collisions** — a hash chain over the client's messages ([`gateway`]); two conversations
-//!   that share a system prompt stay apart.
+//! * **Identity without collisions** — a hash chain over the client's messages ([`identity`]), blind to the
+//!   `cache_control` markers clients move between requests; two conversations that share a system prompt stay
+//!   apart.
 //! * **The client's own bytes** — every message compaction left alone is forwarded byte for byte as the client
 //!   wrote it; the rest of the body too ([`body`]). Nothing is re-serialised but what compaction changed.
 //! * **Live equals replayed** — a conversation the gateway has not seen before (a new one, or any after a restart)
@@ -20,6 +21,7 @@
 
 pub mod body;
 pub mod gateway;
+pub mod identity;
 pub mod server;
 pub mod state;
 pub mod usage;

@@ -24,7 +24,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use ctxfit_compactor::SavedState;
 
-use crate::gateway::ChainHash;
+use crate::identity::ChainHash;
 use redb::{Database, ReadableTable, ReadableTableMetadata, TableDefinition, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
@@ -74,7 +74,7 @@ pub struct Record {
 }
 
 impl Record {
-    pub const VERSION: u32 = 1;
+    pub const VERSION: u32 = 2;
 }
 
 /// Hex of a hash.

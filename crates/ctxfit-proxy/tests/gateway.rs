@@ -522,3 +522,91 @@ fn a_pause_longer_than_the_cache_lives_lets_the_waiting_cuts_through() {
         assert_eq!(text != read, *cut, "{api:?}: {}", &text[..80]);
     }
 }
+
+/// Leave out the `cache_control` markers of a wire message and of its blocks; say whether it had any.
+fn strip_markers(m: &mut Value) -> bool {
+    let mut had = m
+        .as_object_mut()
+        .and_then(|o| o.remove("cache_control"))
+        .is_some();
+    if let Some(blocks) = m.get_mut("content").and_then(Value::as_array_mut) {
+        for b in blocks {
+            if let Some(o) = b.as_object_mut() {
+                had |= o.remove("cache_control").is_some();
+            }
+        }
+    }
+    had
+}
+
+#[test]
+fn a_breakpoint_that_moves_every_request_stays_one_conversation() {
+    // Claude Code's pattern: the breakpoint on the newest message's last block, taken off the one before, and one
+    // on the system prompt's block
+    let corpus = corpus_or_skip!();
+    let s = sessions(&corpus)
+        .into_iter()
+        .filter(|s| s.conversation.format == WireFormat::Anthropic)
+        .max_by_key(|s| s.conversation.messages.len())
+        .unwrap();
+    let format = s.conversation.format;
+    let registry = ctxfit_plugins::registry().unwrap();
+    let mut library =
+        Compactor::new(smart(), &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
+    let mut gateway = Gateway::new(smart()).unwrap();
+    let system = serde_json::json!([{"type": "text", "text": "You are a test agent.",
+        "cache_control": {"type": "ephemeral"}}]);
+    let (mut ids, mut sent, mut cut) = (std::collections::BTreeSet::new(), 0, 0);
+    for (n, (messages, _)) in requests(&s.conversation, "").iter().enumerate() {
+        let mut marked = messages.clone();
+        let mut has_marker = false;
+        if let Some(Value::Array(blocks)) = marked.last_mut().and_then(|m| m.get_mut("content")) {
+            if let Some(Value::Object(last)) = blocks.last_mut() {
+                last.insert(
+                    "cache_control".into(),
+                    serde_json::json!({"type": "ephemeral"}),
+                );
+                has_marker = true;
+            }
+        }
+        let body = serde_json::json!({"model": "stand-in", "system": system,
+            "messages": marked, "max_tokens": 1024});
+        let out = gateway
+            .forward(
+                Api::AnthropicMessages,
+                &serde_json::to_vec(&body).unwrap(),
+                None,
+            )
+            .unwrap();
+        assert_eq!(out.continued, n > 0, "request {n}");
+        ids.insert(out.conversation.clone());
+        sent += usize::from(has_marker);
+        // what is forwarded is the library's decision on the unmarked history ...
+        let mut conv = Conversation::new(format);
+        conv.system = Some(ctxfit_model::Content::from_json(system.clone()));
+        conv.messages = s.conversation.messages[..messages.len()].to_vec();
+        library.compact(&conv, None);
+        let expected: Vec<Value> = library
+            .projection(&conv)
+            .messages()
+            .map(|m| wire(format, &m))
+            .collect();
+        let mut got = forwarded_messages(Api::AnthropicMessages, &out.body);
+        // ... with the markers of this request where the client put them, and nowhere else
+        for (i, m) in got.iter_mut().enumerate() {
+            assert_eq!(
+                strip_markers(m),
+                has_marker && i + 1 == marked.len(),
+                "request {n}, message {i}"
+            );
+        }
+        assert_eq!(got, expected, "request {n}");
+        cut += out.report.new_blocks.len();
+    }
+    assert!(sent >= 20, "{sent} requests with a breakpoint");
+    assert!(
+        cut > 0,
+        "nothing was cut: the test would not see a stale marker"
+    );
+    assert_eq!(ids.len(), 1, "{} conversations", ids.len());
+}

@@ -226,6 +226,29 @@ def test_an_agent_on_the_anthropic_sdk_gets_the_librarys_compaction(corpus, prox
         stop_proxy(p, lines)
 
 
+def test_a_moving_cache_breakpoint_keeps_one_conversation(corpus, proxy):
+    """Claude Code's pattern with the SDK: the breakpoint on the newest message, taken off the one before."""
+    s = long_session(corpus)
+    client = anthropic.Anthropic(base_url=proxy, api_key="k", max_retries=0)
+    system = [{"type": "text", "text": "You are a test agent.", "cache_control": {"type": "ephemeral"}}]
+    conversations, marked = set(), 0
+    for history in requests_of(s["messages"]):
+        history = json.loads(json.dumps(history, default=str))
+        last = history[-1]["content"]
+        if isinstance(last, list) and last:
+            last[-1]["cache_control"] = {"type": "ephemeral"}
+            marked += 1
+        raw = client.messages.with_raw_response.create(model="m", max_tokens=16, system=system, messages=history)
+        conversations.add(raw.headers["x-ctxfit-conversation"])
+        # the markers forwarded are this request's, on its last message only
+        forwarded = Upstream.received[-1]["body"]["messages"]
+        where = [i for i, m in enumerate(forwarded) if isinstance(m["content"], list)
+                 and any("cache_control" in b for b in m["content"])]
+        assert where == ([len(history) - 1] if isinstance(last, list) and last else [])
+    assert marked > 10
+    assert len(conversations) == 1, conversations
+
+
 def test_streams_are_relayed_as_they_arrive(proxy):
     client = anthropic.Anthropic(base_url=proxy, api_key="k", max_retries=0)
     with client.messages.stream(model="m", max_tokens=16, messages=[{"role": "user", "content": "hi"}]) as stream:

@@ -1,0 +1,305 @@
+//! Which conversation a request continues: a hash chain over its messages, blind to what clients move.
+//!
+//! `h₀ = SHA-256(api, system prompt)`, `hᵢ = SHA-256(hᵢ₋₁, message i)`, each over the client's own bytes **with
+//! every `cache_control` member of a message or of one of its content blocks left out** (and of a block inside a
+//! tool result's content, and of the system prompt's blocks). Clients move that marker on every request: Claude
+//! Code and the Anthropic SDK's examples put the breakpoint on the newest message and take it off the one before,
+//! so the exact bytes of an earlier message change while it stays the same message. A `cache_control` key
+//! anywhere else — inside a tool call's input, say — is the conversation's content and stays in the hash.
+//!
+//! The scan is one pass over the bytes and allocates nothing; a message without the text `"cache_control"` is
+//! hashed as it is. What is forwarded is never touched here: it keeps the client's bytes, markers included.
+
+use serde_json::value::RawValue;
+use sha2::{Digest, Sha256};
+
+use crate::body::{Api, RequestBody};
+
+/// A hash of a conversation's messages so far.
+pub type ChainHash = [u8; 32];
+
+/// The key that clients move between requests.
+const MARKER: &[u8] = b"\"cache_control\"";
+
+/// The chain over a body's messages: `start` covers the API and the system prompt, `hashes[i]` messages `0..=i`,
+/// and `marked[i]` says whether message `i` held a `cache_control` marker (its bytes may change while it stays
+/// the same message).
+pub struct Chain {
+    pub start: ChainHash,
+    pub hashes: Vec<ChainHash>,
+    pub marked: Vec<bool>,
+}
+
+impl Chain {
+    /// The chain of a request body.
+    pub fn of(api: Api, body: &RequestBody<'_>) -> Chain {
+        let start = chain_start(api, body.field("system"));
+        let mut hashes = Vec::with_capacity(body.messages.len());
+        let mut marked = Vec::with_capacity(body.messages.len());
+        let mut h = start;
+        for m in &body.messages {
+            let (next, was_marked) = chain_next(&h, m);
+            h = next;
+            hashes.push(h);
+            marked.push(was_marked);
+        }
+        Chain {
+            start,
+            hashes,
+            marked,
+        }
+    }
+}
+
+fn chain_start(api: Api, system: Option<&RawValue>) -> ChainHash {
+    let mut h = Sha256::new();
+    h.update(b"ctxfit-proxy/2\0");
+    h.update(api.name().as_bytes());
+    h.update([0]);
+    let system = system.map_or("", RawValue::get);
+    // the system prompt is a string or a list of blocks: its blocks' markers are at depth [array, object]
+    let mut canonical = Vec::new();
+    let (bytes, _) = without_markers(system.as_bytes(), SYSTEM_PATHS, &mut canonical);
+    h.update((bytes.len() as u64).to_le_bytes());
+    h.update(bytes);
+    h.finalize().into()
+}
+
+fn chain_next(previous: &ChainHash, message: &RawValue) -> (ChainHash, bool) {
+    let mut h = Sha256::new();
+    h.update(previous);
+    let mut canonical = Vec::new();
+    let (bytes, marked) = without_markers(message.get().as_bytes(), MESSAGE_PATHS, &mut canonical);
+    h.update((bytes.len() as u64).to_le_bytes());
+    h.update(bytes);
+    (h.finalize().into(), marked)
+}
+
+/// A container on the path from the value's top: an object or an array.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Object,
+    Array,
+}
+use Kind::{Array, Object};
+
+/// Where a marker of a message may sit: the message itself, one of its blocks, a block of a tool result's content.
+const MESSAGE_PATHS: &[&[Kind]] = &[
+    &[Object],
+    &[Object, Array, Object],
+    &[Object, Array, Object, Array, Object],
+];
+/// Where a marker of the system prompt may sit: one of its blocks.
+const SYSTEM_PATHS: &[&[Kind]] = &[&[Array, Object]];
+
+/// The JSON text `json` with every `"cache_control": value` member whose object sits at one of `paths` left out
+/// (with its comma), and whether any was. Text without the marker is returned as it is; otherwise the rest is
+/// written to `out`. Malformed text is returned as it is (the body was parsed before: it does not happen).
+fn without_markers<'a>(
+    json: &'a [u8],
+    paths: &[&[Kind]],
+    out: &'a mut Vec<u8>,
+) -> (&'a [u8], bool) {
+    if !contains(json, MARKER) {
+        return (json, false);
+    }
+    let mut stack: Vec<Kind> = Vec::new();
+    let mut removed = false;
+    let mut i = 0;
+    let mut kept_from = 0;
+    // where the last member's separating comma is in `out`, when the member after it may be left out
+    let mut pending_comma: Option<usize> = None;
+    out.clear();
+    out.reserve(json.len());
+    while i < json.len() {
+        match json[i] {
+            b'"' => {
+                let end = string_end(json, i);
+                let is_key = stack.last() == Some(&Object) && next_is_colon(json, end);
+                if is_key && &json[i..end] == MARKER && paths.contains(&stack.as_slice()) {
+                    // the member: key, colon, value; then its comma, or the comma before it
+                    let colon = skip_ws(json, end);
+                    let value_end = value_end(json, skip_ws(json, colon + 1));
+                    let after = skip_ws(json, value_end);
+                    out.extend_from_slice(&json[kept_from..i]);
+                    if json.get(after) == Some(&b',') {
+                        kept_from = skip_ws(json, after + 1);
+                    } else {
+                        if let Some(comma) = pending_comma {
+                            out.truncate(comma);
+                        }
+                        kept_from = after;
+                    }
+                    removed = true;
+                    i = kept_from;
+                    pending_comma = None;
+                    continue;
+                }
+                i = end;
+                pending_comma = None;
+            }
+            b'{' => {
+                stack.push(Object);
+                pending_comma = None;
+                i += 1;
+            }
+            b'[' => {
+                stack.push(Array);
+                pending_comma = None;
+                i += 1;
+            }
+            b'}' | b']' => {
+                stack.pop();
+                pending_comma = None;
+                i += 1;
+            }
+            b',' => {
+                pending_comma = Some(out.len() + (i - kept_from));
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    if !removed {
+        return (json, false);
+    }
+    out.extend_from_slice(&json[kept_from..]);
+    (out.as_slice(), true)
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// The index just past the string that starts at `start` (a `"`).
+fn string_end(json: &[u8], start: usize) -> usize {
+    let mut i = start + 1;
+    while i < json.len() {
+        match json[i] {
+            b'\\' => i += 2,
+            b'"' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    json.len()
+}
+
+fn skip_ws(json: &[u8], mut i: usize) -> usize {
+    while i < json.len() && matches!(json[i], b' ' | b'\t' | b'\n' | b'\r') {
+        i += 1;
+    }
+    i
+}
+
+fn next_is_colon(json: &[u8], i: usize) -> bool {
+    json.get(skip_ws(json, i)) == Some(&b':')
+}
+
+/// The index just past the JSON value that starts at `start`.
+fn value_end(json: &[u8], start: usize) -> usize {
+    let mut depth = 0usize;
+    let mut i = start;
+    while i < json.len() {
+        match json[i] {
+            b'"' => {
+                i = string_end(json, i);
+                if depth == 0 {
+                    return i;
+                }
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                if depth == 0 {
+                    return i;
+                }
+                depth -= 1;
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            b',' if depth == 0 => return i,
+            _ => {}
+        }
+        i += 1;
+    }
+    json.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(json: &str, expect: &str) {
+        let mut out = Vec::new();
+        let (bytes, removed) = without_markers(json.as_bytes(), MESSAGE_PATHS, &mut out);
+        assert_eq!(std::str::from_utf8(bytes).unwrap(), expect, "{json}");
+        assert_eq!(removed, json != expect);
+        // what is left is still JSON, and the same value but for the markers
+        let left: serde_json::Value = serde_json::from_slice(bytes).unwrap();
+        let _: serde_json::Value = serde_json::from_str(json).unwrap();
+        assert!(!left.to_string().contains("ephemeral"), "{left}");
+    }
+
+    #[test]
+    fn markers_of_messages_and_blocks_are_left_out() {
+        // a message without the marker is its own bytes
+        check(
+            r#"{"role":"user","content":"hi"}"#,
+            r#"{"role":"user","content":"hi"}"#,
+        );
+        // on the last block, the comma before it goes
+        check(
+            r#"{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b","cache_control":{"type":"ephemeral"}}]}"#,
+            r#"{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}"#,
+        );
+        // first in its object, with spaces: the comma after it goes
+        check(
+            r#"{"role":"user","content":[{ "cache_control" : {"type":"ephemeral","ttl":"1h"} , "type":"text","text":"b"}]}"#,
+            r#"{"role":"user","content":[{ "type":"text","text":"b"}]}"#,
+        );
+        // alone in its object, after a comma of the list it is in
+        check(
+            r#"{"role":"user","content":["x", {"cache_control":{"type":"ephemeral"}}]}"#,
+            r#"{"role":"user","content":["x", {}]}"#,
+        );
+        // alone in its object
+        check(
+            r#"{"role":"user","content":[{"cache_control":{"type":"ephemeral"}}]}"#,
+            r#"{"role":"user","content":[{}]}"#,
+        );
+        // on the message itself and on a block of a tool result
+        check(
+            r#"{"role":"user","cache_control":{"type":"ephemeral"},"content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"x","cache_control":{"type":"ephemeral"}}]}]}"#,
+            r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"x"}]}]}"#,
+        );
+    }
+
+    #[test]
+    fn the_text_cache_control_elsewhere_stays() {
+        // in a string, as a value, inside a tool call's input: content, not a marker
+        for json in [
+            r#"{"role":"user","content":"a \"cache_control\": {\"type\":\"ephemeral\"} b"}"#,
+            r#"{"role":"user","content":[{"type":"text","text":"cache_control"}]}"#,
+            r#"{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"n","input":{"cache_control":{"type":"ephemeral"}}}]}"#,
+            r#"{"role":"user","content":[{"type":"text","text":"x\\","k":"cache_control"}]}"#,
+        ] {
+            let mut out = Vec::new();
+            let (bytes, removed) = without_markers(json.as_bytes(), MESSAGE_PATHS, &mut out);
+            assert_eq!(bytes, json.as_bytes());
+            assert!(!removed, "{json}");
+        }
+    }
+
+    #[test]
+    fn system_blocks_lose_their_markers() {
+        let mut out = Vec::new();
+        let (bytes, removed) = without_markers(
+            br#"[{"type":"text","text":"be terse","cache_control":{"type":"ephemeral"}}]"#,
+            SYSTEM_PATHS,
+            &mut out,
+        );
+        assert!(removed);
+        assert_eq!(bytes, br#"[{"type":"text","text":"be terse"}]"#);
+    }
+}
