@@ -28,8 +28,9 @@ pub struct Args {
     #[arg(long)]
     strict: bool,
     /// A policy to compare: `none`, `oracle` (evaluation only: it reads the session's future), a built-in
-    /// profile, or a policy file (its default profile). Repeat for several; default: `none`, `oracle` and every
-    /// built-in profile.
+    /// profile, a policy file (its `default_profile`, else its only profile), or `FILE:PROFILE`. Rows are
+    /// labelled by what ran (`FILE:smart` for a file's change to a built-in profile); two that would run alike
+    /// are refused. Repeat for several; default: `none`, `oracle` and every built-in profile.
     #[arg(long = "policy")]
     policies: Vec<String>,
     /// Read the inputs as this format instead of detecting it.
@@ -83,10 +84,7 @@ fn policies(names: &[String]) -> Result<Vec<Policy>> {
         names.to_vec()
     };
     let env = |k: &str| std::env::var(k).ok();
-    names
-        .iter()
-        .map(|name| Policy::resolve(name, &env).map_err(|e| BadInput(e).into()))
-        .collect()
+    Policy::resolve_all(&names, &env).map_err(|e| BadInput(e).into())
 }
 
 fn percent(v: Option<f64>) -> String {

@@ -655,6 +655,80 @@ fn replay_many_files_in_parallel_gives_the_serial_result() {
     }
 }
 
+#[test]
+fn replay_rows_say_which_profile_of_a_file_ran() {
+    let dir = temp_dir("replay-policy-files");
+    let only = dir.join("only.toml");
+    std::fs::write(
+        &only,
+        "[profiles.smart-150k]\nextends = \"smart\"\nbudget = 150000\n",
+    )
+    .unwrap();
+    let two = dir.join("two.toml");
+    std::fs::write(
+        &two,
+        "[profiles.smart]\ncache_write_premium = 0\n[profiles.lean]\nextends = \"seed-002\"\n",
+    )
+    .unwrap();
+    let (only, two) = (only.to_str().unwrap(), two.to_str().unwrap());
+    let rows = |args: &[&str]| -> Vec<(String, u64)> {
+        let mut all = vec!["replay", "--sample", "--json"];
+        all.extend_from_slice(args);
+        let o = ctxfit(&all, None);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["policies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["policy"].as_str().unwrap().to_owned(),
+                    r["sessions"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    // a file's only profile runs, under its own name; a file's change to a built-in profile is labelled by both
+    let got = rows(&[
+        "--policy",
+        "smart",
+        "--policy",
+        only,
+        "--policy",
+        &format!("{two}:smart"),
+        "--policy",
+        &format!("{two}:lean"),
+    ]);
+    let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["smart", "smart-150k", &format!("{two}:smart"), "lean"]
+    );
+    assert!(got.iter().all(|(_, n)| *n == got[0].1), "{got:?}");
+    // a file of several profiles and no default must say which; the same policy twice is refused
+    for (args, says) in [
+        (
+            vec!["--policy", two],
+            "it defines the profiles lean, smart and no `default_profile`",
+        ),
+        (
+            vec!["--policy", "smart", "--policy", "smart"],
+            "both run as `smart`",
+        ),
+        (
+            vec!["--policy", only, "--policy", &format!("{only}:smart-150k")],
+            "both run as `smart-150k`",
+        ),
+    ] {
+        let mut all = vec!["replay", "--sample"];
+        all.extend_from_slice(&args);
+        let o = ctxfit(&all, None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+    }
+}
+
 /// A real page of the corpus, decompressed into a temporary file.
 fn corpus_html_page(dir: &std::path::Path) -> (PathBuf, Vec<u8>) {
     use std::io::Read;

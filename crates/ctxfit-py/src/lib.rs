@@ -411,7 +411,8 @@ fn load_sessions<'py>(
 
 /// Replay recorded sessions (files or folders) request by request under each policy: `ctxfit replay --json`'s
 /// document (`prices`, a row per policy in `policies`, every replay in `sessions`). Policies: `none`, `oracle`
-/// (evaluation only: it reads the future), built-in profiles, policy files; default: all of those built in.
+/// (evaluation only: it reads the future), built-in profiles, policy files (`FILE:PROFILE` for one of a file's
+/// profiles); one name or a list; default: all of those built in.
 /// `cache_ttl`: seconds the provider keeps a cached prefix (0: forever), for logs that record times.
 ///
 /// >>> report = ctxfit.replay(["sessions/"], ["none", "oracle", "smart"], prices="all")  # doctest: +SKIP
@@ -421,11 +422,24 @@ fn load_sessions<'py>(
 fn replay<'py>(
     py: Python<'py>,
     paths: &Bound<'py, PyAny>,
-    policies: Option<Vec<String>>,
+    policies: Option<&Bound<'py, PyAny>>,
     prices: &str,
     estimator: &str,
     cache_ttl: u64,
 ) -> PyResult<Bound<'py, PyAny>> {
+    // one policy may be given as a string, several as a list
+    let policies: Option<Vec<String>> = match policies {
+        None => None,
+        Some(p) if p.is_none() => None,
+        Some(p) => Some(match p.extract::<String>() {
+            Ok(one) => vec![one],
+            Err(_) => p.extract::<Vec<String>>().map_err(|_| {
+                pyo3::exceptions::PyTypeError::new_err(
+                    "policies: expected a policy name or a list of them",
+                )
+            })?,
+        }),
+    };
     let paths: Vec<String> = if let Ok(s) = paths.extract::<std::path::PathBuf>() {
         vec![s.display().to_string()]
     } else {
@@ -456,11 +470,11 @@ fn replay<'py>(
             }
         }
     }
-    let policies = policies
-        .unwrap_or_else(ctxfit_replay::default_policies)
-        .iter()
-        .map(|p| Policy::resolve(p, &env).map_err(bad_input))
-        .collect::<PyResult<Vec<Policy>>>()?;
+    let policies = Policy::resolve_all(
+        &policies.unwrap_or_else(ctxfit_replay::default_policies),
+        &env,
+    )
+    .map_err(bad_input)?;
     crate::estimator(estimator)?;
     let mut files = Vec::new();
     for p in &paths {

@@ -194,22 +194,50 @@ impl Policy {
         }
     }
 
-    /// The policy `name` stands for: `none`, `oracle`, a policy file (its default profile) when a file of that
-    /// name exists, else a built-in profile (a name with a dot or a path separator that names no file is an
-    /// error: no such policy file). `env` supplies the policy's environment overrides
+    /// The policy `name` stands for: `none`, `oracle`, a policy file, `FILE:PROFILE` (that profile of the file),
+    /// else a built-in profile (a name with a dot or a path separator that names no file is an error: no such
+    /// policy file). A file alone stands for its `default_profile`, else its only profile, else `smart` when it
+    /// defines none; a file defining several and no default is an error that lists them. A profile from a file is
+    /// labelled by its own name, or `FILE:NAME` when a built-in profile has that name (the file may change it),
+    /// so that a row says what ran. `env` supplies the policy's environment overrides
     /// ([`ctxfit_compactor::ENV_OVERRIDES`]; `&|_| None` for none). Errors name the policy.
     pub fn resolve(name: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Policy, String> {
         if name == "none" || name == "oracle" {
             return Policy::named(name).map_err(|e| e.to_string());
         }
-        let path = std::path::Path::new(name);
-        let settings = if path.is_file() {
+        let is_file = |p: &str| std::path::Path::new(p).is_file();
+        let (file, profile) = if is_file(name) {
+            (Some(name), None)
+        } else {
+            match name.rsplit_once(':') {
+                Some((f, p)) if is_file(f) && !p.is_empty() => (Some(f), Some(p)),
+                _ => (None, None),
+            }
+        };
+        let settings = if let Some(file) = file {
             let text =
-                std::fs::read_to_string(path).map_err(|e| format!("{name}: cannot read: {e}"))?;
+                std::fs::read_to_string(file).map_err(|e| format!("{file}: cannot read: {e}"))?;
             let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-            ctxfit_compactor::PolicyFile::parse(text, name)
-                .and_then(|f| f.resolve(None, None, env))
-                .map_err(|e| e.to_string())?
+            let f = ctxfit_compactor::PolicyFile::parse(text, file).map_err(|e| e.to_string())?;
+            let profile = match (profile, &f.default_profile, f.profiles.len()) {
+                (Some(p), _, _) => Some(p.to_owned()),
+                (None, Some(_), _) | (None, None, 0) => None,
+                (None, None, 1) => f.profiles.keys().next().cloned(),
+                (None, None, _) => {
+                    let names: Vec<&str> = f.profiles.keys().map(String::as_str).collect();
+                    return Err(format!(
+                        "--policy {file}: it defines the profiles {} and no `default_profile`: name one as {file}:PROFILE",
+                        names.join(", ")
+                    ));
+                }
+            };
+            let mut settings = f
+                .resolve(profile.as_deref(), None, env)
+                .map_err(|e| format!("--policy {name}: {e}"))?;
+            if ctxfit_compactor::BUILT_IN_PROFILES.contains(&settings.profile.as_str()) {
+                settings.profile = format!("{file}:{}", settings.profile);
+            }
+            settings
         } else if name.contains(['/', '\\', '.']) {
             // no built-in profile's name holds a dot or a path separator: a file was meant
             return Err(format!("--policy {name}: no such policy file"));
@@ -219,6 +247,26 @@ impl Policy {
                 .map_err(|e| format!("--policy {name}: {e}"))?
         };
         Ok(Policy::Profile(Box::new(settings)))
+    }
+
+    /// Every policy of `names` ([`Policy::resolve`]), refusing two that would be labelled alike: their rows would
+    /// be added into one.
+    pub fn resolve_all(
+        names: &[String],
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Vec<Policy>, String> {
+        let mut out: Vec<(String, Policy)> = Vec::with_capacity(names.len());
+        for name in names {
+            let policy = Policy::resolve(name, env)?;
+            if let Some((first, _)) = out.iter().find(|(_, p)| p.name() == policy.name()) {
+                return Err(format!(
+                    "--policy {first} and --policy {name} both run as `{}`: name each once (a file's other profile as FILE:PROFILE)",
+                    policy.name()
+                ));
+            }
+            out.push((name.clone(), policy));
+        }
+        Ok(out.into_iter().map(|(_, p)| p).collect())
     }
 
     /// The policy named `name`: `none`, `oracle`, or a built-in profile.
