@@ -92,6 +92,9 @@ fn report_text(r: &Report) -> String {
             HoldReason::CacheWritePremium => {
                 "would not pay back the cache write yet: they wait (cache_write_premium = 0 in a policy file makes every cut at once)"
             }
+            HoldReason::RegretBound => {
+                "their cache write would cost more than the savings so far plus max_regret allow: they wait"
+            }
         };
         out.push_str(&format!(
             "held back: {} cut(s) reclaiming {} tokens — {why}\n",

@@ -17,6 +17,7 @@ use ctxfit_tokens::{
 };
 
 use crate::aliases::ToolKinds;
+use crate::ledger::{Ledger, RequestTokens};
 use crate::policy::{Settings, Trigger};
 use crate::report::{Action, BlockReport, HeldBack, HoldReason, Report};
 use crate::retrieval::{retrieval_trailer, with_trailer};
@@ -333,6 +334,10 @@ pub struct Compactor {
     resumed_cached: Option<usize>,
     /// When the last request whose time the caller gave was sent (ms since the Unix epoch).
     last_sent_at: Option<u64>,
+    /// What the conversation has cost so far against sending everything (the regret bound's accounting).
+    ledger: Ledger,
+    /// Under the regret bound, what this request may spend on cuts, per price model of the ledger.
+    allowance: Option<[f64; 2]>,
 }
 
 /// What a compactor must remember across a restart to send the same bytes: its decisions, and the cuts waiting
@@ -363,6 +368,9 @@ pub struct SavedState {
     /// Requests before the save that found the provider's cache expired (the payback rule's forecast).
     #[serde(default)]
     pub expired_requests: usize,
+    /// What the conversation had cost by the save against sending everything (the regret bound's accounting).
+    #[serde(default)]
+    pub ledger: Ledger,
 }
 
 impl SavedState {
@@ -472,6 +480,8 @@ impl Compactor {
             drop: None,
             resumed_cached: None,
             last_sent_at: None,
+            ledger: Ledger::default(),
+            allowance: None,
         }
     }
 
@@ -528,6 +538,7 @@ impl Compactor {
             last_sent_at: self.last_sent_at,
             held,
             expired_requests: self.expired_requests,
+            ledger: self.ledger.clone(),
         }
     }
 
@@ -596,10 +607,17 @@ impl Compactor {
             .collect();
         self.compacted_results = saved.compacted_results;
         self.expired_requests = saved.expired_requests;
+        self.ledger = saved.ledger;
         self.state = State::default();
         self.resumed_cached = Some(saved.messages);
         self.last_sent_at = saved.last_sent_at;
         Ok(())
+    }
+
+    /// What the conversation has cost so far against sending everything (the regret bound's accounting; it
+    /// changes at every request, and [`Compactor::save`] carries it).
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
     }
 
     pub fn settings(&self) -> &Settings {
@@ -731,6 +749,15 @@ impl Compactor {
         st.messages = conv.messages.len();
     }
 
+    /// Tokens the provider reads from its cache when the first `messages` messages are what the previous request
+    /// sent (none: nothing is cached).
+    fn read_before(&self, messages: usize) -> usize {
+        if messages == 0 {
+            return 0;
+        }
+        self.state.base_tokens + self.state.sent_tokens[..messages].iter().sum::<usize>()
+    }
+
     /// Tokens of the request as compacted so far.
     fn current_tokens(&self) -> usize {
         self.state.base_tokens + self.state.message_tokens - self.state.saved
@@ -782,6 +809,28 @@ impl Compactor {
         if self.settings.max_tool_result_chars > 0 {
             self.cap_new_results(conv, &mut new_blocks);
         }
+        // what sending everything sends, and this request without new cuts: the regret bound's allowance
+        let uncompacted = self.state.base_tokens + self.state.message_tokens;
+        let none = RequestTokens {
+            read: if cached > 0 {
+                self.ledger.previous_uncompacted
+            } else {
+                0
+            },
+            total: uncompacted,
+        };
+        // (with `cache_write_premium = 0` the cache's costs are not counted: every cut is made at once)
+        let bound = self
+            .settings
+            .max_regret
+            .filter(|_| self.settings.cache_write_premium > 0.0);
+        self.allowance = bound.map(|share| {
+            let uncut = RequestTokens {
+                read: self.read_before(cached),
+                total: self.current_tokens(),
+            };
+            self.ledger.allowance(share, none, uncut)
+        });
         let input_tokens = reported_input_tokens.unwrap_or_else(|| self.current_tokens());
         let triggered = match self.settings.trigger {
             Trigger::Always => true,
@@ -800,6 +849,17 @@ impl Compactor {
                 .sum()
         });
         let first_changed_message = new_blocks.iter().map(|b| b.message).min();
+        // the request as sent, into the ledger: it reads what the previous one sent up to the first change
+        let unchanged = if self.drop.is_some() {
+            0
+        } else {
+            first_changed_message.unwrap_or(cached).min(cached)
+        };
+        let sent = RequestTokens {
+            read: self.read_before(unchanged),
+            total: self.current_tokens().saturating_sub(dropped_tokens),
+        };
+        self.ledger.settle(none, sent);
         let report = Report {
             profile: self.settings.profile.clone(),
             input_tokens,
@@ -1258,13 +1318,22 @@ impl Compactor {
         let pays = |reclaim: usize, tail: usize| {
             reclaim as f64 * (saved_to_come + premium + 1.0) >= premium * tail as f64
         };
+        // the regret bound: what the cut costs now, under each price model, within what the conversation earned
+        let affordable = |reclaim: usize, tail: usize| {
+            self.allowance.is_none_or(|allowed| {
+                let extra = Ledger::extra(reclaim, tail);
+                (0..extra.len()).all(|m| extra[m] <= allowed[m])
+            })
+        };
         let check = |reclaim: usize, tail: usize| {
             if reclaim < settings.min_reclaim_tokens {
                 Some(HoldReason::MinReclaimTokens)
             } else if (reclaim as f64) < settings.min_reclaim_ratio * tail as f64 {
                 Some(HoldReason::MinReclaimRatio)
-            } else if !pays(reclaim, tail) {
+            } else if premium > 0.0 && !pays(reclaim, tail) {
                 Some(HoldReason::CacheWritePremium)
+            } else if !affordable(reclaim, tail) {
+                Some(HoldReason::RegretBound)
             } else {
                 None
             }

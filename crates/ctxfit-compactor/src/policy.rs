@@ -62,6 +62,10 @@ pub struct ProfileSpec {
     /// The payback rule's forecast: requests still to come at least (default 10).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_horizon: Option<i64>,
+    /// The regret bound: the most the conversation may cost above sending everything, as a share of that (off
+    /// when absent; `smart`: 0.03).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_regret: Option<f64>,
     /// Seconds the provider keeps a cached prefix after its last use (default 300; 0: it never expires).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_ttl: Option<i64>,
@@ -146,6 +150,14 @@ pub struct Settings {
     pub horizon: f64,
     /// The least the payback rule forecasts still to come (requests): see `horizon`.
     pub min_horizon: usize,
+    /// The regret bound (`None`: off): a cut that makes the provider write its cache again is made only when what
+    /// the conversation has saved so far against sending everything, plus this share of what sending everything
+    /// would have cost so far (this request included), covers the extra it costs now — under Anthropic's and
+    /// OpenAI's prices both (a cache write costs 12.5 and 10 cache reads). So no conversation costs more than
+    /// this share above sending everything, by construction: the accounting is the replay's, request by
+    /// request (a request after a pause longer than `cache_ttl` is written whole either way). Counted only where
+    /// the cache's costs are (`cache_write_premium` above 0). `smart`: 0.03.
+    pub max_regret: Option<f64>,
     /// Seconds the provider keeps a cached prefix after its last use: Anthropic's default is five minutes (300;
     /// 3600 for its one-hour cache; OpenAI's in-memory cache lasts 5–10 minutes; 0 = the cache never expires). When the caller says when each request is sent
     /// ([`Compactor::compact_at`](crate::Compactor::compact_at)) and more than this has passed since the one
@@ -217,6 +229,9 @@ pub fn built_in(name: &str) -> Option<ProfileSpec> {
             // to come (`horizon`, `min_horizon`: twice as many as so far, at least ten), and waits until then: a
             // cut is expected to save what it costs
             cache_write_premium: Some(11.5),
+            // and whatever the forecast, no conversation costs more than 3% above sending everything: a cut that
+            // would take it past that waits until the savings so far cover it
+            max_regret: Some(0.03),
             // each stale result is decided as soon as the model has answered it: the cache breaks only over that
             // result and the answer, and the excerpt rule cuts only where it saves a tenth or more
             rules: Some(vec![
@@ -416,6 +431,7 @@ fn merge(base: ProfileSpec, over: ProfileSpec) -> ProfileSpec {
         cache_write_premium: over.cache_write_premium.or(base.cache_write_premium),
         horizon: over.horizon.or(base.horizon),
         min_horizon: over.min_horizon.or(base.min_horizon),
+        max_regret: over.max_regret.or(base.max_regret),
         cache_ttl: over.cache_ttl.or(base.cache_ttl),
         max_tool_result_chars: over.max_tool_result_chars.or(base.max_tool_result_chars),
         max_conversation_messages: over
@@ -512,6 +528,10 @@ fn finish(
         min_horizon: match spec.min_horizon {
             None => DEFAULT_MIN_HORIZON,
             h => non_negative(name, "min_horizon", h)?,
+        },
+        max_regret: match spec.max_regret {
+            None => None,
+            r => Some(non_negative_number(name, "max_regret", r)?),
         },
         cache_ttl: match spec.cache_ttl {
             None => DEFAULT_CACHE_TTL,

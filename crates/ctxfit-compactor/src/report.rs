@@ -41,6 +41,9 @@ pub enum HoldReason {
     /// They would not pay back their cache write yet (`cache_write_premium`): they wait, and each request tests
     /// them again.
     CacheWritePremium,
+    /// Their cache write would take the conversation's cost past `max_regret` above sending everything: they
+    /// wait until its savings cover it (or the cache expires).
+    RegretBound,
 }
 
 /// A batch of cuts the rules chose but the reclaim checks held back.

@@ -32,20 +32,27 @@ fn status() -> (&'static str, Value, String) {
     ("Bash", json!({"command": "git status"}), "clean".to_owned())
 }
 
+/// A profile with the payback rule alone: the regret bound, which can hold a cut that pays back (`tests/regret.rs`),
+/// out of the way.
 fn profile(policy: &str, name: &str) -> Settings {
-    PolicyFile::parse(policy, "test.toml")
+    let mut s = PolicyFile::parse(policy, "test.toml")
         .unwrap()
         .resolve(Some(name), None, &|_| None)
-        .unwrap()
+        .unwrap();
+    s.max_regret = None;
+    s
 }
 
 /// `smart` with the payback rule's first forecast: as many requests still to come as so far.
 const LINDY: &str = "[profiles.lindy]\nextends = \"smart\"\nhorizon = 1\nmin_horizon = 0\n";
 
+/// `smart`'s payback rule alone (see [`profile`]).
 fn smart() -> Settings {
-    PolicyFile::default()
+    let mut s = PolicyFile::default()
         .resolve(Some("smart"), None, &|_| None)
-        .unwrap()
+        .unwrap();
+    s.max_regret = None;
+    s
 }
 
 /// The reports of a live agent's requests (one before each assistant message), and the compactor after them.

@@ -141,6 +141,7 @@ impl Gateway {
             messages: c.conv.messages.len(),
             reported: c.reported,
             last_used_ms: now_ms(),
+            ledger: c.compactor.ledger().clone(),
         };
         store.put(&self.settings.profile, id, record, state);
     }
@@ -172,6 +173,7 @@ impl Gateway {
             return false;
         };
         saved.messages = n;
+        saved.ledger = record.ledger.clone();
         // the state is written when a decision is made, not at every request: the time it holds may be of a
         // request long before the last one, and would make a warm cache look expired
         saved.last_sent_at = None;

@@ -57,7 +57,7 @@ impl Default for StoreLimits {
 }
 
 /// What the store knows of a conversation besides its decisions.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     /// The format of this record; [`Record::VERSION`] today (others are ignored).
     pub version: u32,
@@ -71,6 +71,10 @@ pub struct Record {
     pub reported: Option<usize>,
     /// When it was last used, milliseconds since the Unix epoch.
     pub last_used_ms: u64,
+    /// The regret bound's accounting after the last request (it changes at every request, the decisions only
+    /// when one is made).
+    #[serde(default)]
+    pub ledger: ctxfit_compactor::Ledger,
 }
 
 impl Record {
@@ -118,7 +122,7 @@ enum Op {
     Put {
         key: String,
         record: Record,
-        state: Option<SavedState>,
+        state: Option<Box<SavedState>>,
     },
     Find {
         profile: String,
@@ -284,7 +288,7 @@ impl Store {
         self.send(Op::Put {
             key: key(profile, id),
             record,
-            state,
+            state: state.map(Box::new),
         });
     }
 

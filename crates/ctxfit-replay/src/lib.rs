@@ -297,6 +297,7 @@ fn oracle_settings() -> Settings {
         cache_write_premium: 0.0,
         horizon: 0.0,
         min_horizon: 0,
+        max_regret: None,
         cache_ttl: 0,
         max_tool_result_chars: 0,
         max_conversation_messages: 0,

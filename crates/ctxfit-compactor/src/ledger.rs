@@ -1,0 +1,117 @@
+//! The regret bound's accounting (`max_regret`): what a conversation has cost so far against sending everything.
+//!
+//! **Why.** The payback rule makes a cut when it is *expected* to pay back its cache write over the requests
+//! forecast to come; a conversation that ends sooner than forecast has paid the write and not got it back. A
+//! forecast cannot bound that; spending only what has been earned can (ski rental). Each request, the ledger
+//! knows, per price model, what sending everything would have cost so far (`none`) and how much less the
+//! conversation has cost (`saved`, negative when it cost more). A run of cuts whose extra cost now — writing the
+//! cached tail after them again instead of reading it — is more than `saved + this request's own saving +
+//! max_regret × none` waits. So after every request `saved ≥ −max_regret × none`: no conversation costs more
+//! than that share above sending everything, whatever comes after.
+//!
+//! **The accounting is the replay's.** A request reads from the cache what the previous one sent, up to the first
+//! message that changed, and writes the rest; sending everything reads all of the previous request; after a pause
+//! longer than the cache lives, or at the first request, both write everything. Costs are in cache reads; a cache
+//! write costs 12.5 of them at Anthropic's prices (1.25 / 0.1) and 10 at OpenAI's (1.0 / 0.1). The bound holds
+//! under both: a cut must be affordable under each.
+
+/// What a cache write costs in cache reads, per price model the bound covers: Anthropic (1.25 / 0.1), OpenAI
+/// (1.0 / 0.1).
+pub const WRITE_IN_READS: [f64; 2] = [12.5, 10.0];
+
+/// One request's tokens: read from the cache, and all of them (the rest is written).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RequestTokens {
+    pub read: usize,
+    pub total: usize,
+}
+
+impl RequestTokens {
+    fn cost(self, write: f64) -> f64 {
+        self.read as f64 + write * self.total.saturating_sub(self.read) as f64
+    }
+}
+
+/// What a conversation has cost so far against sending everything, per price model of [`WRITE_IN_READS`].
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Ledger {
+    /// What sending everything would have cost so far, in cache reads.
+    pub none: [f64; 2],
+    /// How much less than that the conversation cost (negative: more).
+    pub saved: [f64; 2],
+    /// Tokens of the previous request with nothing compacted: what sending everything has cached.
+    pub previous_uncompacted: usize,
+}
+
+impl Ledger {
+    /// What this request may spend on cuts beyond what it costs without them, per price model: the savings so far,
+    /// this request's own saving without new cuts (`none` against `uncut`), and `share` of what sending
+    /// everything costs up to this request.
+    pub fn allowance(&self, share: f64, none: RequestTokens, uncut: RequestTokens) -> [f64; 2] {
+        std::array::from_fn(|m| {
+            let w = WRITE_IN_READS[m];
+            self.saved[m] + (none.cost(w) - uncut.cost(w)) + share * (self.none[m] + none.cost(w))
+        })
+    }
+
+    /// What cutting `reclaim` tokens costs now beyond not cutting, per price model, when `tail` tokens of the
+    /// request from the first cut on were cached: the tail left is written instead of read (negative: it saves).
+    pub fn extra(reclaim: usize, tail: usize) -> [f64; 2] {
+        std::array::from_fn(|m| WRITE_IN_READS[m] * (tail as f64 - reclaim as f64) - tail as f64)
+    }
+
+    /// Enter a request as it was sent, beside what sending everything would have sent.
+    pub fn settle(&mut self, none: RequestTokens, sent: RequestTokens) {
+        for (m, &w) in WRITE_IN_READS.iter().enumerate() {
+            self.none[m] += none.cost(w);
+            self.saved[m] += none.cost(w) - sent.cost(w);
+        }
+        self.previous_uncompacted = none.total;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens(read: usize, total: usize) -> RequestTokens {
+        RequestTokens { read, total }
+    }
+
+    #[test]
+    fn a_cut_is_affordable_only_from_what_was_saved_plus_the_share() {
+        let mut ledger = Ledger::default();
+        // the first request: everything written, either way
+        ledger.settle(tokens(0, 1000), tokens(0, 1000));
+        assert_eq!(ledger.saved, [0.0, 0.0]);
+        assert_eq!(ledger.none, [12_500.0, 10_000.0]);
+        // the second: 1,000 read and 200 written either way; 3% of what everything costs by then
+        let none = tokens(1000, 1200);
+        let allowance = ledger.allowance(0.03, none, none);
+        assert_eq!(
+            allowance,
+            [0.03 * (12_500.0 + 3_500.0), 0.03 * (10_000.0 + 3_000.0)]
+        );
+        // cutting 100 tokens behind a cached tail of 900: 800 written instead of 900 read
+        let extra = Ledger::extra(100, 900);
+        assert_eq!(extra, [12.5 * 800.0 - 900.0, 10.0 * 800.0 - 900.0]);
+        assert!(extra[0] > allowance[0] && extra[1] > allowance[1]);
+        // with the cache expired there is no tail: a cut saves its writes
+        assert_eq!(Ledger::extra(100, 0), [-1250.0, -1000.0]);
+    }
+
+    #[test]
+    fn the_savings_follow_the_requests_as_sent() {
+        let mut ledger = Ledger::default();
+        ledger.settle(tokens(0, 1000), tokens(0, 1000));
+        // a cut of 300 behind a tail of 600: 300 written again
+        ledger.settle(tokens(1000, 1100), tokens(400, 800));
+        let none = 1000.0 + 12.5 * 100.0;
+        let sent = 400.0 + 12.5 * 400.0;
+        assert_eq!(ledger.saved[0], none - sent);
+        // the next request reads all 800 where sending everything reads 1,100: it earns back
+        ledger.settle(tokens(1100, 1200), tokens(800, 900));
+        assert_eq!(ledger.saved[0], none - sent + 300.0);
+        assert_eq!(ledger.previous_uncompacted, 1200);
+    }
+}

@@ -1,0 +1,104 @@
+//! The regret bound (`max_regret`, 3% in `smart`), session by session on real recorded sessions: no session or
+//! context window costs more than 3% above sending everything, under Anthropic's or OpenAI's prices — and
+//! without the bound, some do (so this test can see it fail).
+
+use std::io::Read;
+
+use ctxfit_replay::{replay_timed, Policy, PriceModel, SessionReplay, Timing};
+use ctxfit_tokens::{FastEstimator, TokenEstimator};
+
+fn fast() -> Box<dyn TokenEstimator> {
+    Box::new(FastEstimator)
+}
+
+/// Every session (context window) of a family of the corpus's long sessions, with the times its log recorded.
+fn family(corpus: &std::path::Path, name: &str) -> Vec<ctxfit_import::Session> {
+    let mut files: Vec<_> = std::fs::read_dir(corpus.join("sessions").join(name))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "gz"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for path in files {
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(&path).unwrap())
+            .read_to_string(&mut text)
+            .unwrap();
+        out.extend(ctxfit_import::import_str(&text, None).unwrap());
+    }
+    out
+}
+
+fn run(s: &ctxfit_import::Session, policy: &Policy) -> SessionReplay {
+    let registry = ctxfit_plugins::registry().unwrap();
+    let timing = Timing {
+        times: &s.times,
+        cache_ttl: ctxfit_compactor::DEFAULT_CACHE_TTL,
+        stated_ttl: s.cache_ttl,
+    };
+    replay_timed(
+        "s",
+        &s.conversation,
+        timing,
+        policy,
+        &registry,
+        &fast,
+        PriceModel::Anthropic.prices(),
+    )
+    .unwrap()
+}
+
+fn cost(r: &SessionReplay, model: PriceModel) -> f64 {
+    let p = model.prices();
+    (r.turns.iter())
+        .map(|t| p.cost(t.cache_read_tokens, t.cache_write_tokens))
+        .sum()
+}
+
+#[test]
+fn no_session_costs_more_than_three_percent_above_sending_everything() {
+    ctxfit_import::skip_without_corpus!();
+    let corpus = ctxfit_import::corpus_dir().unwrap();
+    let smart = Policy::named("smart").unwrap();
+    let Policy::Profile(settings) = &smart else {
+        unreachable!()
+    };
+    assert_eq!(settings.max_regret, Some(0.03));
+    let mut unbounded = settings.clone();
+    unbounded.max_regret = None;
+    let unbounded = Policy::Profile(unbounded);
+    let (mut sessions, mut worst, mut worst_unbounded) = (0, 0.0f64, 0.0f64);
+    for name in ["claude-code-attio", "codex-agentv", "mini-swe-agent"] {
+        for s in family(&corpus, name) {
+            let none = run(&s, &Policy::None);
+            let bounded = run(&s, &smart);
+            let free = run(&s, &unbounded);
+            for model in [PriceModel::Anthropic, PriceModel::OpenAi] {
+                let base = cost(&none, model);
+                if base == 0.0 {
+                    // (a session with no request)
+                    continue;
+                }
+                let excess = cost(&bounded, model) / base - 1.0;
+                assert!(
+                    excess <= 0.03 + 1e-9,
+                    "{name}: a session costs {:+.2}% under {} prices",
+                    100.0 * excess,
+                    model.name()
+                );
+                worst = worst.max(excess);
+                worst_unbounded = worst_unbounded.max(cost(&free, model) / base - 1.0);
+            }
+            sessions += 1;
+        }
+    }
+    assert!(sessions >= 140, "{sessions} sessions");
+    // the bound is what holds it: the payback rule's forecast alone lets a session cost more
+    assert!(
+        worst_unbounded > 0.05,
+        "without the bound the worst session costs {:+.1}%",
+        100.0 * worst_unbounded
+    );
+    assert!(worst > 0.0, "no session costs more at all: {worst}");
+}
