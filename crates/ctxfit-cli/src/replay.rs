@@ -181,6 +181,7 @@ fn table(rows: &[PolicyRow], models: &[PriceModel]) -> String {
             "costlier: sessions that cost more than with no compaction ({} prices), and the worst one's excess\n",
             m.name()
         ));
+        out.push_str(&session_tail(rows, models, width));
     }
     if rows.iter().any(|r| r.policy == "oracle") {
         out.push_str(
@@ -273,6 +274,38 @@ fn tools_table(rows: &[PolicyRow], uncompacted: usize, limit: usize) -> String {
                 percent(change),
                 w = r.policy.len().max(8)
             ));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Each policy's sessions against the same sessions under `none`, per price model: how many cost more, how many
+/// more than 3% more, and the worst one's excess — the tail the totals hide.
+fn session_tail(rows: &[PolicyRow], models: &[PriceModel], width: usize) -> String {
+    let mut out = format!(
+        "sessions against none (costing more / more than 3% more / the worst):\n{:<width$}",
+        "policy"
+    );
+    for m in models {
+        out.push_str(&format!("  {:>22}", m.name()));
+    }
+    out.push('\n');
+    for r in rows.iter().filter(|r| r.policy != "none") {
+        out.push_str(&format!("{:<width$}", r.policy));
+        for m in models {
+            let cell = r.costlier_sessions.get(m.name()).map_or_else(
+                || "—".to_owned(),
+                |c| {
+                    format!(
+                        "{} / {} / {}",
+                        c.costlier,
+                        c.over_3_percent,
+                        percent(Some(c.worst))
+                    )
+                },
+            );
+            out.push_str(&format!("  {cell:>22}"));
         }
         out.push('\n');
     }

@@ -638,6 +638,8 @@ pub fn totals(replays: &[SessionReplay]) -> Vec<PolicyTotals> {
 pub struct SessionCosts {
     /// Sessions that cost more than with no compaction.
     pub costlier: usize,
+    /// Of those, the sessions that cost more than 3% more: `smart`'s regret bound (`max_regret`) says none.
+    pub over_3_percent: usize,
     /// The largest excess of one session's cost over its cost under `none`, as a fraction (0.144: 14.4% more); 0
     /// when no session costs more.
     pub worst: f64,
@@ -862,6 +864,7 @@ fn session_costs<'a>(
                 let entry = per_model.entry(m.name()).or_default();
                 if base > 0.0 && cost > base * (1.0 + 1e-9) {
                     entry.costlier += 1;
+                    entry.over_3_percent += usize::from(cost > base * 1.03 * (1.0 + 1e-9));
                     entry.worst = entry.worst.max(cost / base - 1.0);
                 }
             }
