@@ -116,3 +116,13 @@ def test_replay_refuses_unknown_policies(corpus):
         ctxfit.replay(corpus / "trajectories" / "swe-agent", ["no-such-policy"])
     with pytest.raises(ValueError, match="unknown price model `free`"):
         ctxfit.replay(corpus / "trajectories" / "swe-agent", ["none"], prices="free")
+    # the same policy twice would add two runs into one row: refused
+    with pytest.raises(ctxfit.CtxfitError, match="both run as `smart`"):
+        ctxfit.replay(corpus / "trajectories" / "swe-agent", ["smart", "smart"])
+    with pytest.raises(TypeError, match="a policy name or a list of them"):
+        ctxfit.replay(corpus / "trajectories" / "swe-agent", 3)
+
+
+def test_replay_takes_one_policy_as_a_string(corpus):
+    doc = ctxfit.replay(corpus / "trajectories" / "swe-agent", "smart")
+    assert [row["policy"] for row in doc["policies"]] == ["smart"]
