@@ -22,6 +22,9 @@ use crate::policy::{Settings, Trigger};
 use crate::report::{Action, BlockReport, HeldBack, HoldReason, Report};
 use crate::retrieval::{retrieval_trailer, with_trailer};
 
+mod budget;
+pub use budget::BUDGET_RULE;
+
 /// Why a compactor could not be built from its settings.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CompactorError {
@@ -66,9 +69,10 @@ impl ResultIndex for ByKind<'_> {
 
 /// Every line that is final in the request (the system prompt, message text, tool-call inputs, decided results,
 /// and the replacements of cuts held back, whose lines the original holds until the cut is made), counted by
-/// key: what rules see as [`ShownLines`]. Nothing final ever leaves the request, so lines leave the index only
-/// while a held cut's rule is asked again (it must not see its own lines as shown elsewhere) — and when the
-/// profile drops messages from the front, the index stays empty.
+/// key: what rules see as [`ShownLines`]. Nothing final leaves the request but under a request budget, so lines
+/// leave the index only while a held cut's rule is asked again (it must not see its own lines as shown
+/// elsewhere) and when the budget cuts further what was final (`budget.rs`) — and when the profile drops messages
+/// from the front, the index stays empty.
 #[derive(Default)]
 struct ShownIndex {
     enabled: bool,
@@ -841,6 +845,8 @@ impl Compactor {
         } else {
             None
         };
+        // the request budget holds before anything else
+        self.hold_budget(conv, &mut new_blocks);
         self.drop = drop_range(conv, self.settings.max_conversation_messages);
         let dropped_tokens: usize = self.drop.clone().map_or(0, |r| {
             conv.messages[r]

@@ -23,6 +23,7 @@ pub fn session(calls: &[(&str, Value, String)]) -> Conversation {
 /// `smart` with the payback rule off: every cut made as soon as its result is stale. `tests/excerpt.rs` tests what
 /// the rules keep with it (its histories are a few requests long: the payback rule would keep most cuts waiting
 /// for requests that never come); `tests/payback.rs` tests when `smart` makes a cut.
+#[allow(dead_code)]
 pub const EAGER: &str = "[profiles.eager]\nextends = \"smart\"\ncache_write_premium = 0\n";
 
 /// A build log that `excerpt` cuts to its head, tail and error line.

@@ -1,6 +1,9 @@
-//! The regret bound (`max_regret`, 3% in `smart`), session by session on real recorded sessions: no session or
-//! context window costs more than 3% above sending everything, under Anthropic's or OpenAI's prices — and
-//! without the bound, some do (so this test can see it fail).
+//! `smart`'s promises, session by session on real recorded sessions.
+//!
+//! * The regret bound (`max_regret`, 3%): no session or context window costs more than 3% above sending
+//!   everything, under Anthropic's or OpenAI's prices — and without the bound, some do (so the test can fail).
+//! * The request budget (`request_budget`): no request is above it, on sessions whose requests are up to three
+//!   times as large uncompacted.
 
 use std::io::Read;
 
@@ -28,6 +31,14 @@ fn family(corpus: &std::path::Path, name: &str) -> Vec<ctxfit_import::Session> {
         out.extend(ctxfit_import::import_str(&text, None).unwrap());
     }
     out
+}
+
+fn smart_with(change: impl FnOnce(&mut ctxfit_compactor::Settings)) -> Policy {
+    let Policy::Profile(mut settings) = Policy::named("smart").unwrap() else {
+        unreachable!()
+    };
+    change(&mut settings);
+    Policy::Profile(settings)
 }
 
 fn run(s: &ctxfit_import::Session, policy: &Policy) -> SessionReplay {
@@ -101,4 +112,32 @@ fn no_session_costs_more_than_three_percent_above_sending_everything() {
         100.0 * worst_unbounded
     );
     assert!(worst > 0.0, "no session costs more at all: {worst}");
+}
+
+#[test]
+fn no_request_is_above_the_budget() {
+    ctxfit_import::skip_without_corpus!();
+    let corpus = ctxfit_import::corpus_dir().unwrap();
+    let (mut windows, mut over) = (0, 0);
+    for (name, limit) in [("codex-agentv", 100_000), ("claude-code-attio", 50_000)] {
+        let budgeted = smart_with(|s| s.request_budget = limit);
+        for s in family(&corpus, name) {
+            let none = run(&s, &Policy::None);
+            let peak =
+                |r: &SessionReplay| r.turns.iter().map(|t| t.input_tokens).max().unwrap_or(0);
+            over += usize::from(peak(&none) > limit);
+            let r = run(&s, &budgeted);
+            assert!(
+                peak(&r) <= limit,
+                "{name}: a request of {} tokens",
+                peak(&r)
+            );
+            windows += 1;
+        }
+    }
+    assert!(windows >= 50, "{windows}");
+    assert!(
+        over >= 10,
+        "only {over} windows go over the budget uncompacted"
+    );
 }

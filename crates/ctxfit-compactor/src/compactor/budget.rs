@@ -1,0 +1,232 @@
+//! Holding `request_budget`: when the cuts the rules chose leave a request above it, escalate before refusing.
+//!
+//! **Why.** The rules cut what is safe to cut, when it pays; a long session still outgrows a context window or a
+//! rate limit. The seeds' first promise is that the request fits. So, when `request_budget` is set and the
+//! request is above it after the rules, stale results go further, oldest first, in three steps, each only as far
+//! as the budget needs:
+//!
+//! 1. the cuts the rules chose that wait for their turn (the payback rule, the regret bound) are made now;
+//! 2. a stale result still whole keeps its first and last lines ([`HEAD_LINES`], [`TAIL_LINES`]) with a marker
+//!    saying how many lines were left out and how to get them back — or, when that is not shorter, becomes a
+//!    one-line pointer;
+//! 3. a stale result already cut becomes a pointer.
+//!
+//! Edits (`edit_file`), excluded tools and the result the model has not answered are never touched: if the
+//! request is still above the budget, the token guard refuses it ([`Compactor::check_request`]). Every step is a
+//! sticky decision like any other; the third changes an earlier one, which breaks the provider's cache there —
+//! the budget comes first (it also comes before the regret bound). Where the profile names a retrieval tool,
+//! every marker ends with its handle.
+
+use super::*;
+
+/// The name escalation's cuts are reported under.
+pub const BUDGET_RULE: &str = "budget";
+/// What escalation cuts down to, as a share of `request_budget`, when the profile's `target` is not below it.
+pub const ESCALATION_SHARE: f64 = 0.9;
+/// Lines a stale result keeps from its start, and from its end, in step 2.
+pub const HEAD_LINES: usize = 10;
+pub const TAIL_LINES: usize = 10;
+
+/// `text`'s first and last lines with a marker between them, when it has enough lines to leave some out.
+fn head_and_tail(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let left_out = lines.len().checked_sub(HEAD_LINES + TAIL_LINES)?;
+    if left_out < 2 {
+        return None;
+    }
+    let mut out = lines[..HEAD_LINES].join("\n");
+    out.push_str(&format!(
+        "\n[… {left_out} lines left out to keep the request within its token budget; run the call again for them …]\n"
+    ));
+    out.push_str(&lines[lines.len() - TAIL_LINES..].join("\n"));
+    Some(out)
+}
+
+/// The one line that stands for a result left out.
+fn pointer(lines: usize, tokens: usize) -> String {
+    format!(
+        "[tool result of {lines} lines (~{tokens} tokens) left out to keep the request within its token budget; run the call again to see it]"
+    )
+}
+
+impl Compactor {
+    /// Make the request fit `request_budget`, as far as stale results allow (see the module's doc).
+    pub(super) fn hold_budget(&mut self, conv: &Conversation, new_blocks: &mut Vec<BlockReport>) {
+        let limit = self.settings.request_budget;
+        if limit == 0 || self.current_tokens() <= limit {
+            return;
+        }
+        // down to the profile's `target` when it is below the limit, else to a share of the limit: the cache
+        // breaks once a batch, not at every request that grows past the limit
+        let target = self.settings.target;
+        let budget = if target > 0 && target < limit {
+            target
+        } else {
+            (limit as f64 * ESCALATION_SHARE) as usize
+        };
+        let total_assistants = *self.state.assistants_before.last().unwrap_or(&0);
+        let stale: Vec<usize> = (0..self.state.results.len())
+            .filter(|&ri| {
+                let site = &self.state.results[ri];
+                total_assistants > self.state.assistants_before[site.message + 1]
+                    && site.kind != "edit_file"
+                    && !self.excluded(site)
+            })
+            .collect();
+        // 1. the rules' own cuts that wait for their turn
+        for &ri in &stale {
+            if self.current_tokens() <= budget {
+                return;
+            }
+            let site = self.state.results[ri].clone();
+            if let Some(change) = self.held.remove(&site.key) {
+                self.forget_pending(ri);
+                new_blocks.extend(self.commit(conv, &site, change));
+            }
+        }
+        // 2. whole results: their first and last lines, else a pointer; 3. cut ones: a pointer
+        for pointers_only in [false, true] {
+            for &ri in &stale {
+                if self.current_tokens() <= budget {
+                    return;
+                }
+                let site = self.state.results[ri].clone();
+                if self.decided.contains_key(&site.key) != pointers_only {
+                    continue;
+                }
+                let Some(change) = self.escalated(conv, &site, pointers_only) else {
+                    continue;
+                };
+                // what the request showed of it leaves the lines shown for good; the cut's lines join them
+                let shown = match self.decided.get(&site.key) {
+                    Some(d) => d.content.clone(),
+                    None if self.kept.contains(&site.key) => {
+                        Self::result_block(conv, &site).map(|r| r.content.clone())
+                    }
+                    None => None,
+                };
+                if let Some(c) = &shown {
+                    self.state.shown.remove_content(c);
+                }
+                self.state.shown.add_content(&change.content);
+                self.forget_pending(ri);
+                // a result cut before is reported from what the request sent of it until now
+                let sent = self
+                    .decided
+                    .get(&site.key)
+                    .map(|d| (d.chars_after, d.tokens_after));
+                self.undo(&site);
+                let mut reports = self.commit(conv, &site, change);
+                if let (Some((chars, tokens)), Some(r)) = (sent, reports.first_mut()) {
+                    r.chars_before = chars;
+                    r.tokens_before = tokens;
+                }
+                new_blocks.extend(reports);
+            }
+        }
+    }
+
+    /// The cut that escalation makes of a result: its first and last lines (unless `pointer_only`), else a
+    /// pointer — `None` when neither is smaller than what the request sends of it now.
+    fn escalated(
+        &self,
+        conv: &Conversation,
+        site: &ResultSite,
+        pointer_only: bool,
+    ) -> Option<Change> {
+        let result = Self::result_block(conv, site)?;
+        let view = View::of(&result.content);
+        let text: String = view
+            .content()
+            .blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let trailer = self.retrieval_trailer(&site.key);
+        let sent_now = self
+            .decided
+            .get(&site.key)
+            .map_or(site.tokens, |d| d.tokens_after);
+        let chars = content_chars(&result.content);
+        let make = |body: String, action: Action| {
+            let c = with_trailer(Content::text(body), trailer.as_deref());
+            let c = view.back(&result.content, c);
+            let tokens = count_tool_result(self.estimator.as_ref(), &c);
+            (tokens < sent_now && content_chars(&c) < chars).then_some(Change {
+                content: c,
+                tokens_after: tokens,
+                chars_before: chars,
+                rule: BUDGET_RULE,
+                action,
+                clear_input: false,
+                asked_at: self.state.results.len(),
+            })
+        };
+        let whole_text = view
+            .content()
+            .blocks
+            .iter()
+            .all(|b| matches!(b, Block::Text(_)));
+        let excerpt = (!pointer_only && whole_text)
+            .then(|| head_and_tail(&text))
+            .flatten()
+            .and_then(|t| make(t, Action::Replaced));
+        excerpt.or_else(|| make(pointer(text.lines().count(), site.tokens), Action::Pointer))
+    }
+
+    /// A result decided by escalation is no longer waiting to be asked.
+    fn forget_pending(&mut self, ri: usize) {
+        self.state.pending.retain(|&p| p != ri);
+        self.state.waiting.remove(&ri);
+        self.state.waiting_on.remove(&ri);
+        let key = self.state.results[ri].key.clone();
+        self.kept.remove(&key);
+    }
+
+    /// Take back what an earlier decision about `site` did to the request, before a new one replaces it.
+    fn undo(&mut self, site: &ResultSite) {
+        let Some(old) = self.decided.remove(&site.key) else {
+            return;
+        };
+        self.replaced -= usize::from(old.content.is_some());
+        self.compacted_results -= 1;
+        self.state.saved -= old.tokens_before - old.tokens_after + old.input_tokens_saved;
+        self.state.sent_tokens[site.message] += old.tokens_before - old.tokens_after;
+        if let (true, Some((cm, cb))) = (old.clear_input, site.call) {
+            self.state.sent_tokens[cm] += old.input_tokens_saved;
+            if let Some(r) = self.state.replaced.get_mut(&cm) {
+                r.retain(|(b, rep)| !(*b == cb && matches!(rep, Replacement::ClearInput)));
+            }
+        }
+        if let Some(r) = self.state.replaced.get_mut(&site.message) {
+            r.retain(|(b, rep)| !(*b == site.block && matches!(rep, Replacement::Result(_))));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn head_and_tail_keeps_the_first_and_last_lines_in_order() {
+        let text: Vec<String> = (1..=30).map(|i| format!("line {i}")).collect();
+        let got = head_and_tail(&text.join("\n")).unwrap();
+        let lines: Vec<&str> = got.lines().collect();
+        assert_eq!(lines.len(), HEAD_LINES + 1 + TAIL_LINES);
+        assert_eq!(lines[..HEAD_LINES], text[..HEAD_LINES]);
+        assert_eq!(lines[HEAD_LINES + 1..], text[30 - TAIL_LINES..]);
+        assert!(
+            lines[HEAD_LINES].contains("10 lines left out"),
+            "{}",
+            lines[HEAD_LINES]
+        );
+        // too short to leave anything worth a marker out
+        let short: Vec<String> = (1..=21).map(|i| format!("line {i}")).collect();
+        assert_eq!(head_and_tail(&short.join("\n")), None);
+    }
+}

@@ -1,0 +1,197 @@
+//! `request_budget` holds: when the rules' cuts leave a request above it, stale results go further — oldest
+//! first, to their first and last lines, then to a pointer — edits and the newest result never; and a request
+//! whose other part alone is above it is refused by the token guard.
+
+mod common;
+
+use common::{compactor, session};
+use ctxfit_compactor::{Action, BUDGET_RULE};
+use serde_json::json;
+
+/// A source file of `n` lines no other result shares.
+fn source(tag: &str, n: usize) -> String {
+    (0..n)
+        .map(|i| format!("    let {tag}_{i} = compute_{tag}(input, {});", i * 7919))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Ten first reads of 300 lines (which `smart`'s rules keep whole), an edit among them, and a newest result the
+/// model has not answered.
+fn long_session() -> ctxfit_model::Conversation {
+    let mut calls = Vec::new();
+    for k in 0..10 {
+        calls.push((
+            "Read",
+            json!({"file_path": format!("/src/part{k}.rs")}),
+            source(&format!("part{k}"), 300),
+        ));
+        if k == 4 {
+            calls.push((
+                "Edit",
+                json!({"file_path": "/src/part4.rs", "old_string": "a", "new_string": "b"}),
+                "The file /src/part4.rs has been updated.".to_owned(),
+            ));
+        }
+    }
+    calls.push((
+        "Bash",
+        json!({"command": "cargo test"}),
+        "test result: ok. 12 passed".to_owned(),
+    ));
+    // the request before the model answers the newest result
+    let mut conv = session(&calls);
+    conv.messages.pop();
+    conv
+}
+
+/// Tokens of the request when every stale result that may go is a pointer: the least a budget can reach.
+fn floor(conv: &ctxfit_model::Conversation) -> usize {
+    budgeted(1).compact_history(conv, None).tokens_after
+}
+
+fn budgeted(limit: usize) -> ctxfit_compactor::Compactor {
+    compactor(
+        &format!("[profiles.b]\nextends = \"smart\"\nrequest_budget = {limit}\n"),
+        "b",
+    )
+}
+
+#[test]
+fn a_request_above_the_budget_is_cut_down_to_it_oldest_first() {
+    let conv = long_session();
+    let unbudgeted = {
+        let mut c = budgeted(0);
+        c.compact_history(&conv, None).tokens_after
+    };
+    let least = floor(&conv);
+    assert!(least < unbudgeted / 2, "{least} of {unbudgeted}");
+    let limit = (least + unbudgeted) / 2;
+    let mut c = budgeted(limit);
+    let report = c.compact_history(&conv, None);
+    assert!(
+        report.tokens_after <= limit,
+        "{} > {limit} (unbudgeted {unbudgeted})",
+        report.tokens_after
+    );
+    assert!(c.check_request(&report).is_ok());
+    let escalated: Vec<_> = report
+        .new_blocks
+        .iter()
+        .filter(|b| b.rule == BUDGET_RULE)
+        .collect();
+    assert!(!escalated.is_empty());
+    let projected = c.project(&conv);
+    let results: Vec<(String, String)> = projected
+        .messages
+        .iter()
+        .zip(&conv.messages)
+        .flat_map(|(p, o)| {
+            p.tool_results()
+                .zip(o.tool_results())
+                .map(|(p, o)| (p.content.joined_text(), o.content.joined_text()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(results.len(), 12);
+    // the edit (the sixth result) and the newest result are sent whole
+    assert_eq!(results[5].0, results[5].1);
+    assert_eq!(results[11].0, results[11].1);
+    // oldest first: the results cut by the budget are the oldest ones
+    let cut: Vec<usize> = (0..results.len())
+        .filter(|&i| results[i].0 != results[i].1)
+        .collect();
+    let first_whole = (0..11).find(|i| !cut.contains(i) && *i != 5).unwrap_or(11);
+    assert!(
+        cut.iter().all(|&i| i < first_whole),
+        "cut {cut:?}, first whole {first_whole}"
+    );
+    // honest: the original's first and last lines in order with a marker that says how to get the rest, or a
+    // pointer that says the same
+    for &i in &cut {
+        let (sent, original) = &results[i];
+        let lines: Vec<&str> = original.lines().collect();
+        if sent.starts_with("[tool result of") {
+            assert!(sent.contains("run the call again"), "{sent}");
+            continue;
+        }
+        let got: Vec<&str> = sent.lines().collect();
+        assert_eq!(got[..10], lines[..10]);
+        assert_eq!(got[got.len() - 10..], lines[lines.len() - 10..]);
+        assert!(
+            got[10].contains(
+                "lines left out to keep the request within its token budget; run the call again"
+            ),
+            "{}",
+            got[10]
+        );
+    }
+    // the middle budget is met by first and last lines, before any pointer
+    assert!(
+        escalated.iter().any(|b| b.action == Action::Replaced),
+        "{escalated:?}"
+    );
+    // sticky: the next request sends the same bytes for every result decided
+    let again = c.compact(&conv, None);
+    assert!(again.new_blocks.is_empty(), "{:?}", again.new_blocks);
+}
+
+#[test]
+fn a_tighter_budget_turns_excerpts_into_pointers_and_then_refuses() {
+    let conv = long_session();
+    let pointers_only = {
+        let mut c = budgeted(1);
+        c.compact_history(&conv, None);
+        c.project(&conv)
+    };
+    // at a budget nothing stale can meet, every stale result but the edit is a pointer, and the guard refuses
+    let mut c = budgeted(1);
+    let report = c.compact_history(&conv, None);
+    assert!(c.check_request(&report).is_err());
+    let texts: Vec<String> = pointers_only
+        .messages
+        .iter()
+        .flat_map(|m| m.tool_results().map(|r| r.content.joined_text()))
+        .collect();
+    for (i, t) in texts.iter().enumerate() {
+        match i {
+            5 => assert!(
+                t.starts_with("The file /src/part4.rs has been updated."),
+                "{t}"
+            ),
+            11 => assert!(t.starts_with("test result: ok"), "{t}"),
+            _ => assert!(t.starts_with("[tool result of 300 lines"), "{i}: {t}"),
+        }
+    }
+}
+
+#[test]
+fn with_a_retrieval_tool_every_budget_cut_names_its_handle() {
+    let conv = long_session();
+    let mut c = budgeted(0);
+    let unbudgeted = c.compact_history(&conv, None).tokens_after;
+    let mut c = compactor(
+        &format!(
+            "[profiles.b]\nextends = \"smart\"\nrequest_budget = {}\nretrieval_tool = \"fetch_result\"\n",
+            (floor(&conv) + unbudgeted) / 2
+        ),
+        "b",
+    );
+    let report = c.compact_history(&conv, None);
+    let projected = c.project(&conv);
+    let budget_cuts: Vec<_> = report
+        .new_blocks
+        .iter()
+        .filter(|b| b.rule == BUDGET_RULE)
+        .collect();
+    assert!(!budget_cuts.is_empty());
+    for b in budget_cuts {
+        let ctxfit_model::Block::ToolResult(r) =
+            &projected.messages[b.message].content.blocks[b.block]
+        else {
+            panic!("not a tool result: {b:?}")
+        };
+        let text = r.content.joined_text();
+        assert!(text.contains("call fetch_result with"), "{text}");
+    }
+}
