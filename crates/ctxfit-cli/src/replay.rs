@@ -143,6 +143,7 @@ fn table(rows: &[PolicyRow], models: &[PriceModel]) -> String {
             );
         out.push_str(&format!("  {:>6.1}%  {:>14}\n", 100.0 * r.recall, costlier));
     }
+    out.push_str(&billed_table(rows, models, width));
     // how far the share and the recall would move on other sessions like these (none's and the oracle's are
     // 0% and 100% on any sessions)
     let spread: Vec<&PolicyRow> = rows
@@ -273,6 +274,51 @@ fn tools_table(rows: &[PolicyRow], uncompacted: usize, limit: usize) -> String {
                 "  {:>w$}",
                 percent(change),
                 w = r.policy.len().max(8)
+            ));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The policies against what the logs say was billed, where they record it (Claude Code): the part of each bill
+/// the log does not show is added to every policy's request.
+fn billed_table(rows: &[PolicyRow], models: &[PriceModel], width: usize) -> String {
+    let (Some(first), total) = (
+        rows.iter().find_map(|r| r.billed.as_ref()),
+        rows.first().map_or(0, |r| r.turns),
+    ) else {
+        return String::new();
+    };
+    let mut out = format!(
+        "against what the logs say was billed ({} of {} requests record it; what the log leaves out — system prompt, tools, reminders — added to every request):\n{:<width$}  {:>14}  {:>8}",
+        thousands(first.requests),
+        thousands(total),
+        "policy",
+        "billed input",
+        "vs none"
+    );
+    for m in models {
+        out.push_str(&format!(
+            "  {:>14}  {:>8}",
+            format!("cost {}", m.name()),
+            "vs none"
+        ));
+    }
+    out.push('\n');
+    for r in rows {
+        let Some(b) = &r.billed else { continue };
+        out.push_str(&format!(
+            "{:<width$}  {:>14}  {:>8}",
+            r.policy,
+            thousands(b.input_tokens),
+            percent(b.tokens_saved.map(|s| -s))
+        ));
+        for m in models {
+            out.push_str(&format!(
+                "  {:>14}  {:>8}",
+                thousands(b.costs.get(m.name()).copied().unwrap_or(0.0).round() as usize),
+                percent(b.cost_vs_none.get(m.name()).copied())
             ));
         }
         out.push('\n');
@@ -523,6 +569,7 @@ pub fn run(args: Args) -> Result<()> {
                 times: &session.times,
                 cache_ttl: args.cache_ttl,
                 stated_ttl: session.cache_ttl,
+                billed: &session.billed,
             };
             let r = replay_timed(
                 label,

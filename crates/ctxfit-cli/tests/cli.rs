@@ -577,7 +577,7 @@ fn replay_the_sample_under_every_policy() {
     let policies: Vec<&str> = out
         .lines()
         .skip(1)
-        .take_while(|l| !l.starts_with("sessions against none"))
+        .take_while(|l| !l.starts_with("against what") && !l.starts_with("sessions against none"))
         .map(|l| l.split_whitespace().next().unwrap())
         .filter(|p| !p.ends_with(':'))
         .collect();
@@ -728,6 +728,57 @@ fn replay_rows_say_which_profile_of_a_file_ran() {
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
     }
+}
+
+#[test]
+fn replay_measures_savings_against_what_the_log_says_was_billed() {
+    let o = ctxfit(
+        &[
+            "replay", "--sample", "--json", "--policy", "none", "--policy", "smart",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["policies"].as_array().unwrap();
+    let (none, smart) = (&rows[0], &rows[1]);
+    // the sample's log records every request's usage: the bill is larger than the messages it shows
+    let (billed, logged) = (
+        none["billed"]["input_tokens"].as_f64().unwrap(),
+        none["input_tokens"].as_f64().unwrap(),
+    );
+    assert_eq!(none["billed"]["requests"], none["turns"]);
+    assert!(billed > 1.5 * logged, "{billed} billed, {logged} logged");
+    // the tokens smart saves are the same; against the bill they are a smaller share
+    let saved = |r: &serde_json::Value| r["input_tokens"].as_f64().unwrap();
+    let billed_saved = none["billed"]["input_tokens"].as_f64().unwrap()
+        - smart["billed"]["input_tokens"].as_f64().unwrap();
+    assert_eq!(billed_saved, saved(none) - saved(smart));
+    let (share, billed_share) = (
+        smart["tokens_saved"].as_f64().unwrap(),
+        smart["billed"]["tokens_saved"].as_f64().unwrap(),
+    );
+    assert!(
+        0.0 < billed_share && billed_share < share,
+        "{billed_share} {share}"
+    );
+    assert!(
+        smart["billed"]["cost_vs_none"]["anthropic"]
+            .as_f64()
+            .unwrap()
+            < 0.0
+    );
+    // and the table says so
+    let table = stdout(&ctxfit(
+        &[
+            "replay", "--sample", "--policy", "none", "--policy", "smart",
+        ],
+        None,
+    ));
+    assert!(
+        table.contains("against what the logs say was billed (53 of 53 requests"),
+        "{table}"
+    );
 }
 
 /// A real page of the corpus, decompressed into a temporary file.

@@ -129,6 +129,7 @@ fn windows(lines: Lines) -> Result<Vec<Window>, ImportError> {
             conversation: conv,
             times,
             cache_ttl,
+            billed,
             ..
         } = windows.last_mut().expect("one window at least");
         // the cache the request asked for, as the response's usage tells: its writes are 5-minute or 1-hour ones
@@ -152,6 +153,17 @@ fn windows(lines: Lines) -> Result<Vec<Window>, ImportError> {
             continue;
         };
         let id = message.get("id").and_then(Value::as_str).map(str::to_owned);
+        // what the request that produced this response was billed as input: uncached, written and read tokens
+        let bill = message.get("usage").filter(|u| u.is_object()).map(|u| {
+            [
+                "input_tokens",
+                "cache_creation_input_tokens",
+                "cache_read_input_tokens",
+            ]
+            .iter()
+            .map(|k| u.get(*k).and_then(Value::as_u64).unwrap_or(0))
+            .sum::<u64>()
+        });
         let request_part = serde_json::json!({
             "role": message.get("role").cloned().unwrap_or(Value::Null),
             "content": message.get("content").cloned().unwrap_or(Value::Null),
@@ -166,12 +178,14 @@ fn windows(lines: Lines) -> Result<Vec<Window>, ImportError> {
                         let target = &mut conv.messages[at];
                         target.content.blocks.append(&mut msg.content.blocks);
                         times[at] = time.or(times[at]);
+                        billed[at] = bill.or(billed[at]);
                         continue;
                     }
                 }
                 last_assistant = id.map(|id| (conv.messages.len(), id));
                 conv.messages.push(msg);
                 times.push(time);
+                billed.push(bill);
             }
             _ => {
                 if msg.is_tool_results() {
@@ -186,6 +200,7 @@ fn windows(lines: Lines) -> Result<Vec<Window>, ImportError> {
                 }
                 conv.messages.push(msg);
                 times.push(time);
+                billed.push(None);
             }
         }
     }

@@ -100,5 +100,6 @@ pub(crate) fn import(parsed: Parsed) -> Result<Vec<Session>, ImportError> {
         usage: Vec::new(),
         times: Vec::new(),
         cache_ttl: None,
+        billed: Vec::new(),
     }])
 }

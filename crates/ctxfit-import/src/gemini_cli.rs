@@ -91,6 +91,7 @@ pub(crate) fn import(doc: Value) -> Result<Vec<Session>, ImportError> {
         usage,
         times: Vec::new(),
         cache_ttl: None,
+        billed: Vec::new(),
     }])
 }
 

@@ -127,6 +127,11 @@ pub struct Session {
     /// A message merged from several lines has the time of its last. The replay and `ctxfit compact` read them to know when the
     /// provider's prompt cache expired (`ctxfit_compactor`'s `Compactor::compact_at`).
     pub times: Vec<Option<u64>>,
+    /// What the provider billed as input for the request that produced each message (its `input_tokens`, cache
+    /// writes and cache reads together), at the index of the response message, when the log records it (Claude
+    /// Code: the usage of each response); empty otherwise. The replay measures savings against it: the log leaves
+    /// out the system prompt and the tool definitions the request also carried.
+    pub billed: Vec<Option<u64>>,
     /// How long, in seconds, the agent asked the provider to keep its prompt cache, when the log shows it: Claude
     /// Code's recorded usage says whether its cache writes were five-minute or one-hour ones (300 or 3600; half
     /// of the corpus's long Claude Code sessions used each). `None` otherwise.
@@ -148,6 +153,7 @@ pub(crate) fn context_windows(windows: Vec<Window>, source: SourceFormat) -> Vec
                     usage,
                     times,
                     cache_ttl,
+                    billed,
                 },
             )| Session {
                 name: if named {
@@ -160,6 +166,11 @@ pub(crate) fn context_windows(windows: Vec<Window>, source: SourceFormat) -> Vec
                 usage,
                 times: known_times(times),
                 cache_ttl,
+                billed: if billed.iter().all(Option::is_none) {
+                    Vec::new()
+                } else {
+                    billed
+                },
             },
         )
         .collect()
@@ -182,6 +193,8 @@ pub(crate) struct Window {
     pub usage: Vec<RecordedUsage>,
     pub times: Vec<Option<u64>>,
     pub cache_ttl: Option<u64>,
+    /// Per message, the input the provider billed for the request that produced it (see `Session::billed`).
+    pub billed: Vec<Option<u64>>,
 }
 
 impl Window {
@@ -191,6 +204,7 @@ impl Window {
             usage: Vec::new(),
             times: Vec::new(),
             cache_ttl: None,
+            billed: Vec::new(),
         }
     }
 }
@@ -514,6 +528,7 @@ pub fn import_str(text: &str, format: Option<SourceFormat>) -> Result<Vec<Sessio
             usage: Vec::new(),
             times: Vec::new(),
             cache_ttl: None,
+            billed: Vec::new(),
         }]
     };
     let document = |parsed: Parsed| match parsed {

@@ -40,6 +40,7 @@ pub(crate) fn import(doc: Value) -> Result<Vec<Session>, ImportError> {
                 usage: Vec::new(),
                 times: Vec::new(),
                 cache_ttl: None,
+                billed: Vec::new(),
             })
         })
         .collect()

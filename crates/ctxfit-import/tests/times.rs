@@ -145,3 +145,31 @@ fn a_claude_code_session_says_which_cache_it_asked_for() {
     let no_usage = r#"{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"ok"}]}}"#;
     assert_eq!(ttl(format!("{user}\n{no_usage}")), None);
 }
+
+#[test]
+fn a_claude_code_session_says_what_each_request_was_billed() {
+    // one response streamed as two lines sharing its id: the usage of the last line is the request's bill
+    let assistant = |id: &str, text: &str, read: u64, write: u64| {
+        format!(
+            r#"{{"type":"assistant","message":{{"id":"{id}","role":"assistant","content":[{{"type":"text","text":"{text}"}}],"usage":{{"input_tokens":3,"cache_read_input_tokens":{read},"cache_creation_input_tokens":{write}}}}}}}"#
+        )
+    };
+    let user = r#"{"type":"user","message":{"role":"user","content":"hi"}}"#;
+    let log = [
+        user.to_owned(),
+        assistant("m1", "a", 0, 20_000),
+        user.to_owned(),
+        assistant("m2", "b", 20_000, 50),
+        assistant("m2", "c", 20_000, 60),
+    ]
+    .join("\n");
+    let s = &import_str(&log, None).unwrap()[0];
+    assert_eq!(s.conversation.messages.len(), 4);
+    assert_eq!(s.billed, vec![None, Some(20_003), None, Some(20_063)]);
+    // a log without usage bills nothing
+    let bare = format!(
+        "{user}\n{}",
+        r#"{"type":"assistant","message":{"id":"m1","role":"assistant","content":"ok"}}"#
+    );
+    assert!(import_str(&bare, None).unwrap()[0].billed.is_empty());
+}

@@ -521,6 +521,7 @@ fn replay<'py>(
                             times: &session.times,
                             cache_ttl,
                             stated_ttl: session.cache_ttl,
+                            billed: &session.billed,
                         };
                         ctxfit_replay::replay_timed(
                             label,

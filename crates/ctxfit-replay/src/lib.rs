@@ -133,6 +133,25 @@ pub struct TurnStats {
     /// Identifiers this turn used that only tool results had shown, and how many of them the request still had.
     pub references: usize,
     pub references_visible: usize,
+    /// Where the log records what the provider billed for this request: the part of the bill the log does not
+    /// show (system prompt, tool definitions, injected reminders, and what the estimate counts low), the same
+    /// under every policy — the billed input minus the uncompacted estimate, 0 at least.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unlogged_tokens: Option<usize>,
+}
+
+impl TurnStats {
+    /// Input tokens, cache reads and cache writes as billed: the unlogged part (`unlogged_tokens`) added, read
+    /// from the cache when the request reads anything from it, written otherwise. `None` without a bill.
+    pub fn billed(&self) -> Option<(usize, usize, usize)> {
+        let u = self.unlogged_tokens?;
+        let (read, write) = if self.cache_read_tokens > 0 {
+            (self.cache_read_tokens + u, self.cache_write_tokens)
+        } else {
+            (self.cache_read_tokens, self.cache_write_tokens + u)
+        };
+        Some((self.input_tokens + u, read, write))
+    }
 }
 
 /// A whole session replayed under one policy.
@@ -381,6 +400,9 @@ pub struct Timing<'a> {
     /// five-minute cache): the provider's, and the compactor's (`Compactor::set_cache_ttl`), as a live agent
     /// knows the cache it asks for.
     pub stated_ttl: Option<u64>,
+    /// Per message, what the provider billed as input for the request that produced it (`Session::billed`);
+    /// empty: the log does not say.
+    pub billed: &'a [Option<u64>],
 }
 
 impl Timing<'_> {
@@ -389,6 +411,7 @@ impl Timing<'_> {
         times: &[],
         cache_ttl: DEFAULT_CACHE_TTL,
         stated_ttl: None,
+        billed: &[],
     };
 }
 
@@ -547,6 +570,12 @@ pub fn replay_timed(
                 cache_expired: expired,
                 references: refs.len(),
                 references_visible: seen,
+                unlogged_tokens: timing
+                    .billed
+                    .get(mi)
+                    .copied()
+                    .flatten()
+                    .map(|b| (b as usize).saturating_sub(uncompacted_tokens)),
             });
             previous_len = request.messages.len();
             previous_input = Some(input_tokens);
@@ -678,6 +707,65 @@ pub struct PolicyRow {
     pub recall_spread: Option<[f64; 2]>,
     /// Each tool's results over all the sessions, as the requests sent them, most costly first (uncompacted).
     pub tools: Vec<ToolTokens>,
+    /// The same against what the logs say was billed, over the requests whose log records it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub billed: Option<BilledRow>,
+}
+
+/// A policy's figures against the billed baseline: every request whose log records its bill, with the part of it
+/// the log does not show added to what the policy sends (the same under every policy, cached as the rest is).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BilledRow {
+    pub requests: usize,
+    pub input_tokens: usize,
+    /// Input tokens saved against `none`'s billed input, as a fraction of it.
+    pub tokens_saved: Option<f64>,
+    pub costs: BTreeMap<&'static str, f64>,
+    pub cost_vs_none: BTreeMap<&'static str, f64>,
+}
+
+/// Requests with a bill, and their billed input, cache reads and writes, of one policy's replays.
+fn billed_sums<'a>(
+    replays: impl Iterator<Item = &'a SessionReplay>,
+) -> (usize, usize, usize, usize) {
+    replays
+        .flat_map(|r| r.turns.iter().filter_map(TurnStats::billed))
+        .fold((0, 0, 0, 0), |(n, i, r, w), (bi, br, bw)| {
+            (n + 1, i + bi, r + br, w + bw)
+        })
+}
+
+fn billed_rows(
+    replays: &[SessionReplay],
+    policies: &[&str],
+    models: &[PriceModel],
+) -> BTreeMap<String, BilledRow> {
+    let sums = |p: &str| billed_sums(replays.iter().filter(|r| r.policy == p));
+    let none = sums("none");
+    let cost = |(_, _, r, w): (usize, usize, usize, usize), m: &PriceModel| m.prices().cost(r, w);
+    policies
+        .iter()
+        .filter_map(|&p| {
+            let s = sums(p);
+            (s.0 > 0).then(|| {
+                let costs: BTreeMap<&'static str, f64> =
+                    models.iter().map(|m| (m.name(), cost(s, m))).collect();
+                let cost_vs_none = models
+                    .iter()
+                    .filter(|m| none.0 > 0 && cost(none, m) > 0.0)
+                    .map(|m| (m.name(), costs[m.name()] / cost(none, m) - 1.0))
+                    .collect();
+                let row = BilledRow {
+                    requests: s.0,
+                    input_tokens: s.1,
+                    tokens_saved: (none.1 > 0).then(|| 1.0 - s.1 as f64 / none.1 as f64),
+                    costs,
+                    cost_vs_none,
+                };
+                (p.to_owned(), row)
+            })
+        })
+        .collect()
 }
 
 /// Each policy's row: its totals against `none`'s and the oracle's (when they were replayed), costs under each
@@ -686,6 +774,8 @@ pub fn policy_rows(replays: &[SessionReplay], models: &[PriceModel]) -> Vec<Poli
     let totals = totals(replays);
     let by_session = session_costs(replays, totals.iter().map(|t| t.policy.as_str()), models);
     let mut spreads = spreads(replays, totals.iter().map(|t| t.policy.as_str()));
+    let names: Vec<&str> = totals.iter().map(|t| t.policy.as_str()).collect();
+    let mut billed = billed_rows(replays, &names, models);
     let find = |name: &str| totals.iter().find(|r| r.policy == name);
     let none = find("none");
     let oracle = find("oracle");
@@ -741,6 +831,7 @@ pub fn policy_rows(replays: &[SessionReplay], models: &[PriceModel]) -> Vec<Poli
                         .filter(|r| r.policy == t.policy)
                         .map(|r| r.tools.as_slice()),
                 ),
+                billed: billed.remove(&t.policy),
             }
         })
         .collect()

@@ -53,6 +53,7 @@ fn run_stated(policy: &str, ttl: u64, stated_ttl: Option<u64>) -> SessionReplay 
         times: &times,
         cache_ttl: ttl,
         stated_ttl,
+        billed: &[],
     };
     replay_timed(
         "s",

@@ -47,6 +47,7 @@ fn run(s: &ctxfit_import::Session, policy: &Policy) -> SessionReplay {
         times: &s.times,
         cache_ttl: ctxfit_compactor::DEFAULT_CACHE_TTL,
         stated_ttl: s.cache_ttl,
+        billed: &s.billed,
     };
     replay_timed(
         "s",

@@ -18,6 +18,7 @@ fn session(name: &str, policy: &str, read: usize, write: usize) -> SessionReplay
             cache_expired: false,
             references: 0,
             references_visible: 0,
+            unlogged_tokens: None,
         }],
         tools: Vec::new(),
     }
@@ -108,4 +109,26 @@ fn one_session_has_no_spread() {
     assert!(rows
         .iter()
         .all(|r| r.share_of_oracle_spread.is_none() && r.recall_spread.is_none()));
+}
+
+#[test]
+fn the_part_of_a_bill_the_log_does_not_show_is_cached_as_the_rest_is() {
+    let mut warm = session("a", "p", 500, 100).turns.remove(0);
+    assert_eq!(warm.billed(), None);
+    warm.unlogged_tokens = Some(1000);
+    // read with the cached prefix when the request reads anything from the cache ...
+    assert_eq!(warm.billed(), Some((1600, 1500, 100)));
+    // ... written with the rest when it reads nothing (the first request, or after a pause)
+    let mut cold = session("a", "p", 0, 600).turns.remove(0);
+    cold.unlogged_tokens = Some(1000);
+    assert_eq!(cold.billed(), Some((1600, 0, 1600)));
+    // a row sums them over the requests with a bill, against none's
+    let mut none = session("a", "none", 1000, 100);
+    none.turns[0].unlogged_tokens = Some(1000);
+    let mut p = session("a", "p", 500, 100);
+    p.turns[0].unlogged_tokens = Some(1000);
+    let rows = policy_rows(&[none, p], &[PriceModel::Anthropic]);
+    let billed = rows[1].billed.as_ref().unwrap();
+    assert_eq!((billed.requests, billed.input_tokens), (1, 1600));
+    assert_eq!(billed.tokens_saved, Some(1.0 - 1600.0 / 2100.0));
 }
