@@ -591,6 +591,7 @@ fn replay_the_sample_under_every_policy() {
             "mask-last-10",
             "seed-000",
             "seed-002",
+            "seed-004",
             "smart"
         ]
     );

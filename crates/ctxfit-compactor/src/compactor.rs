@@ -1187,7 +1187,14 @@ impl Compactor {
         let view = View::of(&result.content);
         let already_cut = trailer
             .as_deref()
-            .is_some_and(|t| ends_with_marker(view.content(), t));
+            .is_some_and(|t| ends_with_marker(view.content(), t))
+            || (self.settings.request_budget > 0
+                && view
+                    .content()
+                    .blocks
+                    .iter()
+                    .filter_map(Block::as_text)
+                    .any(|t| t.contains(budget::BUDGET_MARK)));
         if self.excluded(site) || already_cut {
             // (already cut: by an earlier pass over this history, as final as if cut here)
             return Asked::Keep;

@@ -206,6 +206,7 @@ pub const BUILT_IN_PROFILES: &[&str] = &[
     "mask-last-10",
     "seed-000",
     "seed-002",
+    "seed-004",
     "smart",
 ];
 
@@ -285,6 +286,24 @@ pub fn built_in(name: &str) -> Option<ProfileSpec> {
                 "truncate",
                 serde_json::json!({"chars": 500, "marker": "\n[truncated for context management]"}),
             )]),
+            ..ProfileSpec::default()
+        }),
+        // seed 004's table exactly: of a file's reads the first, the last and up to three sampled between
+        // (pointers for the rest), edits kept, shell output over 10,000 characters to its first and last 2,000
+        // and a summary line, listings recent-only (the last three of each tool); the rest kept
+        "seed-004" => Some(ProfileSpec {
+            trigger: Some(Trigger::Always),
+            keep_latest_result_message: Some(false),
+            rules: Some(vec![
+                rule_for("edit-file", &["edit_file"], Value::Null),
+                rule_for(
+                    "read-file",
+                    &["read_file", "bash"],
+                    serde_json::json!({"mark_identical": false, "mark_edited": false}),
+                ),
+                rule_for("bash", &["bash"], Value::Null),
+                rule_for("recent", &["listing"], Value::Null),
+            ]),
             ..ProfileSpec::default()
         }),
         "seed-002" => Some(ProfileSpec {

@@ -172,7 +172,7 @@ fn bad_policies_say_what_and_where() {
         "",
         Some("nope"),
         None,
-        "profile `nope`: no such profile (known: anthropic-clear, keep-last-30, mask-last-10, seed-000, seed-002, smart)",
+        "profile `nope`: no such profile (known: anthropic-clear, keep-last-30, mask-last-10, seed-000, seed-002, seed-004, smart)",
     );
     check_error(
         "",

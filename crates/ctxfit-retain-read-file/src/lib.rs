@@ -14,7 +14,8 @@
 //!
 //! A pointer reads `[Re-read of {path} - see earlier read for content]` (the `pointer` parameter). A read whose
 //! content is identical to an earlier kept read becomes a pointer to it; a read followed by an edit or write of
-//! the file says so in its pointer. The first read is always kept: it is the file's initial state. Shell
+//! the file says so in its pointer (`mark_identical = false`, `mark_edited = false`: seed 004's table exactly, as
+//! the `seed-004` profile has it). The first read is always kept: it is the file's initial state. Shell
 //! commands that are not reads are left to the next rule of the profile.
 //!
 //! ## Why
@@ -51,6 +52,12 @@ pub struct KeepFirstAndLastReads {
     pub max_file_reads: usize,
     pub pointer: String,
     pub shell: ShellReads,
+    /// A kept read whose text is the same as an earlier kept read's becomes a pointer to it (default; seed 004
+    /// keeps it: `mark_identical = false`).
+    pub mark_identical: bool,
+    /// A pointer says when the file was edited after the read (default; seed 004's does not:
+    /// `mark_edited = false`).
+    pub mark_edited: bool,
 }
 
 impl Default for KeepFirstAndLastReads {
@@ -59,6 +66,8 @@ impl Default for KeepFirstAndLastReads {
             max_file_reads: 5,
             pointer: DEFAULT_POINTER.to_owned(),
             shell: ShellReads::default(),
+            mark_identical: true,
+            mark_edited: true,
         }
     }
 }
@@ -137,22 +146,24 @@ impl RetentionRule for KeepFirstAndLastReads {
         };
         let kept = kept_positions(reads.len(), self.max_file_reads);
         if kept.contains(&pos) {
-            let same_as_earlier = kept
-                .range(..pos)
-                .any(|&k| reads[k].content.joined_text() == text);
+            let same_as_earlier = self.mark_identical
+                && kept
+                    .range(..pos)
+                    .any(|&k| reads[k].content.joined_text() == text);
             return if same_as_earlier {
                 Decision::Pointer(self.text(IDENTICAL_POINTER, &target.path))
             } else {
                 Decision::Keep
             };
         }
-        let edited_after = ctx.results_of("edit_file").iter().any(|e| {
-            e.is_after(ctx.message_index, ctx.block_index)
-                && edit_call(e.tool_name, e.input)
-                    .and_then(|c| c.path)
-                    .as_deref()
-                    == Some(target.path.as_str())
-        });
+        let edited_after = self.mark_edited
+            && ctx.results_of("edit_file").iter().any(|e| {
+                e.is_after(ctx.message_index, ctx.block_index)
+                    && edit_call(e.tool_name, e.input)
+                        .and_then(|c| c.path)
+                        .as_deref()
+                        == Some(target.path.as_str())
+            });
         let template = if edited_after && self.pointer == DEFAULT_POINTER {
             EDITED_POINTER
         } else {
@@ -213,10 +224,20 @@ fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
                 all.extend(patterns);
                 rule.shell = ShellReads::new(&all).map_err(|e| RuleConfigError::new("read-file", e))?;
             }
+            "mark_identical" | "mark_edited" => {
+                let on = v.as_bool().ok_or_else(|| {
+                    RuleConfigError::new("read-file", format!("`{k}` must be true or false"))
+                })?;
+                if k == "mark_identical" {
+                    rule.mark_identical = on;
+                } else {
+                    rule.mark_edited = on;
+                }
+            }
             other => {
                 return Err(RuleConfigError::new(
                     "read-file",
-                    format!("unknown parameter `{other}` (expected max_file_reads, pointer, shell_patterns)"),
+                    format!("unknown parameter `{other}` (expected max_file_reads, pointer, shell_patterns, mark_identical, mark_edited)"),
                 ))
             }
         }

@@ -5,7 +5,8 @@
 //! request is above it after the rules, stale results go further, oldest first, in three steps, each only as far
 //! as the budget needs:
 //!
-//! 1. the cuts the rules chose that wait for their turn (the payback rule, the regret bound) are made now;
+//! 1. the cuts the rules chose that wait for their turn (the payback rule, the regret bound) are made now — all
+//!    of them, since the cache breaks at the oldest cut anyway and every later one rides on that break;
 //! 2. a stale result still whole keeps its first and last lines ([`HEAD_LINES`], [`TAIL_LINES`]) with a marker
 //!    saying how many lines were left out and how to get them back — or, when that is not shorter, becomes a
 //!    one-line pointer;
@@ -21,6 +22,8 @@ use super::*;
 
 /// The name escalation's cuts are reported under.
 pub const BUDGET_RULE: &str = "budget";
+/// The words every escalation marker holds: a result holding them is not cut again.
+pub(super) const BUDGET_MARK: &str = "left out to keep the request within its token budget";
 /// What escalation cuts down to, as a share of `request_budget`, when the profile's `target` is not below it.
 pub const ESCALATION_SHARE: f64 = 0.9;
 /// Lines a stale result keeps from its start, and from its end, in step 2.
@@ -36,16 +39,19 @@ fn head_and_tail(text: &str) -> Option<String> {
     }
     let mut out = lines[..HEAD_LINES].join("\n");
     out.push_str(&format!(
-        "\n[… {left_out} lines left out to keep the request within its token budget; run the call again for them …]\n"
+        "\n[… {left_out} lines {BUDGET_MARK}; run the call again for them …]\n"
     ));
     out.push_str(&lines[lines.len() - TAIL_LINES..].join("\n"));
+    if text.ends_with('\n') {
+        out.push('\n');
+    }
     Some(out)
 }
 
 /// The one line that stands for a result left out.
 fn pointer(lines: usize, tokens: usize) -> String {
     format!(
-        "[tool result of {lines} lines (~{tokens} tokens) left out to keep the request within its token budget; run the call again to see it]"
+        "[tool result of {lines} lines (~{tokens} tokens) {BUDGET_MARK}; run the call again to see it]"
     )
 }
 
@@ -73,11 +79,9 @@ impl Compactor {
                     && !self.excluded(site)
             })
             .collect();
-        // 1. the rules' own cuts that wait for their turn
+        // 1. the rules' own cuts that wait for their turn, all of them: the cache breaks at the oldest cut anyway,
+        // and every later one rides on that break for free
         for &ri in &stale {
-            if self.current_tokens() <= budget {
-                return;
-            }
             let site = self.state.results[ri].clone();
             if let Some(change) = self.held.remove(&site.key) {
                 self.forget_pending(ri);
@@ -136,16 +140,12 @@ impl Compactor {
     ) -> Option<Change> {
         let result = Self::result_block(conv, site)?;
         let view = View::of(&result.content);
-        let text: String = view
-            .content()
-            .blocks
-            .iter()
-            .filter_map(|b| match b {
-                Block::Text(t) => Some(t.text.as_str()),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
+        // (its text blocks as one text, as the model reads them)
+        let text = view.content().joined_text();
+        // what escalation wrote before (in a history compacted already) is final: compacting again changes nothing
+        if text.contains(BUDGET_MARK) {
+            return None;
+        }
         let trailer = self.retrieval_trailer(&site.key);
         let sent_now = self
             .decided
