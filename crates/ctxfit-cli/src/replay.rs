@@ -59,7 +59,9 @@ pub struct Args {
     /// The JSON always has every tool (`tools`).
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "15")]
     by_tool: Option<usize>,
-    /// Draw input tokens per turn for each policy into this SVG file.
+    /// Draw each session's cost against the same session under `none` (first price model), sorted, one line per
+    /// policy, into this SVG file: the tail the totals hide, beside the +3% of the regret bound (needs `none`
+    /// among the policies).
     #[arg(long)]
     plot: Option<PathBuf>,
     /// Draw the frontier into this SVG file: tokens saved against recall, one point per policy, the oracle as
@@ -376,9 +378,20 @@ fn frontier(path: &Path, rows: &[PolicyRow]) -> Result<()> {
             None => points.push((r.policy.clone(), recall, saved)),
         }
     }
+    // and the cost saved under the first price model, a triangle beside each policy's circle
+    let costs: Vec<(f64, f64)> = rows
+        .iter()
+        .filter_map(|r| {
+            let vs = r.cost_vs_none.values().next().copied()?;
+            r.tokens_saved.map(|_| (100.0 * r.recall, -100.0 * vs))
+        })
+        .collect();
     let low_recall = points.iter().map(|p| p.1).fold(100.0, f64::min);
     let x_from = (low_recall / 10.0).floor() * 10.0;
-    let top = points.iter().map(|p| p.2).fold(10.0, f64::max);
+    let top = (points.iter().map(|p| p.2))
+        .chain(costs.iter().map(|c| c.1))
+        .fold(10.0, f64::max);
+    let bottom = costs.iter().map(|c| c.1).fold(-1.0, f64::min).floor();
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (800, 560)).into_drawing_area();
@@ -386,20 +399,29 @@ fn frontier(path: &Path, rows: &[PolicyRow]) -> Result<()> {
         root.fill(&WHITE).map_err(|e| err(&e))?;
         let mut chart = ChartBuilder::on(&root)
             .caption(
-                "input tokens saved vs reference recall (oracle: reads the future)",
-                ("sans-serif", 20),
+                "saved vs reference recall: tokens (circles), cost (triangles); oracle reads the future",
+                ("sans-serif", 18),
             )
             .margin(16)
             .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d(x_from..113.0, -1.0..(top * 1.1).ceil())
+            .build_cartesian_2d(x_from..100.0, bottom..(top * 1.1).ceil())
             .map_err(|e| err(&e))?;
         chart
             .configure_mesh()
             .x_desc("reference recall (%)")
-            .y_desc("input tokens saved vs none (%)")
+            .y_desc("saved vs none (%)")
             .draw()
             .map_err(|e| err(&e))?;
+        for (recall, saved) in &costs {
+            chart
+                .draw_series(std::iter::once(TriangleMarker::new(
+                    (*recall, *saved),
+                    6,
+                    BLACK.mix(0.6).filled(),
+                )))
+                .map_err(|e| err(&e))?;
+        }
         for (i, (name, recall, saved)) in points.iter().enumerate() {
             let color = Palette99::pick(i).to_rgba();
             chart
@@ -422,54 +444,86 @@ fn frontier(path: &Path, rows: &[PolicyRow]) -> Result<()> {
     write_atomically(path, svg.as_bytes())
 }
 
-fn plot(path: &Path, replays: &[SessionReplay], policies: &[Policy]) -> Result<()> {
+/// Each session's cost against the same session under `none` (under `model`'s prices), sorted, one line per
+/// policy: the tail that totals hide, beside the 3% the regret bound allows.
+fn plot(
+    path: &Path,
+    replays: &[SessionReplay],
+    policies: &[Policy],
+    model: PriceModel,
+) -> Result<()> {
     use plotters::prelude::*;
-    let series: Vec<(String, Vec<usize>)> = policies
+    let prices = model.prices();
+    let cost = |r: &SessionReplay| {
+        let (read, write) = r.cache_tokens();
+        prices.cost(read, write)
+    };
+    // replays come in session order under every policy: the n-th of a policy is the n-th under none
+    let none: Vec<f64> = replays
         .iter()
+        .filter(|r| r.policy == "none")
+        .map(cost)
+        .collect();
+    let series: Vec<(String, Vec<f64>)> = policies
+        .iter()
+        .filter(|p| p.name() != "none")
         .map(|p| {
-            let tokens = replays
+            let mut ratios: Vec<f64> = replays
                 .iter()
                 .filter(|r| r.policy == p.name())
-                .flat_map(|r| r.turns.iter().map(|t| t.input_tokens))
+                .zip(&none)
+                .filter(|(_, base)| **base > 0.0)
+                .map(|(r, base)| 100.0 * (cost(r) / base - 1.0))
                 .collect();
-            (p.name().to_owned(), tokens)
+            ratios.sort_by(f64::total_cmp);
+            (p.name().to_owned(), ratios)
         })
         .collect();
-    let turns = series
-        .iter()
-        .map(|(_, t)| t.len())
-        .max()
-        .unwrap_or(0)
-        .max(1);
-    let top = series
-        .iter()
-        .flat_map(|(_, t)| t.iter().copied())
-        .max()
-        .unwrap_or(0)
-        .max(1);
+    let values = || series.iter().flat_map(|(_, v)| v.iter().copied());
+    let low = values().fold(-10.0, f64::min).floor();
+    let high = values().fold(10.0, f64::max).ceil();
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (1000, 560)).into_drawing_area();
         let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("drawing the plot: {e}");
         root.fill(&WHITE).map_err(|e| err(&e))?;
         let mut chart = ChartBuilder::on(&root)
-            .caption("input tokens per request", ("sans-serif", 22))
+            .caption(
+                format!(
+                    "each session's cost against none ({} prices), sorted",
+                    model.name()
+                ),
+                ("sans-serif", 22),
+            )
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(80)
-            .build_cartesian_2d(0..turns, 0..top + top / 20)
+            .build_cartesian_2d(0.0..100.0, low..high + 1.0)
             .map_err(|e| err(&e))?;
         chart
             .configure_mesh()
-            .x_desc("request (sessions end to end)")
-            .y_desc("input tokens")
+            .x_desc("sessions, cheapest first (%)")
+            .y_desc("cost vs none (%)")
             .draw()
             .map_err(|e| err(&e))?;
-        for (i, (name, tokens)) in series.iter().enumerate() {
+        // the regret bound's 3%
+        chart
+            .draw_series(LineSeries::new(
+                [(0.0, 3.0), (100.0, 3.0)],
+                BLACK.mix(0.4).stroke_width(1),
+            ))
+            .map_err(|e| err(&e))?
+            .label("+3%")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.4)));
+        for (i, (name, ratios)) in series.iter().enumerate() {
             let color = Palette99::pick(i).to_rgba();
+            let n = ratios.len().max(1) as f64;
             chart
                 .draw_series(LineSeries::new(
-                    tokens.iter().enumerate().map(|(x, y)| (x, *y)),
+                    ratios
+                        .iter()
+                        .enumerate()
+                        .map(|(k, y)| (100.0 * (k as f64 + 0.5) / n, *y)),
                     color.stroke_width(2),
                 ))
                 .map_err(|e| err(&e))?
@@ -492,6 +546,12 @@ fn plot(path: &Path, replays: &[SessionReplay], policies: &[Policy]) -> Result<(
 
 pub fn run(args: Args) -> Result<()> {
     let policies = policies(&args.policies)?;
+    if args.plot.is_some() && !policies.iter().any(|p| p.name() == "none") {
+        return Err(BadInput(
+            "--plot draws each session's cost against none: add --policy none".into(),
+        )
+        .into());
+    }
     let mut sessions: Vec<(String, Session)> = Vec::new();
     if args.sample {
         let (name, s) = load(None, true, args.format)?;
@@ -592,7 +652,7 @@ pub fn run(args: Args) -> Result<()> {
         .map_err(BadInput)?;
     let rows = policy_rows(&replays, &models);
     if let Some(path) = &args.plot {
-        plot(path, &replays, &policies)?;
+        plot(path, &replays, &policies, models[0])?;
     }
     if let Some(path) = &args.frontier {
         frontier(path, &rows)?;

@@ -568,8 +568,16 @@ fn changelog_and_file_state_of_real_sessions() {
 fn replay_the_sample_under_every_policy() {
     let dir = temp_dir("replay");
     let svg = dir.join("tokens.svg");
+    let frontier = dir.join("frontier.svg");
     let o = ctxfit(
-        &["replay", "--sample", "--plot", svg.to_str().unwrap()],
+        &[
+            "replay",
+            "--sample",
+            "--plot",
+            svg.to_str().unwrap(),
+            "--frontier",
+            frontier.to_str().unwrap(),
+        ],
         None,
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -604,9 +612,33 @@ fn replay_the_sample_under_every_policy() {
     let plot = std::fs::read_to_string(&svg).unwrap();
     assert!(
         plot.starts_with("<svg")
-            && plot.contains("input tokens per request")
+            && plot.contains("each session&apos;s cost against none (anthropic prices), sorted")
             && plot.contains("smart")
+            && plot.contains("+3%"),
+        "{plot}"
     );
+    // the frontier: tokens and cost saved against recall, up to 100%
+    let frontier = std::fs::read_to_string(&frontier).unwrap();
+    assert!(
+        frontier.contains("tokens (circles), cost (triangles)") && frontier.contains("smart"),
+        "{frontier}"
+    );
+    // it compares with none: without it, a clear error and no file
+    let other = dir.join("other.svg");
+    let o = ctxfit(
+        &[
+            "replay",
+            "--sample",
+            "--policy",
+            "smart",
+            "--plot",
+            other.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("add --policy none"), "{}", stderr(&o));
+    assert!(!other.exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
