@@ -310,6 +310,16 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
         );
         return r;
     }
+    if req.headers().contains_key(hyper::header::UPGRADE) {
+        // a protocol switch (Codex CLI opens the Responses API as a WebSocket first) is not relayed: refused at
+        // once with 426, which the client takes as "no WebSocket here" and uses HTTPS instead — forwarding it
+        // as a plain request would leave it retrying
+        return api_error(
+            Some(Api::OpenAiResponses),
+            StatusCode::UPGRADE_REQUIRED,
+            "ctxfit proxy relays the API over HTTP only, not over a WebSocket: send the request over HTTP(S)",
+        );
+    }
     let api = api_of(req.method(), &path);
     let anthropic = matches!(api, Some(Api::AnthropicMessages))
         || (api.is_none()

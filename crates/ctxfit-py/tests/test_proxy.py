@@ -249,6 +249,22 @@ def test_a_moving_cache_breakpoint_keeps_one_conversation(corpus, proxy):
     assert len(conversations) == 1, conversations
 
 
+def test_a_websocket_upgrade_is_refused_at_once_and_not_forwarded(proxy):
+    """Codex CLI opens the Responses API as a WebSocket first: answered 426 at once, so it uses HTTPS."""
+    import http.client
+    host, port = proxy.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=10)
+    conn.request("GET", "/v1/responses", headers={
+        "Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+        "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Authorization": "Bearer k"})
+    r = conn.getresponse()
+    body = json.loads(r.read())
+    assert r.status == 426
+    assert "not over a WebSocket" in body["error"]["message"]
+    assert Upstream.received == []
+    conn.close()
+
+
 def test_streams_are_relayed_as_they_arrive(proxy):
     client = anthropic.Anthropic(base_url=proxy, api_key="k", max_retries=0)
     with client.messages.stream(model="m", max_tokens=16, messages=[{"role": "user", "content": "hi"}]) as stream:
