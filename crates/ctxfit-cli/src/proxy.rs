@@ -39,6 +39,12 @@ pub struct Args {
     /// same bytes.
     #[arg(long, default_value_t = 24 * 3600)]
     idle_timeout: u64,
+    /// Seconds a client has to send a request's headers; a slower one is disconnected.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    header_timeout: u64,
+    /// Seconds the upstream has to begin its answer; past them the client gets a 504 in the API's shape.
+    #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+    upstream_timeout: u64,
     /// Directory of the state kept across restarts (created if missing): each conversation's decisions and the
     /// usage its upstream reported last, in `ctxfit-proxy.redb`. Without it, a conversation met again after a
     /// restart is replayed from its history (the same bytes, unless the budget trigger fired on reported usage).
@@ -98,6 +104,8 @@ pub fn run(args: Args) -> Result<()> {
         max_conversations: args.max_conversations,
         max_idle: (args.idle_timeout > 0).then(|| Duration::from_secs(args.idle_timeout)),
         connect_timeout: Duration::from_secs(10),
+        header_timeout: Duration::from_secs(args.header_timeout),
+        upstream_timeout: Duration::from_secs(args.upstream_timeout),
         state: args.state.clone(),
         state_limits: StoreLimits {
             max_conversations: args.state_max_conversations,

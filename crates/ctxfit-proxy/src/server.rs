@@ -62,6 +62,10 @@ pub struct ProxyConfig {
     pub max_idle: Option<Duration>,
     /// Time allowed to connect to the upstream.
     pub connect_timeout: Duration,
+    /// Time a client has to send a request's headers; a slower one is disconnected.
+    pub header_timeout: Duration,
+    /// Time the upstream has to begin its answer; a silent one gets the client a 504 in the API's shape.
+    pub upstream_timeout: Duration,
     /// Directory of the state kept across restarts (`--state`); `None`: memory only.
     pub state: Option<std::path::PathBuf>,
     /// What the state keeps at most.
@@ -79,6 +83,8 @@ impl Default for ProxyConfig {
             max_conversations: crate::gateway::DEFAULT_MAX_CONVERSATIONS,
             max_idle: Some(Duration::from_secs(24 * 3600)),
             connect_timeout: Duration::from_secs(10),
+            header_timeout: Duration::from_secs(30),
+            upstream_timeout: Duration::from_secs(600),
             state: None,
             state_limits: StoreLimits::default(),
         }
@@ -196,10 +202,17 @@ pub async fn start(config: ProxyConfig, addr: &str) -> Result<Running, StartErro
         store: store.clone(),
         client,
     });
+    let header_timeout = shared.config.header_timeout;
     let task = tokio::spawn(async move {
         loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
+            let stream = match listener.accept().await {
+                Ok((stream, _)) => stream,
+                // out of file descriptors (or another passing fault): wait before accepting again, rather than
+                // spinning on the error while the connections already open finish
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
             };
             let _ = stream.set_nodelay(true);
             let shared = Arc::clone(&shared);
@@ -210,6 +223,8 @@ pub async fn start(config: ProxyConfig, addr: &str) -> Result<Running, StartErro
                 });
                 // a connection that fails (the client went away) ends alone
                 let _ = hyper::server::conn::http1::Builder::new()
+                    .timer(hyper_util::rt::TokioTimer::new())
+                    .header_read_timeout(header_timeout)
                     .serve_connection(TokioIo::new(stream), service)
                     .await;
             });
@@ -515,7 +530,18 @@ async fn relay(
     extra: HeaderMap,
     usage_of: Option<UsageOf>,
 ) -> Response<Body> {
-    match shared.client.request(up).await {
+    let answer = tokio::time::timeout(shared.config.upstream_timeout, shared.client.request(up));
+    let Ok(answer) = answer.await else {
+        return api_error(
+            api,
+            StatusCode::GATEWAY_TIMEOUT,
+            &format!(
+                "ctxfit proxy: the upstream did not begin its answer within {} s",
+                shared.config.upstream_timeout.as_secs()
+            ),
+        );
+    };
+    match answer {
         Ok(resp) => {
             let (mut parts, body) = resp.into_parts();
             for name in ["connection", "keep-alive", "transfer-encoding", "upgrade"] {

@@ -105,6 +105,8 @@ pub enum StoreError {
     InUse { path: PathBuf },
     #[error("--state {path}: {source}")]
     Database { path: PathBuf, source: DbError },
+    #[error("--state {path}: the state file is damaged ({why}); move it away (or delete it) to start with an empty state")]
+    Damaged { path: PathBuf, why: String },
 }
 
 /// A failure of the database (boxed: redb's errors are large).
@@ -205,13 +207,47 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
 impl Store {
     /// Open (or create) the store under `dir`, dropping what is over `limits`.
     pub fn open(dir: &Path, limits: StoreLimits) -> Result<Store, StoreError> {
-        std::fs::create_dir_all(dir).map_err(|source| StoreError::Dir {
+        // the state holds tool output the agent saw: the folder and the file are the user's alone
+        let dir_error = |source| StoreError::Dir {
             dir: dir.to_owned(),
             source,
-        })?;
+        };
+        let mut folder = std::fs::DirBuilder::new();
+        folder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut folder, 0o700);
+        folder.create(dir).map_err(dir_error)?;
         let path = dir.join(FILE_NAME);
-        let db = Database::create(&path).map_err(|e| match e {
+        let mut file = std::fs::OpenOptions::new();
+        file.write(true).create(true).truncate(false);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut file, 0o600);
+        drop(file.open(&path).map_err(dir_error)?);
+        // redb asserts on some damaged files rather than saying so: a damaged file is an error, not a crash (nor
+        // a panic message: the hook is silent while the file is opened, at start, before anything else runs)
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let opened = std::panic::catch_unwind(|| Database::create(&path));
+        std::panic::set_hook(hook);
+        let opened = opened.map_err(|panic| {
+            let why = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                .unwrap_or_else(|| "it cannot be read".to_owned());
+            StoreError::Damaged {
+                path: path.clone(),
+                why,
+            }
+        })?;
+        let db = opened.map_err(|e| match e {
             redb::DatabaseError::DatabaseAlreadyOpen => StoreError::InUse { path: path.clone() },
+            redb::DatabaseError::Storage(redb::StorageError::Corrupted(why)) => {
+                StoreError::Damaged {
+                    path: path.clone(),
+                    why,
+                }
+            }
             e => StoreError::Database {
                 path: path.clone(),
                 source: e.into(),

@@ -259,3 +259,49 @@ fn one_state_directory_has_one_proxy() {
         "{message}"
     );
 }
+
+#[test]
+fn a_damaged_state_file_is_refused_with_a_clear_error_not_a_crash() {
+    for damage in ["cut in half", "grown with zeros", "garbage"] {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = open(dir.path());
+            let mut g = with_store(&store);
+            let body = serde_json::to_vec(&serde_json::json!({"model": "m", "max_tokens": 8,
+                "messages": [{"role": "user", "content": "hello ".repeat(2000)}]}))
+            .unwrap();
+            g.forward(Api::AnthropicMessages, &body, None).unwrap();
+            store.flush();
+        }
+        let path = dir.path().join(ctxfit_proxy::state::FILE_NAME);
+        let bytes = std::fs::read(&path).unwrap();
+        let damaged = match damage {
+            "cut in half" => bytes[..bytes.len() / 2].to_vec(),
+            "grown with zeros" => [bytes.clone(), vec![0; 20_000_000]].concat(),
+            _ => bytes.iter().map(|b| b ^ 0x5a).collect(),
+        };
+        std::fs::write(&path, damaged).unwrap();
+        let opened = std::panic::catch_unwind(|| Store::open(dir.path(), StoreLimits::default()));
+        let Ok(result) = opened else {
+            panic!("{damage}: opening a damaged state file panicked");
+        };
+        let message = result.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            message.contains(&path.display().to_string()) && message.contains("damaged")
+                || message.contains("I/O error"),
+            "{damage}: {message}"
+        );
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn the_state_is_the_users_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let _store = open(&state);
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&state), 0o700);
+    assert_eq!(mode(&state.join(ctxfit_proxy::state::FILE_NAME)), 0o600);
+}

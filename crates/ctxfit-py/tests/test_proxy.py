@@ -41,6 +41,11 @@ class Upstream(BaseHTTPRequestHandler):
         raw = self.rfile.read(int(self.headers["Content-Length"]))
         body = json.loads(raw)
         Upstream.received.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "raw": raw, "body": body})
+        if body.get("model") == "silent":
+            # an upstream that stops answering (longer than the proxy's --upstream-timeout in the test)
+            import time
+            time.sleep(3)
+            return self.send_json(200, {"type": "message"})
         if body.get("model") == "overloaded":
             return self.send_json(429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}})
         if self.path == "/v1/messages/count_tokens":
@@ -263,6 +268,32 @@ def test_a_websocket_upgrade_is_refused_at_once_and_not_forwarded(proxy):
     assert "not over a WebSocket" in body["error"]["message"]
     assert Upstream.received == []
     conn.close()
+
+
+def test_slow_clients_and_silent_upstreams_are_bounded(upstream):
+    """A client that trickles its headers is disconnected; an upstream that never answers gets the client a 504."""
+    import socket
+    import time
+    p, url, lines = start_proxy(upstream, "--header-timeout", "1", "--upstream-timeout", "1")
+    try:
+        host, port = url.removeprefix("http://").split(":")
+        s = socket.create_connection((host, int(port)), timeout=10)
+        s.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\n")  # and never the rest
+        started = time.monotonic()
+        data = b""
+        while chunk := s.recv(4096):  # (a socket timeout here fails the test: never closed)
+            data += chunk
+        # closed within the header timeout (and hyper's timer's grain), with a 408 at most
+        assert time.monotonic() - started < 5
+        assert data == b"" or data.startswith(b"HTTP/1.1 408"), data
+        s.close()
+        client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0)
+        with pytest.raises(anthropic.APIStatusError) as e:
+            client.messages.create(model="silent", max_tokens=8, messages=[{"role": "user", "content": "hi"}])
+        assert e.value.status_code == 504
+        assert "did not begin its answer within 1 s" in str(e.value)
+    finally:
+        stop_proxy(p, lines)
 
 
 def test_streams_are_relayed_as_they_arrive(proxy):
