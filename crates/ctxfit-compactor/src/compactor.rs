@@ -342,6 +342,9 @@ pub struct Compactor {
     ledger: Ledger,
     /// Under the regret bound, what this request may spend on cuts, per price model of the ledger.
     allowance: Option<[f64; 2]>,
+    /// Decisions the request budget made or changed (`budget.rs`): part of [`Compactor::revision`], since a
+    /// change of a decision leaves the other counts as they were.
+    escalations: usize,
 }
 
 /// What a compactor must remember across a restart to send the same bytes: its decisions, and the cuts waiting
@@ -486,13 +489,18 @@ impl Compactor {
             last_sent_at: None,
             ledger: Ledger::default(),
             allowance: None,
+            escalations: 0,
         }
     }
 
     /// A count that grows each time a decision is made (a result replaced or kept for good): a saved state is
     /// out of date when the revision it was saved at differs.
     pub fn revision(&self) -> usize {
-        self.compacted_results + self.kept.len() + self.holds + self.expired_requests
+        self.compacted_results
+            + self.kept.len()
+            + self.holds
+            + self.expired_requests
+            + self.escalations
     }
 
     /// Its decisions, to save across a restart (see [`SavedState`]).

@@ -195,3 +195,24 @@ fn with_a_retrieval_tool_every_budget_cut_names_its_handle() {
         assert!(text.contains("call fetch_result with"), "{text}");
     }
 }
+
+#[test]
+fn a_restored_compactor_sends_what_the_budgeted_one_sent() {
+    let conv = long_session();
+    let unbudgeted = budgeted(0).compact_history(&conv, None).tokens_after;
+    let limit = (floor(&conv) + unbudgeted) / 2;
+    let mut c = budgeted(limit);
+    let before = c.revision();
+    let report = c.compact_history(&conv, None);
+    assert!(report.new_blocks.iter().any(|b| b.rule == BUDGET_RULE));
+    assert_ne!(
+        c.revision(),
+        before,
+        "a saved state would be thought current"
+    );
+    let mut restored = budgeted(limit);
+    restored.restore(c.save()).unwrap();
+    let again = restored.compact(&conv, None);
+    assert!(again.new_blocks.is_empty(), "{:?}", again.new_blocks);
+    assert_eq!(restored.project(&conv), c.project(&conv));
+}

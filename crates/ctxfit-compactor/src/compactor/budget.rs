@@ -120,6 +120,7 @@ impl Compactor {
                     .get(&site.key)
                     .map(|d| (d.chars_after, d.tokens_after));
                 self.undo(&site);
+                self.escalations += 1;
                 let mut reports = self.commit(conv, &site, change);
                 if let (Some((chars, tokens)), Some(r)) = (sent, reports.first_mut()) {
                     r.chars_before = chars;
