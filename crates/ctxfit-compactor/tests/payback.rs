@@ -32,8 +32,8 @@ fn status() -> (&'static str, Value, String) {
     ("Bash", json!({"command": "git status"}), "clean".to_owned())
 }
 
-/// A profile with the payback rule alone: the regret bound, which can hold a cut that pays back (`ctxfit-replay/tests/promises.rs`),
-/// out of the way.
+/// A profile with the payback rule alone: the regret bound, which can hold a cut that pays back
+/// (`ctxfit-replay/tests/promises.rs`), out of the way.
 fn profile(policy: &str, name: &str) -> Settings {
     let mut s = PolicyFile::parse(policy, "test.toml")
         .unwrap()
