@@ -193,7 +193,7 @@ def load_sessions(path: StrPath, *, format: Optional[str] = None) -> List[Dict[s
 
 def replay(
     paths: Union[StrPath, Iterable[StrPath]],
-    policies: Optional[List[str]] = None,
+    policies: Union[str, List[str], None] = None,
     *,
     prices: str = "anthropic",
     estimator: str = "fast",
