@@ -1,7 +1,8 @@
 //! The compactor's invariants, property-tested on random histories: parallel tool calls, list contents,
 //! multi-byte text, already-compacted results, long listings and tracebacks, JSON lists of records and records
 //! fetched again, under
-//! several profiles. 10,000 cases per invariant by default (`CTXFIT_PROPTEST_CASES` to change it).
+//! several profiles. 1,000 cases per invariant by default, so that `cargo test --workspace` is something a newcomer
+//! waits for; `.ci/run` runs 10,000 in a release build (`CTXFIT_PROPTEST_CASES` sets the count).
 
 use ctxfit_compactor::{Compactor, PolicyFile, Settings};
 use ctxfit_model::{
@@ -269,7 +270,7 @@ fn config() -> ProptestConfig {
     let cases = std::env::var("CTXFIT_PROPTEST_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000);
+        .unwrap_or(1_000);
     ProptestConfig {
         cases,
         failure_persistence: None,
