@@ -66,6 +66,16 @@ fn longest_session(corpus: &std::path::Path) -> ctxfit_import::Session {
         .unwrap()
 }
 
+/// The library's live loop on `conv` as its next request: the messages it sends, as wire JSON.
+fn library_next(library: &mut Compactor, conv: &Conversation) -> Vec<Value> {
+    library.compact(conv, None);
+    library
+        .projection(conv)
+        .messages()
+        .map(|m| wire(conv.format, &m))
+        .collect()
+}
+
 fn forwarded_messages(api: Api, body: &[u8]) -> Vec<Value> {
     let v: Value = serde_json::from_slice(body).unwrap();
     v[api.messages_key()].as_array().unwrap().clone()
@@ -100,12 +110,7 @@ fn the_gateway_decides_as_the_library_and_keeps_the_clients_bytes() {
             conv.system = (format == WireFormat::Anthropic)
                 .then(|| ctxfit_model::Content::from_json("You are a test agent.".into()));
             conv.messages = s.conversation.messages[..messages.len()].to_vec();
-            library.compact(&conv, None);
-            let expected: Vec<Value> = library
-                .projection(&conv)
-                .messages()
-                .map(|m| wire(format, &m))
-                .collect();
+            let expected = library_next(&mut library, &conv);
             let got = forwarded_messages(api, &out.body);
             assert_eq!(got, expected, "request {n}");
             // every message sent as the client sent it is the client's own bytes
@@ -585,12 +590,7 @@ fn a_breakpoint_that_moves_every_request_stays_one_conversation() {
         let mut conv = Conversation::new(format);
         conv.system = Some(ctxfit_model::Content::from_json(system.clone()));
         conv.messages = s.conversation.messages[..messages.len()].to_vec();
-        library.compact(&conv, None);
-        let expected: Vec<Value> = library
-            .projection(&conv)
-            .messages()
-            .map(|m| wire(format, &m))
-            .collect();
+        let expected = library_next(&mut library, &conv);
         let mut got = forwarded_messages(Api::AnthropicMessages, &out.body);
         // ... with the markers of this request where the client put them, and nowhere else
         for (i, m) in got.iter_mut().enumerate() {
