@@ -6,7 +6,7 @@ use anyhow::Result;
 use ctxfit_import::{Session, SourceFormat};
 use ctxfit_replay::{
     default_policies, document, policy_rows, replay_timed, Policy, PolicyRow, PriceModel,
-    SessionReplay, Timing,
+    SessionReplay, Timing, ToolTokens,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
@@ -277,6 +277,61 @@ fn tools_table(rows: &[PolicyRow], uncompacted: usize, limit: usize) -> String {
                 percent(change),
                 w = r.policy.len().max(8)
             ));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// What the agent used again, by tool: the references (as recall counts them) whose latest showing was a result
+/// of each tool, most first, and the share of them each policy still showed when they were used.
+fn references_table(rows: &[PolicyRow], limit: usize) -> String {
+    let Some(first) = rows.first() else {
+        return String::new();
+    };
+    let policies: Vec<&PolicyRow> = rows.iter().filter(|r| r.policy != "none").collect();
+    let mut tools: Vec<&ToolTokens> = first.tools.iter().filter(|t| t.references > 0).collect();
+    tools.sort_by(|a, b| b.references.cmp(&a.references).then(a.tool.cmp(&b.tool)));
+    let kept = |row: &PolicyRow, names: &[&str]| {
+        (row.tools.iter())
+            .filter(|t| names.contains(&t.tool.as_str()))
+            .map(|t| t.references_visible)
+            .sum::<usize>()
+    };
+    let mut lines: Vec<(String, Vec<&str>)> = (tools.iter().take(limit))
+        .map(|t| (t.tool.clone(), vec![t.tool.as_str()]))
+        .collect();
+    if tools.len() > limit {
+        let others = tools.len() - limit;
+        lines.push((
+            format!(
+                "({others} other tool{})",
+                if others == 1 { "" } else { "s" }
+            ),
+            tools[limit..].iter().map(|t| t.tool.as_str()).collect(),
+        ));
+    }
+    let width = (lines.iter().map(|l| l.0.chars().count()))
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut out = format!(
+        "what the agent used again: references whose latest showing was a result of each tool, and the share each policy still showed\n{:<width$}  {:>10}",
+        "tool", "references"
+    );
+    for r in &policies {
+        out.push_str(&format!("  {:>w$}", r.policy, w = r.policy.len().max(8)));
+    }
+    out.push('\n');
+    for (name, names) in lines {
+        let refs: usize = (first.tools.iter())
+            .filter(|t| names.contains(&t.tool.as_str()))
+            .map(|t| t.references)
+            .sum();
+        out.push_str(&format!("{name:<width$}  {:>10}", thousands(refs)));
+        for r in &policies {
+            let share = format!("{:.1}%", 100.0 * kept(r, &names) as f64 / refs as f64);
+            out.push_str(&format!("  {share:>w$}", w = r.policy.len().max(8)));
         }
         out.push('\n');
     }
@@ -669,6 +724,7 @@ pub fn run(args: Args) -> Result<()> {
                 .map(|t| t.uncompacted_tokens)
                 .sum();
             out.push_str(&tools_table(&rows, uncompacted, limit));
+            out.push_str(&references_table(&rows, limit));
         }
         emit(None, &out)?;
     }

@@ -1137,6 +1137,7 @@ fn replay_by_tool_shows_where_the_tokens_go() {
     let table: Vec<&str> = out
         .lines()
         .skip_while(|l| !l.starts_with("where the tokens go"))
+        .take_while(|l| !l.starts_with("what the agent used again"))
         .collect();
     assert_eq!(
         table.len(),
@@ -1180,6 +1181,32 @@ fn replay_by_tool_shows_where_the_tokens_go() {
     let read = |i: usize| tools(i).into_iter().find(|t| t["tool"] == "Read").unwrap();
     assert_eq!(read(0)["input_tokens"], read(0)["uncompacted_tokens"]);
     assert!(read(1)["input_tokens"].as_u64() < read(1)["uncompacted_tokens"].as_u64());
+    // every reference is counted under one tool: per tool they add up to the policy's own, kept and all
+    for (i, row) in rows.iter().enumerate() {
+        let sum =
+            |field: &str| -> u64 { tools(i).iter().map(|t| t[field].as_u64().unwrap()).sum() };
+        assert_eq!(sum("references"), row["references"].as_u64().unwrap());
+        assert_eq!(
+            sum("references_visible"),
+            row["references_visible"].as_u64().unwrap()
+        );
+    }
+    assert!(rows[1]["references_visible"].as_u64() < rows[1]["references"].as_u64());
+    // and the table of them: most used first, `smart`'s share of each; none keeps every one
+    let used: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("what the agent used again"))
+        .collect();
+    assert_eq!(used.len(), 5, "a header, two tools, the others:\n{out}");
+    assert!(
+        used[1].starts_with("tool ") && used[1].ends_with("smart"),
+        "{out}"
+    );
+    assert!(
+        used[2].starts_with("Read ") && used[3].starts_with("Grep "),
+        "{out}"
+    );
+    assert!(used[2..].iter().all(|l| l.ends_with('%')), "{out}");
 }
 
 #[test]
@@ -1353,4 +1380,48 @@ fn stats_and_convert_walk_a_folder() {
         assert_eq!(v["messages"][2]["role"], "tool", "{file}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_readmes_figures_are_what_the_sample_replays_to() {
+    // README, "What works today": `smart` on the embedded sample, against the bill and of the messages alone
+    let o = ctxfit(
+        &[
+            "replay", "--sample", "--json", "--policy", "none", "--policy", "oracle", "--policy",
+            "smart",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let smart = &v["policies"][2];
+    assert_eq!(smart["policy"], "smart");
+    let pct = |x: &serde_json::Value| format!("{:.1}", 100.0 * x.as_f64().unwrap());
+    assert_eq!(
+        [
+            pct(&smart["billed"]["tokens_saved"]),
+            pct(&smart["recall"]),
+            pct(&smart["billed"]["cost_vs_none"]["anthropic"]),
+            pct(&smart["tokens_saved"]),
+            pct(&smart["cost_vs_none"]["anthropic"]),
+        ],
+        ["11.4", "98.5", "-7.6", "20.0", "-12.8"]
+    );
+    assert_eq!(
+        format!("{:.0}", 100.0 * smart["share_of_oracle"].as_f64().unwrap()),
+        "42"
+    );
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    for figure in [
+        "11.4% fewer",
+        "98.5% recall",
+        "7.6% less",
+        "20.0% and 12.8%",
+    ] {
+        assert!(
+            readme.contains(figure),
+            "the README no longer says {figure:?}"
+        );
+    }
 }

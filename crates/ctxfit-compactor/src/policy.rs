@@ -199,6 +199,13 @@ fn invalid(path: impl Into<String>, message: impl Into<String>) -> PolicyError {
     }
 }
 
+/// Of a stale log, `smart` keeps this many first lines (with the last [`SMART_LOG_TAIL`] and every outcome).
+const SMART_LOG_HEAD: usize = 10;
+/// Of a stale log, `smart` keeps this many last lines.
+const SMART_LOG_TAIL: usize = 30;
+/// Of a stale listing or search, `smart` keeps this many first lines.
+const SMART_LISTING_KEEP: usize = 60;
+
 /// Names of the built-in profiles.
 pub const BUILT_IN_PROFILES: &[&str] = &[
     "anthropic-clear",
@@ -234,13 +241,17 @@ pub fn built_in(name: &str) -> Option<ProfileSpec> {
             // would take it past that waits until the savings so far cover it
             max_regret: Some(0.03),
             // each stale result is decided as soon as the model has answered it: the cache breaks only over that
-            // result and the answer, and the excerpt rule cuts only where it saves a tenth or more
+            // result and the answer, and the excerpt rule cuts only where it saves a tenth or more. Of a log it
+            // keeps the first 10 and last 30 lines and the outcomes, of a listing the first 60 lines: what it
+            // takes for 95% of the references to shell output to stay, on the sessions of a shell-only agent
+            // (Codex CLI; docs/benchmarks.md, "Recall and the excerpt's reach"); nothing else cuts a result
             rules: Some(vec![
                 rule_for("edit-file", &["edit_file"], Value::Null),
-                rule_for("excerpt", &["*"], Value::Null),
-                rule_for("bash", &["bash"], Value::Null),
-                // a listing `excerpt` left whole stays only until the next one of its tool
-                rule_for("recent", &["listing"], serde_json::json!({"keep": 1})),
+                rule_for(
+                    "excerpt",
+                    &["*"],
+                    serde_json::json!({"log_head": SMART_LOG_HEAD, "log_tail": SMART_LOG_TAIL, "listing_keep": SMART_LISTING_KEEP}),
+                ),
             ]),
             ..ProfileSpec::default()
         }),

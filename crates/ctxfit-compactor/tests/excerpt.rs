@@ -9,12 +9,18 @@ use common::{result_texts, session, EAGER};
 use ctxfit_model::Conversation;
 use serde_json::json;
 
-/// The text of every result after one-shot compaction under `smart`'s rules, every cut made at once.
-fn smart(conv: &Conversation) -> Vec<String> {
+/// `smart` with the `excerpt` rule at its own defaults (`smart` keeps more of logs and listings), every cut
+/// made at once.
+const EXCERPT: &str = "[profiles.excerpt]\nextends = \"smart\"\ncache_write_premium = 0\n\
+    [[profiles.excerpt.rules]]\nrule = \"edit-file\"\ntools = [\"edit_file\"]\n\
+    [[profiles.excerpt.rules]]\nrule = \"excerpt\"\n";
+
+/// The text of every result after one-shot compaction by the `excerpt` rule at its defaults.
+fn excerpted(conv: &Conversation) -> Vec<String> {
     under(
         conv,
-        &PolicyFile::parse(EAGER, "eager.toml").unwrap(),
-        "eager",
+        &PolicyFile::parse(EXCERPT, "excerpt.toml").unwrap(),
+        "excerpt",
     )
 }
 
@@ -61,7 +67,7 @@ fn a_re_read_keeps_only_what_changed_and_the_first_read_loses_only_its_numbers()
         read(numbered(&after, 1)),
         ("Bash", json!({"command": "ls"}), "ok".into()),
     ]);
-    let out = smart(&conv);
+    let out = excerpted(&conv);
     let expect_first = format!(
         "[lines 1–60; numbers dropped, count from 1]\n{}",
         before.join("\n")
@@ -86,7 +92,7 @@ fn a_long_log_keeps_head_tail_and_outcomes() {
     log[120] = "test_module::case_120 ... FAILED".into();
     log[121] = "thread 'case_120' panicked at src/lib.rs:40:9".into();
     let conv = stale_shell("cargo test", &log);
-    let out = smart(&conv);
+    let out = excerpted(&conv);
     let lines: Vec<&str> = out[0].lines().collect();
     assert_eq!(
         &lines[..2],
@@ -113,7 +119,7 @@ fn a_commands_json_or_manual_is_a_document_kept_whole_where_a_log_is_cut() {
         })
         .collect();
     let log = stale_shell("./sync.sh", &entries);
-    let cut = smart(&log);
+    let cut = excerpted(&log);
     assert!(
         cut[0].lines().count() < 12,
         "a log keeps its head, tail and outcomes: {}",
@@ -124,7 +130,7 @@ fn a_commands_json_or_manual_is_a_document_kept_whole_where_a_log_is_cut() {
     json.extend(entries.iter().cloned());
     json.push("]".to_owned());
     for command in ["bd list --json", "curl -s https://api.example.com/issues"] {
-        let out = smart(&stale_shell(command, &json));
+        let out = excerpted(&stale_shell(command, &json));
         assert_eq!(out[0], json.join("\n"), "{command}");
     }
     // Codex CLI wraps a command's output in a few lines of its own
@@ -135,7 +141,7 @@ fn a_commands_json_or_manual_is_a_document_kept_whole_where_a_log_is_cut() {
     ];
     wrapped.extend(json.iter().cloned());
     assert_eq!(
-        smart(&stale_shell("gh issue list --json id,title", &wrapped))[0],
+        excerpted(&stale_shell("gh issue list --json id,title", &wrapped))[0],
         wrapped.join("\n")
     );
 
@@ -148,13 +154,13 @@ fn a_commands_json_or_manual_is_a_document_kept_whole_where_a_log_is_cut() {
         "man rsync",
     ] {
         assert_eq!(
-            smart(&stale_shell(command, &manual))[0],
+            excerpted(&stale_shell(command, &manual))[0],
             manual.join("\n"),
             "{command}"
         );
     }
     assert!(
-        smart(&stale_shell("./configure", &manual))[0].contains("lines omitted]"),
+        excerpted(&stale_shell("./configure", &manual))[0].contains("lines omitted]"),
         "the same text printed by a run is its log"
     );
 }
@@ -182,7 +188,7 @@ fn a_stale_traceback_keeps_the_agents_own_frames_and_the_error() {
     log.push("ValueError: bad value".into());
     log.extend((0..4).map(|i| format!("cleanup {i}")));
     let conv = stale_shell("python repro.py", &log);
-    let out = smart(&conv);
+    let out = excerpted(&conv);
     let lines: Vec<&str> = out[0].lines().collect();
     // the agent's own frames and the error
     assert!(
@@ -245,7 +251,7 @@ fn a_deep_traceback_keeps_where_it_started_and_where_it_failed() {
         )
     };
 
-    let out = smart(&conv);
+    let out = excerpted(&conv);
     let lines: Vec<&str> = out[0].lines().collect();
     let frames = |part: &[&str]| -> Vec<String> {
         part.iter()
@@ -308,7 +314,7 @@ fn a_gap_of_one_short_line_keeps_the_line() {
     );
     log.extend((0..4).map(|i| format!("summary line {i}")));
     let conv = stale_shell("make", &log);
-    let out = smart(&conv);
+    let out = excerpted(&conv);
     let lines: Vec<&str> = out[0].lines().collect();
     assert_eq!(
         lines[2..9],
@@ -355,7 +361,7 @@ fn a_long_listing_keeps_each_entrys_mode_and_name() {
         ("Bash", json!({"command": "ls -la src"}), short.clone()),
         ("Bash", json!({"command": "git status"}), "clean".into()),
     ]);
-    let got = smart(&conv);
+    let got = excerpted(&conv);
     let mut want = vec![
         "/testbed".to_owned(),
         "total 172".to_owned(),
@@ -382,12 +388,43 @@ fn a_long_listing_keeps_its_first_lines_and_a_short_one_stays() {
         ),
         ("Bash", json!({"command": "true"}), "".into()),
     ]);
-    let out = smart(&conv);
+    let out = excerpted(&conv);
     let lines: Vec<&str> = out[0].lines().collect();
     assert_eq!(lines.len(), 22);
     assert_eq!(lines[19], hits[19]);
     assert_eq!(lines[20], "[… 280 lines omitted]");
     assert_eq!(out[1], "src/main.rs:1:fn main()");
+}
+
+#[test]
+fn smart_keeps_ten_first_thirty_last_lines_of_a_log_and_sixty_of_a_listing() {
+    let smart = PolicyFile::parse(EAGER, "eager.toml").unwrap();
+    let mut log: Vec<String> = (0..300)
+        .map(|i| format!("step {i:03}: processed batch {i} of the import"))
+        .collect();
+    log[150] = "error: batch 150 could not be read".into();
+    let out = under(&stale_shell("./import.sh", &log), &smart, "eager");
+    let lines: Vec<&str> = out[0].lines().collect();
+    let log: Vec<&str> = log.iter().map(String::as_str).collect();
+    assert_eq!(&lines[..10], &log[..10]);
+    assert_eq!(lines[10], "[… 140 lines omitted]", "{lines:?}");
+    assert_eq!(lines[11], log[150]);
+    assert_eq!(lines[12], "[… 119 lines omitted]", "{lines:?}");
+    assert_eq!(&lines[13..43], &log[270..]);
+    assert_eq!(lines.len(), 44);
+
+    let hits: Vec<String> = (0..300)
+        .map(|i| format!("src/module_{i}/mod.rs:{}:fn handler_{i}()", i + 10))
+        .collect();
+    let conv = session(&[
+        ("Grep", json!({"pattern": "fn handler"}), hits.join("\n")),
+        ("Bash", json!({"command": "true"}), "".into()),
+    ]);
+    let out = under(&conv, &smart, "eager");
+    let lines: Vec<&str> = out[0].lines().collect();
+    assert_eq!(lines.len(), 62);
+    assert_eq!(lines[59], hits[59]);
+    assert_eq!(lines[60], "[… 240 lines omitted]");
 }
 
 #[test]
@@ -401,7 +438,7 @@ fn small_results_and_results_without_lines_to_spare_are_kept() {
         ),
         ("Bash", json!({"command": "true"}), "".into()),
     ]);
-    assert_eq!(smart(&conv), ["hi", "short file\nwithout numbers", ""]);
+    assert_eq!(excerpted(&conv), ["hi", "short file\nwithout numbers", ""]);
 }
 
 /// A flight search's answer as an airline API writes it: one line of JSON, `n` records.
@@ -422,7 +459,7 @@ fn flights(n: usize) -> String {
 fn a_long_list_of_records_keeps_the_first_whole_and_the_key_of_the_others() {
     let search = flights(20);
     let call = |name: &'static str, text: String| (name, json!({"origin": "JFK"}), text);
-    let out = smart(&session(&[
+    let out = excerpted(&session(&[
         call("search_direct_flight", search.clone()),
         call("get_user_details", "{}".into()),
     ]));
@@ -448,13 +485,13 @@ fn a_long_list_of_records_keeps_the_first_whole_and_the_key_of_the_others() {
     let kept = [flights(8), comments.clone()];
     assert!(kept[0].len() < 2_000 && kept[1].len() > 2_000);
     for text in kept {
-        let out = smart(&session(&[
+        let out = excerpted(&session(&[
             call("search_direct_flight", text.clone()),
             call("get_user_details", "{}".into()),
         ]));
         assert_eq!(out[0], text);
     }
-    let out = smart(&stale_shell(
+    let out = excerpted(&stale_shell(
         "curl -s https://api.example.com/flights",
         std::slice::from_ref(&search),
     ));
@@ -484,7 +521,7 @@ fn a_record_fetched_again_keeps_the_fields_that_changed() {
     let call = |name: &'static str, text: String| (name, json!({"reservation_id": "JG7FMM"}), text);
     let before = reservation("JG7FMM", "business", &[7136]);
     let after = reservation("JG7FMM", "economy", &[7136, -6594]);
-    let out = smart(&session(&[
+    let out = excerpted(&session(&[
         call("get_reservation_details", before.clone()),
         call("update_reservation_cabin", after.clone()),
         call("get_user_details", "{}".into()),
@@ -536,7 +573,7 @@ fn a_record_fetched_again_keeps_the_fields_that_changed() {
         (before.clone(), other.clone()),
         (pretty.clone(), before.clone()),
     ] {
-        let out = smart(&session(&[
+        let out = excerpted(&session(&[
             call("get_reservation_details", first.clone()),
             call("get_reservation_details", second.clone()),
             call("get_user_details", "{}".into()),
@@ -545,7 +582,7 @@ fn a_record_fetched_again_keeps_the_fields_that_changed() {
     }
     let short = r#"{"id": "A1", "cabin": "economy", "insurance": "yes", "note": "a note long enough that the rest counts"}"#;
     let changed = r#"{"id": "A1", "cabin": "business", "insurance": "yes", "note": "a note long enough that the rest counts"}"#;
-    let out = smart(&session(&[
+    let out = excerpted(&session(&[
         call("get_reservation_details", short.into()),
         call("get_reservation_details", changed.into()),
         call("get_user_details", "{}".into()),
@@ -569,6 +606,7 @@ fn on_every_corpus_session_an_excerpt_is_the_originals_lines_in_order() {
     let corpus =
         corpus_dir().expect("the shared corpus is missing (../shared/corpus or CTXFIT_CORPUS)");
     let (mut excerpts, mut json_excerpts, mut fields_excerpts) = (0, 0, 0);
+    let eager = PolicyFile::parse(EAGER, "eager.toml").unwrap();
     for path in corpus_trajectory_files(&corpus) {
         for s in import_file(&path, None).unwrap() {
             let conv = &s.conversation;
@@ -588,7 +626,8 @@ fn on_every_corpus_session_an_excerpt_is_the_originals_lines_in_order() {
                     })
                 })
                 .collect();
-            let after = smart(conv);
+            // under `smart` itself, every cut made at once
+            let after = under(conv, &eager, "eager");
             assert_eq!(before.len(), after.len());
             for (b, a) in before.iter().zip(&after) {
                 if a.replace('\n', "") == b.replace('\n', "") || !a.lines().any(is_marker) {

@@ -37,7 +37,7 @@ use crate::{errors, estimator, settings, shielded};
 /// >>> for i in range(3):
 /// ...     call = {"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": "ls -R"}}
 /// ...     history.append({"role": "assistant", "content": [call]})
-/// ...     listing = "\n".join(f"src/pkg/mod_{k}.py" for k in range(300))
+/// ...     listing = "\n".join(f"src/pkg/mod_{k}.py" for k in range(1000))
 /// ...     result = {"type": "tool_result", "tool_use_id": f"t{i}", "content": listing}
 /// ...     history.append({"role": "user", "content": [result]})
 /// ...     request = compactor.compact(history)

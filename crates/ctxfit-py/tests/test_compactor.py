@@ -59,7 +59,7 @@ def listing(n):
 def written_session(turns=6):
     messages = short("List the tree, then summarise it.")
     for i in range(turns):
-        messages += tool_turn(i, listing(400 + i))
+        messages += tool_turn(i, listing(1000 + i))
     messages.append({"role": "assistant", "content": [{"type": "text", "text": "Done."}]})
     return messages
 

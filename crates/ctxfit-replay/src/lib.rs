@@ -560,6 +560,7 @@ pub fn replay_timed(
             let cost = prices.cost(cache_read_tokens, cache_write_tokens);
             let refs = provenance.references(&conv.messages, mi);
             let seen = refs.iter().filter(|id| visible.contains(id)).count();
+            tally.used(&refs, |id| visible.contains(id));
             turns.push(TurnStats {
                 message: mi,
                 input_tokens,

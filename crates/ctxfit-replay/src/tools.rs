@@ -15,6 +15,8 @@ use ctxfit_tokens::TokenEstimator;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
+use crate::idents::identifiers;
+
 /// What one tool's results cost over a replay.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ToolTokens {
@@ -27,6 +29,10 @@ pub struct ToolTokens {
     pub input_tokens: usize,
     /// The same with no compaction.
     pub uncompacted_tokens: usize,
+    /// References (as recall counts them) whose latest showing before they were used was a result of this tool.
+    pub references: usize,
+    /// Those of them the request that preceded their use still showed.
+    pub references_visible: usize,
 }
 
 /// The name a tool's results are counted under: the tool's own, or for a shell command the tool's and the
@@ -58,6 +64,8 @@ pub(crate) struct Tally {
     /// per tool: its results' tokens as sent now, and as they were
     sent: Vec<usize>,
     source: Vec<usize>,
+    /// identifier → the tool whose result showed it last
+    shown: FxHashMap<String, usize>,
 }
 
 impl Tally {
@@ -94,6 +102,16 @@ impl Tally {
                     self.source[t] += tokens;
                     self.at.insert((mi, bi), self.results.len());
                     self.results.push((mi, t, tokens));
+                    crate::for_each_text(block, |text| {
+                        for id in identifiers(text) {
+                            match self.shown.get_mut(id) {
+                                Some(at) => *at = t,
+                                None => {
+                                    self.shown.insert(id.to_owned(), t);
+                                }
+                            }
+                        }
+                    });
                 }
                 _ => {}
             }
@@ -127,6 +145,21 @@ impl Tally {
         }
     }
 
+    /// A response used `references`; `visible` tells which of them its request showed. Each is counted under
+    /// the tool whose result showed it last.
+    pub(crate) fn used(
+        &mut self,
+        references: &rustc_hash::FxHashSet<String>,
+        visible: impl Fn(&str) -> bool,
+    ) {
+        for id in references {
+            if let Some(&t) = self.shown.get(id.as_str()) {
+                self.tools[t].references += 1;
+                self.tools[t].references_visible += usize::from(visible(id));
+            }
+        }
+    }
+
     /// The tools whose results the session had, most costly first (uncompacted), then by name.
     pub(crate) fn finish(self) -> Vec<ToolTokens> {
         costliest_first(self.tools.into_iter().filter(|t| t.results > 0).collect())
@@ -145,6 +178,8 @@ pub fn sum_tools<'a>(lists: impl IntoIterator<Item = &'a [ToolTokens]>) -> Vec<T
             e.results += t.results;
             e.input_tokens += t.input_tokens;
             e.uncompacted_tokens += t.uncompacted_tokens;
+            e.references += t.references;
+            e.references_visible += t.references_visible;
         }
     }
     costliest_first(by.into_values().collect())

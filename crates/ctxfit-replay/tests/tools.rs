@@ -14,9 +14,9 @@ fn session() -> ctxfit_model::Conversation {
         .map(|i| format!("fn step_{i}(x: u32) -> u32 {{ x + {i} }}"))
         .collect::<Vec<_>>()
         .join("\n");
-    let log = (1..=300)
+    let log = (1..=1000)
         .map(|i| format!("test tests::case_{i} ... ok"))
-        .chain(["test result: FAILED. 299 passed; 1 failed".to_owned()])
+        .chain(["test result: FAILED. 999 passed; 1 failed".to_owned()])
         .collect::<Vec<_>>()
         .join("\n");
     let calls = [
