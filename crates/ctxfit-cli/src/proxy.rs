@@ -50,6 +50,11 @@ pub struct Args {
     /// restart is replayed from its history (the same bytes, unless the budget trigger fired on reported usage).
     #[arg(long, value_name = "DIR")]
     state: Option<std::path::PathBuf>,
+    /// Seconds the provider keeps its prompt cache, whatever requests state (default: what each request states —
+    /// five minutes, or an hour where it asks for one — else the profile's `cache_ttl`). After a pause longer
+    /// than this the cache has expired, and every cut that was waiting for its cache write to pay is made.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    cache_ttl: Option<u64>,
     /// Conversations the state keeps at most; the least recently used go first.
     #[arg(long, default_value_t = StoreLimits::default().max_conversations, requires = "state")]
     state_max_conversations: usize,
@@ -107,6 +112,7 @@ pub fn run(args: Args) -> Result<()> {
         header_timeout: Duration::from_secs(args.header_timeout),
         upstream_timeout: Duration::from_secs(args.upstream_timeout),
         state: args.state.clone(),
+        cache_ttl: args.cache_ttl.map(Duration::from_secs),
         state_limits: StoreLimits {
             max_conversations: args.state_max_conversations,
             ttl: (args.state_ttl > 0).then(|| Duration::from_secs(args.state_ttl)),

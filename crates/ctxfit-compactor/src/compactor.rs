@@ -890,6 +890,7 @@ impl Compactor {
             },
             new_blocks,
             held_back,
+            cache_expired: expired,
         };
         if let Some(note) = report.note() {
             tracing::info!(target: "ctxfit", "{note}");

@@ -80,6 +80,10 @@ pub struct Report {
     pub budget: usize,
     /// Cuts the rules chose that the reclaim checks held back this request, if any.
     pub held_back: Option<HeldBack>,
+    /// Whether the request came longer than the provider's cache lives after the previous one (only known when
+    /// its time was given, [`Compactor::compact_at`](crate::Compactor::compact_at)): nothing of it is read from
+    /// the cache, and every cut that was waiting for its cache write to pay was free to make.
+    pub cache_expired: bool,
 }
 
 impl Report {

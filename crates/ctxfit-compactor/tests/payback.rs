@@ -271,6 +271,15 @@ fn a_waiting_cut_is_made_when_the_cache_has_expired() {
         .as_ref()
         .is_some_and(|h| h.reason == HoldReason::CacheWritePremium)));
     assert!(sent_text(&c, &conv, 2).starts_with("[lines 1–400; numbers dropped, count from 1]\n"));
+    // the report says which request found the cache expired: the one after the pause, and no other
+    let expired = |reports: &[Report]| -> Vec<usize> {
+        (reports.iter().enumerate())
+            .filter(|(_, r)| r.cache_expired)
+            .map(|(k, _)| k)
+            .collect()
+    };
+    assert_eq!(expired(&cold), [5]);
+    assert_eq!(expired(&warm), [0usize; 0]);
     // a profile that says the cache lives an hour (or forever, 0) keeps waiting through the same pause
     for ttl in [3600, 0] {
         let hour = profile(

@@ -86,6 +86,9 @@ pub struct Gateway {
     pub max_conversations: usize,
     /// Conversations idle this long are forgotten (and replayed if they come back); `None`: never.
     pub max_idle: Option<std::time::Duration>,
+    /// Seconds the provider keeps its prompt cache, whatever requests state (`None`: what each states, else the
+    /// profile's `cache_ttl`).
+    pub cache_ttl: Option<u64>,
     /// Where decisions are kept across restarts, if anywhere.
     store: Option<Arc<Store>>,
 }
@@ -116,6 +119,7 @@ impl Gateway {
             requests: 0,
             max_conversations: DEFAULT_MAX_CONVERSATIONS,
             max_idle: None,
+            cache_ttl: None,
             store: None,
         })
     }
@@ -417,7 +421,7 @@ impl Gateway {
         // the cache the client asks for, if its request says: an Anthropic `cache_control` of one hour on a
         // block, a tool or the request, or OpenAI's 24-hour `prompt_cache_retention`
         let stated = ctxfit_compactor::stated_cache_ttl(&c.conv, first_new).max(requested);
-        if let Some(ttl) = stated {
+        if let Some(ttl) = self.cache_ttl.or(stated) {
             c.compactor.set_cache_ttl(ttl);
         }
         if let Some(tip) = c.chain.last() {

@@ -10,9 +10,12 @@
 //!   buffered; an upstream error is passed through unchanged.
 //! * `x-ctxfit-bypass: 1` forwards a request untouched; `x-ctxfit-profile: NAME` picks a profile;
 //!   `x-ctxfit-session: ID` names the conversation. The answer carries `x-ctxfit-conversation`,
-//!   `x-ctxfit-tokens-before`, `x-ctxfit-tokens-after` and `x-ctxfit-tokens-saved`.
+//!   `x-ctxfit-tokens-before`, `x-ctxfit-tokens-after` and `x-ctxfit-tokens-saved`, and
+//!   `x-ctxfit-cache-expired: 1` when the request came after a pause longer than the provider's cache lives.
 //! * `GET /ctxfit/stats` (JSON) and `GET /metrics` (Prometheus text): requests, tokens in and forwarded, tokens
 //!   saved, conversations, per API.
+//! * `HEAD /`, a client's reachability check that names no API (Claude Code sends one first), is answered by the
+//!   proxy itself with 200.
 //! * Credentials (`x-api-key`, `authorization`) are forwarded and never logged or stored; only the configured
 //!   upstreams are ever called; a body over the size cap gets 413, a malformed one a 400 in the API's own error
 //!   shape, an unreachable upstream a 502.
@@ -70,6 +73,9 @@ pub struct ProxyConfig {
     pub state: Option<std::path::PathBuf>,
     /// What the state keeps at most.
     pub state_limits: StoreLimits,
+    /// How long the provider keeps its prompt cache, overriding what requests state (`None`: what each request
+    /// states, else the profile's `cache_ttl`).
+    pub cache_ttl: Option<Duration>,
 }
 
 impl Default for ProxyConfig {
@@ -86,6 +92,7 @@ impl Default for ProxyConfig {
             header_timeout: Duration::from_secs(30),
             upstream_timeout: Duration::from_secs(600),
             state: None,
+            cache_ttl: None,
             state_limits: StoreLimits::default(),
         }
     }
@@ -159,6 +166,7 @@ fn gateway(
     let mut g = Gateway::new(settings).map_err(|e| e.to_string())?;
     g.max_conversations = config.max_conversations;
     g.max_idle = config.max_idle;
+    g.cache_ttl = config.cache_ttl.map(|d| d.as_secs());
     if let Some(store) = store {
         g.set_store(Arc::clone(store));
     }
@@ -325,6 +333,11 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
         );
         return r;
     }
+    if req.method() == Method::HEAD && path == "/" {
+        // a client's reachability check (Claude Code sends one before its first request, with nothing that says
+        // which API it is for): the proxy is what it reaches, and answers itself
+        return Response::new(full(String::new()));
+    }
     if req.headers().contains_key(hyper::header::UPGRADE) {
         // a protocol switch (Codex CLI opens the Responses API as a WebSocket first) is not relayed: refused at
         // once with 426, which the client takes as "no WebSocket here" and uses HTTPS instead — forwarding it
@@ -461,6 +474,12 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
                 if let Ok(v) = HeaderValue::from_str(&v) {
                     extra.insert(HeaderName::from_static(k), v);
                 }
+            }
+            if f.report.cache_expired {
+                extra.insert(
+                    HeaderName::from_static("x-ctxfit-cache-expired"),
+                    HeaderValue::from_static("1"),
+                );
             }
             Bytes::from(f.body)
         }

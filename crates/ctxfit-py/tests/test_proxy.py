@@ -11,12 +11,13 @@ import re
 import subprocess
 import threading
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 
 import ctxfit
 from conftest import REPO, session_files
+from loopback import JsonAnswers
 
 anthropic = pytest.importorskip("anthropic")
 openai = pytest.importorskip("openai")
@@ -32,8 +33,7 @@ def ctxfit_binary():
     pytest.skip("the ctxfit binary is not built: the proxy tests are skipped")
 
 
-class Upstream(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # chunked answers need it
+class Upstream(JsonAnswers):
     received = []
     first_event_seen = threading.Event()
 
@@ -70,14 +70,6 @@ class Upstream(BaseHTTPRequestHandler):
             })
         self.send_json(404, {"error": "no such path"})
 
-    def send_json(self, status, obj):
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
     def sse(self, events):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -110,9 +102,6 @@ class Upstream(BaseHTTPRequestHandler):
                                             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
         self.sse([(None, chunk({"role": "assistant", "content": ""})), (None, chunk({"content": "streamed"})),
                   (None, chunk({}, "stop")), (None, "[DONE]")])
-
-    def log_message(self, *args):
-        pass
 
 
 @pytest.fixture(scope="module")

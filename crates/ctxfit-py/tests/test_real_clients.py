@@ -1,0 +1,231 @@
+"""The real Claude Code and Codex CLI, from the npm registry, through `ctxfit proxy`, against a scripted upstream.
+
+Everything is on 127.0.0.1 (`.ci/run` runs this file in a network namespace with nothing but loopback): the
+scripted model (`loopback.py`) asks each client to read a large file, run a long and a short shell command and edit
+the file, then answers; a relay between the client and the proxy keeps the client's own bytes and the proxy's
+answers. Each client runs the session twice, once with a pause longer than the proxy's `--cache-ttl` in it.
+
+`.ci/run` installs the clients (`npm install` into `target/npm-clients`, versions pinned there) and sets
+`CTXFIT_REQUIRE_CLIENTS=1`; elsewhere the tests skip when the clients are not installed.
+"""
+
+import json
+import os
+import re
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from loopback import STREAM_GAP, Relay, ScriptedAnthropic, ScriptedResponses, serve
+from test_proxy import ctxfit_binary
+
+CLIENTS = Path(os.environ.get("CTXFIT_CLIENTS", REPO / "target" / "npm-clients"))
+CACHE_TTL = 4  # seconds: the proxy's --cache-ttl
+PAUSE = 6  # seconds the upstream waits before one answer: longer than the cache lives
+SECRET = "sk-test-secret-of-the-client"
+
+
+def client(name):
+    exe = CLIENTS / "node_modules" / ".bin" / name
+    if not exe.exists():
+        if os.environ.get("CTXFIT_REQUIRE_CLIENTS") == "1":
+            pytest.fail(f"{exe} is not installed (.ci/run installs it with npm)")
+        pytest.skip(f"{name} is not installed in {CLIENTS} (npm install --prefix {CLIENTS} …, as .ci/run does)")
+    return str(exe)
+
+
+def project(tmp_path):
+    """A working folder with one large source file: 1,500 small functions."""
+    (tmp_path / "src").mkdir()
+    big = tmp_path / "src" / "big.py"
+    big.write_text("\n".join(f"def handler_{i}(request):\n    return respond(request, code={i})\n" for i in range(1500)))
+    return big
+
+
+# an origin where nothing listens: the other API's upstream, which no request of the client may reach
+NOWHERE = "http://127.0.0.1:9"
+
+
+def start_proxy(anthropic, openai):
+    p = subprocess.Popen(
+        [str(ctxfit_binary()), "proxy", "--listen", "127.0.0.1:0", "--upstream-anthropic", anthropic,
+         "--upstream-openai", openai, "--cache-ttl", str(CACHE_TTL)],
+        stderr=subprocess.PIPE, text=True,
+    )
+    m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", p.stderr.readline())
+    assert m, "the proxy did not start"
+    lines = []
+    threading.Thread(target=lambda: lines.extend(p.stderr), daemon=True).start()
+    return p, int(m.group(1)), lines
+
+
+def run_session(handler, script, pause_before, command, env, cwd, prepare=None):
+    """One scripted session of a real client through the proxy: the client's outcome, the relay's exchanges (the
+    client's requests and the proxy's answers) and the bodies the upstream received, in order. `{origin}` in the
+    command and the environment is the relay's origin; `prepare(origin)` writes what else needs it."""
+    handler.received = []
+    handler.script = script
+    handler.pause_before = pause_before
+    httpd, upstream = serve(handler)
+    anthropic = handler is ScriptedAnthropic
+    proxy, port, lines = start_proxy(upstream if anthropic else NOWHERE, NOWHERE if anthropic else upstream)
+    relay = Relay(port)
+    try:
+        if prepare:
+            prepare(relay.origin)
+        out = subprocess.run([c.replace("{origin}", relay.origin) for c in command], cwd=cwd,
+                             env={k: v.replace("{origin}", relay.origin) for k, v in env.items()},
+                             capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+    finally:
+        proxy.terminate()
+        proxy.wait(10)
+        relay.close()
+        httpd.shutdown()
+    # nothing the proxy printed holds the client's key
+    assert not any(SECRET in line for line in lines), lines
+    return out, relay.exchanges(), list(handler.received)
+
+
+def array_items(raw, key):
+    """The raw text of each element of the top-level array `key` of a JSON object, as it was written."""
+    text = raw.decode()
+    decoder = json.JSONDecoder()
+    ws = re.compile(r"[ \t\n\r]*")
+    i = ws.match(text, 1).end()
+    while text[i] != "}":
+        name, i = decoder.raw_decode(text, i)
+        i = ws.match(text, ws.match(text, i).end() + 1).end()  # past the colon
+        if name == key:
+            items, i = [], ws.match(text, i + 1).end()
+            while text[i] != "]":
+                _, end = decoder.raw_decode(text, i)
+                items.append(text[i:end])
+                i = ws.match(text, end).end()
+                if text[i] == ",":
+                    i = ws.match(text, i + 1).end()
+            return items
+        _, i = decoder.raw_decode(text, i)
+        i = ws.match(text, i).end()
+        if text[i] == ",":
+            i = ws.match(text, i + 1).end()
+    return None
+
+
+def check_forwarding(main, received, key):
+    """What the proxy forwarded of each request is the client's own bytes, but for the tool results it cut."""
+    assert len(main) == len(received)
+    for exchange, (_, forwarded, _) in zip(main, received):
+        sent, out = array_items(exchange["body"], key), array_items(forwarded, key)
+        assert len(sent) == len(out)
+        for a, b in zip(sent, out):
+            if json.loads(a) == json.loads(b):
+                assert a == b, "an untouched message was not forwarded byte for byte"
+            else:
+                # only a result changed: the same message otherwise
+                a, b = json.loads(a), json.loads(b)
+                assert a.get("role") == b.get("role") and a.get("type") == b.get("type")
+                assert "tool_result" in json.dumps(a) or a.get("type") == "function_call_output", a
+
+
+def check_session(out, exchanges, received, main_path, key):
+    """One conversation, streamed as it came, forwarded as sent; the tokens the proxy forwarded in all."""
+    assert out.returncode == 0, out.stderr[-3000:]
+    main = [e for e in exchanges if e["method"] == "POST" and e["path"].split("?")[0] == main_path
+            and '"tools"' in e["body"].decode()]
+    assert len(main) == 5, [(e["method"], e["path"]) for e in exchanges]
+    # every request of the session was one conversation to the proxy
+    conversations = {e["headers"].get("x-ctxfit-conversation") for e in main}
+    assert len(conversations) == 1 and None not in conversations, conversations
+    # the answers were relayed as they came: their first bytes reached the client before the upstream sent the rest
+    for e in main:
+        assert e["status"] == 200
+        assert e["last"] - e["first"] >= 0.8 * STREAM_GAP, "the proxy held a streamed answer back"
+    upstream_main = [r for r in received if r[0].split("?")[0] == main_path and "tools" in r[2]]
+    check_forwarding(main, upstream_main, key)
+    return [(int(e["headers"]["x-ctxfit-tokens-after"]), e["headers"].get("x-ctxfit-cache-expired")) for e in main]
+
+
+def check_pause(steady, paused, step):
+    """The proxy saw the pause: the request after it, and no other, found the cache expired."""
+    assert [expired for _, expired in steady] == [None] * len(steady), steady
+    assert [expired for _, expired in paused] == [("1" if k == step + 1 else None) for k in range(len(paused))], paused
+    return [tokens for tokens, _ in steady], [tokens for tokens, _ in paused]
+
+
+CLAUDE_ENV = {"ANTHROPIC_BASE_URL": "{origin}", "ANTHROPIC_API_KEY": SECRET, "DISABLE_TELEMETRY": "1",
+              "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}
+
+
+def test_claude_code_through_the_proxy(tmp_path):
+    claude = client("claude")
+    runs = {}
+    for pause in (None, (1, PAUSE)):
+        cwd = tmp_path / ("paused" if pause else "steady")
+        cwd.mkdir()
+        big = project(cwd)
+        script = [
+            ("Read", {"file_path": str(big)}),
+            ("Bash", {"command": "seq 1 3000", "description": "Count to 3000"}),
+            ("Bash", {"command": "grep -n 'code=7)' src/big.py", "description": "Find handler 7"}),
+            ("Edit", {"file_path": str(big), "old_string": "code=1499)", "new_string": "code=-1)"}),
+            "All done.",
+        ]
+        env = {**os.environ, "HOME": str(cwd / "home"), **CLAUDE_ENV}
+        command = [claude, "-p", "Fix the last handler", "--output-format", "json",
+                   "--allowedTools", "Read,Edit,Bash(seq:*),Bash(grep:*)", "--permission-mode", "acceptEdits"]
+        out, exchanges, received = run_session(ScriptedAnthropic, script, pause, command, env, cwd)
+        result = json.loads(out.stdout)
+        assert (result["is_error"], result["result"], result["num_turns"]) == (False, "All done.", 5), result
+        assert big.read_text().endswith("code=-1)\n"), "the edit did not land"
+        # Claude Code's first request of all is a HEAD / that names no API: the proxy answers it (the OpenAI
+        # upstream, where nothing listens, would have made it a 502); every other request went to Anthropic's
+        assert [e["status"] for e in exchanges if e["method"] == "HEAD"] == [200]
+        assert all(e["status"] == 200 for e in exchanges), [(e["method"], e["path"], e["status"]) for e in exchanges]
+        runs[bool(pause)] = check_session(out, exchanges, received, "/v1/messages", "messages")
+    # the pause was seen, and the cut that waited for its cache write to pay was made when the cache had expired
+    steady, paused = check_pause(runs[False], runs[True], 1)
+    assert paused[:2] == pytest.approx(steady[:2], abs=50)
+    assert sum(paused[2:]) < sum(steady[2:]) - 5000, (steady, paused)
+
+
+def test_codex_cli_through_the_proxy(tmp_path):
+    codex = client("codex")
+    runs = {}
+    for pause in (None, (1, PAUSE)):
+        cwd = tmp_path / ("paused" if pause else "steady")
+        cwd.mkdir()
+        big = project(cwd)
+        home = cwd / "codex-home"
+        home.mkdir()
+        script = [
+            ("exec_command", {"cmd": "cat -n src/big.py"}),
+            ("exec_command", {"cmd": "seq 1 3000"}),
+            ("exec_command", {"cmd": "grep -n 'code=7)' src/big.py"}),
+            ("exec_command", {"cmd": "sed -i 's/code=1499)/code=-1)/' src/big.py"}),
+            "All done.",
+        ]
+        env = {**os.environ, "CODEX_HOME": str(home), "OPENAI_API_KEY": SECRET}
+        command = [codex, "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access", "--json",
+                   "Fix the last handler"]
+
+        def provider(origin, home=home):
+            # docs/proxy.md: Codex CLI reaches the proxy through a provider of its own
+            (home / "config.toml").write_text(
+                f'model = "gpt-5.1-codex"\nmodel_provider = "ctxfit"\n\n[model_providers.ctxfit]\n'
+                f'name = "ctxfit proxy"\nbase_url = "{origin}/v1"\nenv_key = "OPENAI_API_KEY"\nwire_api = "responses"\n'
+            )
+
+        out, exchanges, received = run_session(ScriptedResponses, script, pause, command, env, cwd, provider)
+        events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+        messages = [e["item"]["text"] for e in events if e.get("type") == "item.completed"
+                    and e["item"].get("type") == "agent_message"]
+        assert messages == ["All done."], out.stdout[-2000:]
+        assert big.read_text().endswith("code=-1)\n"), "the edit did not land"
+        runs[bool(pause)] = check_session(out, exchanges, received, "/v1/responses", "input")
+    # the pause was seen (Codex's small outputs — it caps them — pay for their cuts at once: none was waiting)
+    steady, paused = check_pause(runs[False], runs[True], 1)
+    assert steady == pytest.approx(paused, abs=50), (steady, paused)
+    assert steady[-1] < max(steady), "nothing was cut"
