@@ -42,7 +42,8 @@ pub struct Args {
     /// Seconds a client has to send a request's headers; a slower one is disconnected.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     header_timeout: u64,
-    /// Seconds the upstream has to begin its answer; past them the client gets a 504 in the API's shape.
+    /// Seconds the upstream may be silent: before its answer begins (past them the client gets a 504 in the API's
+    /// shape) and in the middle of it (past them the answer is cut off, and the client sees it cut short).
     #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
     upstream_timeout: u64,
     /// Directory of the state kept across restarts (created if missing): each conversation's decisions and the

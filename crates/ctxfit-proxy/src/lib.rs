@@ -22,6 +22,7 @@
 pub mod body;
 pub mod gateway;
 pub mod identity;
+pub mod idle;
 pub mod server;
 pub mod state;
 pub mod usage;

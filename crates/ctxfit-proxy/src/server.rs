@@ -28,6 +28,8 @@ use std::time::Duration;
 
 use ctxfit_compactor::{PolicyFile, Settings};
 use http_body_util::combinators::BoxBody;
+
+use crate::idle::{BoxError, Idle};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
@@ -44,7 +46,7 @@ use crate::gateway::Gateway;
 use crate::state::{Store, StoreError, StoreLimits};
 use crate::usage::{input_tokens, UsageTap};
 
-type Body = BoxBody<Bytes, hyper::Error>;
+type Body = BoxBody<Bytes, BoxError>;
 
 /// How the proxy runs.
 #[derive(Debug, Clone)]
@@ -67,7 +69,8 @@ pub struct ProxyConfig {
     pub connect_timeout: Duration,
     /// Time a client has to send a request's headers; a slower one is disconnected.
     pub header_timeout: Duration,
-    /// Time the upstream has to begin its answer; a silent one gets the client a 504 in the API's shape.
+    /// Time the upstream may be silent: before its answer begins (the client gets a 504 in the API's shape), and
+    /// in the middle of it (the answer is cut off: the client sees it cut short, never complete).
     pub upstream_timeout: Duration,
     /// Directory of the state kept across restarts (`--state`); `None`: memory only.
     pub state: Option<std::path::PathBuf>,
@@ -374,7 +377,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
                 s.bypassed += 1;
             });
         }
-        let mut up = Request::new(body.boxed());
+        let mut up = Request::new(body.map_err(BoxError::from).boxed());
         *up.method_mut() = parts.method;
         *up.uri_mut() = target;
         *up.headers_mut() = headers;
@@ -567,7 +570,9 @@ async fn relay(
                 parts.headers.remove(name);
             }
             parts.headers.extend(extra);
-            // frame by frame, as the upstream sends them; a successful answer's usage feeds the budget trigger
+            // frame by frame, as the upstream sends them; a successful answer's usage feeds the budget trigger;
+            // an upstream silent for as long as it may take to begin is cut off, and the client sees an error
+            let silence = shared.config.upstream_timeout;
             match usage_of.filter(|_| parts.status.is_success()) {
                 Some(of) => {
                     let shared = Arc::clone(shared);
@@ -580,9 +585,9 @@ async fn relay(
                             }
                         }
                     });
-                    Response::from_parts(parts, tap.boxed())
+                    Response::from_parts(parts, Idle::new(tap, silence).boxed())
                 }
-                None => Response::from_parts(parts, body.boxed()),
+                None => Response::from_parts(parts, Idle::new(body, silence).boxed()),
             }
         }
         Err(e) => {

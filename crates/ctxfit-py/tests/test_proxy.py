@@ -285,6 +285,72 @@ def test_slow_clients_and_silent_upstreams_are_bounded(upstream):
         stop_proxy(p, lines)
 
 
+def broken_upstream(mode):
+    """An upstream on a raw socket that begins a streamed answer, then goes `silent`, sends a `broken` chunk, or
+    `hangs up`; a request for `model: "whole"` gets a whole answer."""
+    import socket
+    import time
+    server = socket.create_server(("127.0.0.1", 0))
+    event = (b'event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message",'
+             b'"role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,'
+             b'"usage":{"input_tokens":1,"output_tokens":0}}}\n\n')
+
+    def serve():
+        while True:
+            conn, _ = server.accept()
+            threading.Thread(target=answer, args=(conn,), daemon=True).start()
+
+    def answer(conn):
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += conn.recv(65536)
+        head, body = data.split(b"\r\n\r\n", 1)
+        length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))
+        while len(body) < length:
+            body += conn.recv(65536)
+        if json.loads(body)["model"] == "whole":
+            whole = json.dumps({"id": "m", "type": "message", "role": "assistant", "model": "m", "content": [],
+                                 "stop_reason": "end_turn", "stop_sequence": None,
+                                 "usage": {"input_tokens": 1, "output_tokens": 0}}).encode()
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                         + str(len(whole)).encode() + b"\r\n\r\n" + whole)
+            conn.close()
+            return
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                     + f"{len(event):x}\r\n".encode() + event + b"\r\n")
+        if mode == "silent":
+            time.sleep(20)
+        elif mode == "broken":
+            conn.sendall(b"zz\r\nnot a chunk")
+        conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return f"http://127.0.0.1:{server.getsockname()[1]}"
+
+
+@pytest.mark.parametrize("mode", ["silent", "broken", "hangs up"])
+def test_an_answer_cut_short_upstream_reaches_the_client_as_an_error(mode):
+    """An upstream that stops in the middle of a streamed answer — silent past --upstream-timeout, a broken chunk,
+    a closed connection — leaves the client with an error it can retry, never an answer that looks complete; the
+    proxy goes on serving."""
+    import time
+    upstream = broken_upstream(mode)
+    p, url, lines = start_proxy(upstream, "--upstream-timeout", "2")
+    try:
+        client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0)
+        started = time.monotonic()
+        with pytest.raises(Exception) as cut:
+            with client.messages.stream(model="m", max_tokens=8, messages=[{"role": "user", "content": "hi"}]) as s:
+                s.get_final_message()
+        # the SDK's connection error, or the HTTP library's under it: the answer's body was cut short
+        assert isinstance(cut.value, anthropic.APIConnectionError) or "incomplete chunked read" in str(cut.value), cut
+        assert time.monotonic() - started < 10
+        whole = client.messages.create(model="whole", max_tokens=8, messages=[{"role": "user", "content": "hi"}])
+        assert whole.stop_reason == "end_turn"
+    finally:
+        stop_proxy(p, lines)
+
+
 def test_streams_are_relayed_as_they_arrive(proxy):
     client = anthropic.Anthropic(base_url=proxy, api_key="k", max_retries=0)
     with client.messages.stream(model="m", max_tokens=16, messages=[{"role": "user", "content": "hi"}]) as stream:
