@@ -22,6 +22,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// The system allocator, counting the bytes in use: `ctxfit proxy --max-memory` holds the proxy's heap by it.
+#[global_allocator]
+static ALLOCATOR: cap::Cap<std::alloc::System> = cap::Cap::new(std::alloc::System, usize::MAX);
+
 /// Keep a tool-using agent's conversation inside its token budget.
 #[derive(Parser)]
 #[command(name = "ctxfit", version, about, long_about = None)]

@@ -228,6 +228,24 @@ impl Gateway {
         self.convs.insert(conv.id.clone(), conv);
     }
 
+    /// When the conversation used least recently was last used, if there is one.
+    pub fn least_recently_seen(&self) -> Option<std::time::Instant> {
+        self.convs.values().map(|c| c.last_seen).min()
+    }
+
+    /// Forget the conversation used least recently (a returning one is taken back from the state, or replayed
+    /// to the same bytes): whether there was one.
+    pub fn forget_least_recent(&mut self) -> bool {
+        let Some(oldest) = (self.convs.values())
+            .min_by_key(|c| c.last_used)
+            .map(|c| c.id.clone())
+        else {
+            return false;
+        };
+        self.forget(&oldest);
+        true
+    }
+
     /// Conversations known.
     pub fn conversations(&self) -> usize {
         self.convs.len()

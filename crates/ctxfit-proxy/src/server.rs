@@ -79,6 +79,11 @@ pub struct ProxyConfig {
     /// How long the provider keeps its prompt cache, overriding what requests state (`None`: what each request
     /// states, else the profile's `cache_ttl`).
     pub cache_ttl: Option<Duration>,
+    /// Bytes of heap the proxy may use, as `memory_in_use` counts them: above them the conversations used least
+    /// recently are forgotten, and a request that still does not fit is answered 503 with `retry-after`.
+    pub max_memory: Option<usize>,
+    /// The bytes of heap in use (the binary's counting allocator); without it no memory cap applies.
+    pub memory_in_use: Option<fn() -> usize>,
 }
 
 impl Default for ProxyConfig {
@@ -96,6 +101,8 @@ impl Default for ProxyConfig {
             upstream_timeout: Duration::from_secs(600),
             state: None,
             cache_ttl: None,
+            max_memory: None,
+            memory_in_use: None,
             state_limits: StoreLimits::default(),
         }
     }
@@ -266,7 +273,8 @@ fn json_response(status: StatusCode, body: String) -> Response<Body> {
 fn api_error(api: Option<Api>, status: StatusCode, message: &str) -> Response<Body> {
     let kind = match status {
         StatusCode::PAYLOAD_TOO_LARGE => "request_too_large",
-        StatusCode::BAD_GATEWAY => "api_error",
+        StatusCode::BAD_GATEWAY | StatusCode::GATEWAY_TIMEOUT => "api_error",
+        StatusCode::SERVICE_UNAVAILABLE => "overloaded_error",
         _ => "invalid_request_error",
     };
     let body = match api {
@@ -433,7 +441,21 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
             preview,
         ) {
             Ok(f) => Some(f),
-            Err(message) => {
+            Err(Refusal::Busy(message)) => {
+                count(&shared, api, |s| {
+                    s.requests += 1;
+                    s.refused += 1;
+                });
+                let mut r = api_error(
+                    Some(api),
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    &format!("ctxfit proxy: {message}"),
+                );
+                r.headers_mut()
+                    .insert("retry-after", HeaderValue::from_static("5"));
+                return r;
+            }
+            Err(Refusal::Bad(message)) => {
                 count(&shared, api, |s| {
                     s.requests += 1;
                     s.refused += 1;
@@ -514,6 +536,54 @@ fn upstream_uri(origin: &Uri, request: &Uri) -> Result<Uri, String> {
         .map_err(|e| format!("cannot address the upstream: {e}"))
 }
 
+/// Why a request was not compacted: the client's (400), or the proxy's memory (503, retry later).
+enum Refusal {
+    Bad(String),
+    Busy(String),
+}
+
+impl From<String> for Refusal {
+    fn from(message: String) -> Refusal {
+        Refusal::Bad(message)
+    }
+}
+
+/// Bytes of heap a request takes while it is compacted, per byte of its body: the body, its parsed messages, the
+/// body written out (measured: 2–3).
+const MEMORY_PER_BODY_BYTE: usize = 4;
+
+/// Make room under `--max-memory` for a request of `body` bytes: forget the conversations used least recently,
+/// of every profile, until it fits. `Err` when it does not fit even so.
+fn make_room(
+    config: &ProxyConfig,
+    gateways: &mut HashMap<String, Gateway>,
+    body: usize,
+) -> Result<(), Refusal> {
+    let (Some(max), Some(in_use)) = (config.max_memory, config.memory_in_use) else {
+        return Ok(());
+    };
+    let need = body.saturating_mul(MEMORY_PER_BODY_BYTE);
+    while in_use().saturating_add(need) > max {
+        let oldest = (gateways.values_mut())
+            .filter_map(|g| g.least_recently_seen().map(|seen| (seen, g)))
+            .min_by_key(|(seen, _)| *seen);
+        match oldest {
+            Some((_, g)) => {
+                g.forget_least_recent();
+            }
+            None => break,
+        }
+    }
+    if in_use().saturating_add(need) > max {
+        return Err(Refusal::Busy(format!(
+            "the proxy is at its memory limit ({} MiB) and this request needs about {} MiB more: retry later",
+            max >> 20,
+            need >> 20
+        )));
+    }
+    Ok(())
+}
+
 fn compact(
     shared: &Shared,
     api: Api,
@@ -521,22 +591,24 @@ fn compact(
     profile: Option<&str>,
     session: Option<&str>,
     preview: bool,
-) -> Result<crate::gateway::Forwarded, String> {
+) -> Result<crate::gateway::Forwarded, Refusal> {
     let settings = settings(&shared.config, profile)?;
+    let mut gateways = shared.gateways.lock().unwrap_or_else(|p| p.into_inner());
+    make_room(&shared.config, &mut gateways, bytes.len())?;
     if preview {
+        drop(gateways);
         // what the conversation would send: a gateway of its own replays it (live equals replayed)
         let mut g = Gateway::new(settings).map_err(|e| e.to_string())?;
-        return g.forward(api, bytes, None).map_err(|e| e.to_string());
+        return Ok(g.forward(api, bytes, None).map_err(|e| e.to_string())?);
     }
-    let mut gateways = shared.gateways.lock().unwrap_or_else(|p| p.into_inner());
     if !gateways.contains_key(&settings.profile) {
         let g = gateway(&shared.config, shared.store.as_ref(), settings.clone())?;
         gateways.insert(settings.profile.clone(), g);
     }
     let gateway = gateways.get_mut(&settings.profile).expect("inserted above");
-    gateway
+    Ok(gateway
         .forward(api, bytes, session)
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?)
 }
 
 /// Whose usage an answer reports: the profile's gateway and the conversation.
@@ -649,6 +721,9 @@ fn stats_json(shared: &Shared) -> String {
         })
         .collect();
     let mut out = serde_json::json!({"conversations": conversations(shared), "apis": apis});
+    if let Some(in_use) = shared.config.memory_in_use {
+        out["memory"] = serde_json::json!({"in_use": in_use(), "max": shared.config.max_memory});
+    }
     if let Some(store) = &shared.store {
         out["state"] = serde_json::json!({
             "path": store.path().display().to_string(),
@@ -703,6 +778,12 @@ fn metrics_text(shared: &Shared) -> String {
         "# HELP ctxfit_proxy_conversations Conversations kept.\n# TYPE ctxfit_proxy_conversations gauge\nctxfit_proxy_conversations {}\n",
         conversations(shared)
     ));
+    if let Some(in_use) = shared.config.memory_in_use {
+        out.push_str(&format!(
+            "# HELP ctxfit_proxy_memory_bytes Bytes of heap in use.\n# TYPE ctxfit_proxy_memory_bytes gauge\nctxfit_proxy_memory_bytes {}\n",
+            in_use()
+        ));
+    }
     if let Some(store) = &shared.store {
         out.push_str(&format!(
             "# HELP ctxfit_proxy_state_conversations Conversations in the state database.\n# TYPE ctxfit_proxy_state_conversations gauge\nctxfit_proxy_state_conversations {}\n",

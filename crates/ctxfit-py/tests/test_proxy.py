@@ -435,6 +435,42 @@ def test_count_tokens_counts_the_request_as_it_would_be_sent(corpus, proxy):
     assert json.load(urllib.request.urlopen(proxy + "/ctxfit/stats"))["conversations"] == before
 
 
+def test_memory_is_held_under_max_memory(upstream):
+    """Under --max-memory the conversations used least recently are forgotten to make room; a request that does not
+    fit even so is answered 503, overloaded, with retry-after; the proxy serves on."""
+    import httpx
+
+    p, url, lines = start_proxy(upstream, "--max-memory", "150M")
+    headers = {"x-api-key": "k", "anthropic-version": "2023-06-01", "content-type": "application/json"}
+
+    def body(name, size):
+        messages = [{"role": "user", "content": f"conversation {name}"}]
+        for i in range(10):
+            messages.append({"role": "assistant", "content": [
+                {"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": f"cat f{i}"}}]})
+            text = "\n".join(f"{name} {i} {k}: " + "x" * 60 for k in range(size // 10 // 80))
+            messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": text}]})
+        return json.dumps({"model": "m", "max_tokens": 5, "messages": messages})
+
+    try:
+        for name in "abcdef":
+            r = httpx.post(url + "/v1/messages", content=body(name, 15_000_000), headers=headers, timeout=60)
+            assert r.status_code == 200, r.text
+            stats = httpx.get(url + "/ctxfit/stats").json()
+            assert stats["memory"]["in_use"] <= 150 << 20, stats
+        # six conversations of 15 MB do not fit in 150 MiB: the oldest were forgotten
+        assert stats["conversations"] < 6, stats
+        r = httpx.post(url + "/v1/messages", content=body("big", 40_000_000), headers=headers, timeout=60)
+        assert r.status_code == 503 and r.headers["retry-after"] == "5", r.text
+        assert r.json()["error"]["type"] == "overloaded_error"
+        assert "memory limit" in r.json()["error"]["message"]
+        r = httpx.post(url + "/v1/messages", content=body("small", 10_000), headers=headers, timeout=60)
+        assert r.status_code == 200
+        assert "ctxfit_proxy_memory_bytes " in httpx.get(url + "/metrics").text
+    finally:
+        stop_proxy(p, lines)
+
+
 def test_the_budget_trigger_uses_the_usage_the_upstream_reported(proxy):
     """seed-000 compacts above 40,000 input tokens: these requests are estimated far below that, so only the
     usage the upstream reported for the previous request (cache reads included) can trigger it."""
