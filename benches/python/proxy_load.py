@@ -2,7 +2,7 @@
 
     cargo build --release -p ctxfit-cli
     pip install ./crates/ctxfit-py httpx     # ctxfit loads the session; httpx is the client
-    python benches/python/proxy_load.py [target/release/ctxfit] [../shared/corpus] [--state]
+    python benches/python/proxy_load.py [target/release/ctxfit] [../shared/corpus] [--state] [--moving-breakpoint]
 
 The stand-in (loopback) answers every request at once with a short stream of server-sent events.
 
@@ -14,7 +14,8 @@ The stand-in (loopback) answers every request at once with a short stream of ser
   proxy's resident memory per conversation.
 
 With `--state`, the proxy runs with `--state` in a temporary directory (its writes are part of what is timed).
-Prints one JSON object.
+With `--moving-breakpoint`, every request carries a `cache_control` breakpoint on its newest message and none on
+the earlier ones, as Claude Code sends them (the breakpoint moves on every request). Prints one JSON object.
 """
 
 import asyncio
@@ -96,8 +97,22 @@ async def ttfb(client, url, body):
     return first
 
 
+MOVING = "--moving-breakpoint" in sys.argv
+
+
+def with_breakpoint(history):
+    """Claude Code's pattern: a `cache_control` breakpoint on the newest message's last block, none before."""
+    last = dict(history[-1])
+    content = last["content"]
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else [dict(b) for b in content]
+    blocks[-1]["cache_control"] = {"type": "ephemeral"}
+    last["content"] = blocks
+    return history[:-1] + [last]
+
+
 def body(history, system):
-    return json.dumps({"model": "m", "max_tokens": 16, "stream": True, "system": system, "messages": history}).encode()
+    messages = with_breakpoint(history) if MOVING else history
+    return json.dumps({"model": "m", "max_tokens": 16, "stream": True, "system": system, "messages": messages}).encode()
 
 
 async def run(exe, corpus, conversations=100, state=None):
@@ -117,7 +132,8 @@ async def run(exe, corpus, conversations=100, state=None):
     session = ctxfit.load_sessions(name.split(" — ")[0])[0]
     reqs = requests_of(session["messages"])
     system = session["system"] or "You are a coding agent."
-    out = {"session": Path(name).name, "largest_request_tokens": peaks[name], "requests_in_session": len(reqs)}
+    out = {"session": Path(name).name, "largest_request_tokens": peaks[name], "requests_in_session": len(reqs),
+           "moving_breakpoint": MOVING}
 
     async with httpx.AsyncClient(timeout=120, limits=httpx.Limits(max_connections=200)) as client:
         # added latency, request by request, one conversation
@@ -171,7 +187,7 @@ async def run(exe, corpus, conversations=100, state=None):
 if __name__ == "__main__":
     import tempfile
 
-    args = [a for a in sys.argv[1:] if a != "--state"]
+    args = [a for a in sys.argv[1:] if a not in ("--state", "--moving-breakpoint")]
     exe = args[0] if args else "target/release/ctxfit"
     corpus = Path(args[1] if len(args) > 1 else "../shared/corpus")
     with tempfile.TemporaryDirectory() as tmp:

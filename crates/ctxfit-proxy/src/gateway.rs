@@ -70,6 +70,34 @@ struct Conv {
     last_seen: std::time::Instant,
     /// The compactor's revision when its decisions were last put in the store (`None`: not yet).
     stored_revision: Option<usize>,
+    /// What it has been through the proxy since the proxy met it.
+    stats: ConversationStats,
+    /// Per tool call read: the call as a key (its tool's name and its input).
+    calls: HashMap<String, String>,
+    /// The keys of the calls whose results are cut as of the last request.
+    cut_calls: std::collections::HashSet<String>,
+}
+
+/// One conversation through the proxy, since the proxy met it (or took it back).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct ConversationStats {
+    pub id: String,
+    pub requests: u64,
+    /// Estimated input tokens of its requests as received, and as forwarded.
+    pub tokens_in: u64,
+    pub tokens_forwarded: u64,
+    /// What the conversation cost less than sending everything would have, in uncached input tokens at
+    /// Anthropic's prices (a cache read is a tenth of one, a write 1.25), as the compactor's ledger counts it —
+    /// negative when it cost more.
+    pub cost_saved: f64,
+    /// Tool calls that fetched again what a cut left out: the same call (tool and input) as one whose result is
+    /// cut — a re-read of a cut file, a second run of a cut command.
+    pub refetches: u64,
+}
+
+/// A tool call as a key: its tool's name and its input as written.
+fn call_key(name: &str, input: &ctxfit_model::Value) -> String {
+    format!("{name}\u{0}{input}")
 }
 
 /// The conversations one proxy serves, under one profile.
@@ -197,6 +225,12 @@ impl Gateway {
             last_used: self.requests,
             last_seen: std::time::Instant::now(),
             stored_revision: Some(revision),
+            stats: ConversationStats {
+                id: id.to_owned(),
+                ..ConversationStats::default()
+            },
+            calls: HashMap::new(),
+            cut_calls: Default::default(),
         });
         self.tips.insert(chain[n - 1], id.to_owned());
         true
@@ -244,6 +278,14 @@ impl Gateway {
         };
         self.forget(&oldest);
         true
+    }
+
+    /// Each conversation in memory, through the proxy.
+    pub fn conversation_stats(&self) -> Vec<ConversationStats> {
+        let mut all: Vec<ConversationStats> =
+            self.convs.values().map(|c| c.stats.clone()).collect();
+        all.sort_by(|a, b| a.id.cmp(&b.id));
+        all
     }
 
     /// Conversations known.
@@ -297,6 +339,12 @@ impl Gateway {
             last_used: self.requests,
             last_seen: std::time::Instant::now(),
             stored_revision: None,
+            stats: ConversationStats {
+                id: id.clone(),
+                ..ConversationStats::default()
+            },
+            calls: HashMap::new(),
+            cut_calls: Default::default(),
         });
         Ok(id)
     }
@@ -435,6 +483,14 @@ impl Gateway {
             }
         }
         c.marked = marked;
+        // a call the same as one whose result is cut fetches again what the cut left out
+        for block in new.iter().flat_map(|m| &m.content.blocks) {
+            if let ctxfit_model::Block::ToolUse(u) = block {
+                let key = call_key(&u.name, &u.input);
+                c.stats.refetches += u64::from(c.cut_calls.contains(&key));
+                c.calls.insert(u.id.clone(), key);
+            }
+        }
         c.conv.messages.extend(new);
         // the cache the client asks for, if its request says: an Anthropic `cache_control` of one hour on a
         // block, a tool or the request, or OpenAI's 24-hour `prompt_cache_retention`
@@ -481,6 +537,15 @@ impl Gateway {
         }
         let dropped = projection.dropped().unwrap_or(0..0);
         let changed: HashMap<usize, usize> = projection.changes().collect();
+        c.cut_calls = (changed.keys())
+            .flat_map(|&i| c.conv.messages[i].tool_results())
+            .filter_map(|r| c.calls.get(&r.tool_use_id).cloned())
+            .collect();
+        c.stats.requests += 1;
+        c.stats.tokens_in += report.tokens_before as u64;
+        c.stats.tokens_forwarded += report.tokens_after as u64;
+        // the ledger's savings are in cache reads, a tenth of an uncached input token
+        c.stats.cost_saved = c.compactor.ledger().saved[0] / 10.0;
         let written = &c.written;
         let out = body.write(|i| {
             if dropped.contains(&i) {

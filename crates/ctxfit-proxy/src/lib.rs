@@ -28,5 +28,5 @@ pub mod state;
 pub mod usage;
 
 pub use body::{Api, BodyError, RequestBody};
-pub use gateway::{Forwarded, Gateway, GatewayError};
+pub use gateway::{ConversationStats, Forwarded, Gateway, GatewayError};
 pub use server::{start, ProxyConfig, Running, StartError};

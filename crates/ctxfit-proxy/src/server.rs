@@ -692,6 +692,20 @@ fn conversations(shared: &Shared) -> usize {
         .sum()
 }
 
+/// Each conversation in memory through the proxy, with its profile.
+fn conversation_stats(shared: &Shared) -> Vec<(String, crate::gateway::ConversationStats)> {
+    let gateways = shared.gateways.lock().unwrap_or_else(|p| p.into_inner());
+    let mut all: Vec<_> = (gateways.iter())
+        .flat_map(|(profile, g)| {
+            g.conversation_stats()
+                .into_iter()
+                .map(move |s| (profile.clone(), s))
+        })
+        .collect();
+    all.sort_by(|a, b| (&a.0, &a.1.id).cmp(&(&b.0, &b.1.id)));
+    all
+}
+
 /// The figures per API as they are now.
 fn snapshot(shared: &Shared) -> BTreeMap<&'static str, ApiStats> {
     shared
@@ -720,7 +734,19 @@ fn stats_json(shared: &Shared) -> String {
             )
         })
         .collect();
-    let mut out = serde_json::json!({"conversations": conversations(shared), "apis": apis});
+    let per: Vec<serde_json::Value> = (conversation_stats(shared).into_iter())
+        .map(|(profile, s)| {
+            let mut v = serde_json::to_value(&s).unwrap_or_default();
+            v["profile"] = profile.into();
+            v["tokens_saved"] = s.tokens_in.saturating_sub(s.tokens_forwarded).into();
+            v
+        })
+        .collect();
+    let mut out = serde_json::json!({
+        "conversations": conversations(shared),
+        "apis": apis,
+        "per_conversation": per,
+    });
     if let Some(in_use) = shared.config.memory_in_use {
         out["memory"] = serde_json::json!({"in_use": in_use(), "max": shared.config.max_memory});
     }
@@ -777,6 +803,56 @@ fn metrics_text(shared: &Shared) -> String {
     out.push_str(&format!(
         "# HELP ctxfit_proxy_conversations Conversations kept.\n# TYPE ctxfit_proxy_conversations gauge\nctxfit_proxy_conversations {}\n",
         conversations(shared)
+    ));
+    let per = conversation_stats(shared);
+    let label = |profile: &str, id: &str| {
+        format!(
+            "profile=\"{}\",conversation=\"{}\"",
+            profile.replace(['\\', '"', '\n'], "_"),
+            id.replace(['\\', '"', '\n'], "_")
+        )
+    };
+    type Per = (
+        &'static str,
+        &'static str,
+        &'static str,
+        fn(&crate::gateway::ConversationStats) -> String,
+    );
+    let families: [Per; 3] = [
+        (
+            "ctxfit_proxy_conversation_tokens_saved",
+            "Estimated input tokens compaction removed from a conversation's requests, in memory now.",
+            "gauge",
+            |s| s.tokens_in.saturating_sub(s.tokens_forwarded).to_string(),
+        ),
+        (
+            "ctxfit_proxy_conversation_cost_saved",
+            "Estimated cost a conversation saved against sending everything, in uncached input tokens at Anthropic's cache prices (negative: it cost more).",
+            "gauge",
+            |s| format!("{:.1}", s.cost_saved),
+        ),
+        (
+            "ctxfit_proxy_conversation_refetches",
+            "Tool calls of a conversation that fetched again what a cut left out (the same call as one whose result is cut).",
+            "gauge",
+            |s| s.refetches.to_string(),
+        ),
+    ];
+    for (name, help, kind, value) in families {
+        out.push_str(&format!("# HELP {name} {help}\n# TYPE {name} {kind}\n"));
+        for (profile, s) in &per {
+            out.push_str(&format!(
+                "{name}{{{}}} {}\n",
+                label(profile, &s.id),
+                value(s)
+            ));
+        }
+    }
+    out.push_str(&format!(
+        "# HELP ctxfit_proxy_cost_saved Estimated cost the conversations in memory saved, in uncached input tokens at Anthropic's cache prices.\n# TYPE ctxfit_proxy_cost_saved gauge\nctxfit_proxy_cost_saved {:.1}\n\
+         # HELP ctxfit_proxy_refetches Tool calls of the conversations in memory that fetched again what a cut left out.\n# TYPE ctxfit_proxy_refetches gauge\nctxfit_proxy_refetches {}\n",
+        per.iter().map(|(_, s)| s.cost_saved).sum::<f64>(),
+        per.iter().map(|(_, s)| s.refetches).sum::<u64>(),
     ));
     if let Some(in_use) = shared.config.memory_in_use {
         out.push_str(&format!(

@@ -610,3 +610,56 @@ fn a_breakpoint_that_moves_every_request_stays_one_conversation() {
     );
     assert_eq!(ids.len(), 1, "{} conversations", ids.len());
 }
+
+#[test]
+fn each_conversation_counts_its_savings_and_the_cut_results_its_agent_fetched_again() {
+    // a long log, cut as soon as it is stale (no payback wait); then the agent runs the same command again
+    let eager = PolicyFile::parse(
+        "[profiles.eager]\nextends = \"smart\"\ncache_write_premium = 0\nmax_regret = 1000000\n",
+        "eager.toml",
+    )
+    .unwrap()
+    .resolve(Some("eager"), None, &|_| None)
+    .unwrap();
+    let mut g = Gateway::new(eager).unwrap();
+    let log: String = (0..2000)
+        .map(|i| format!("step {i}: built module {i}\n"))
+        .collect();
+    let call = |id: &str, command: &str| {
+        serde_json::json!({"role": "assistant", "content": [
+            {"type": "tool_use", "id": id, "name": "Bash", "input": {"command": command}}]})
+    };
+    let result = |id: &str, text: &str| {
+        serde_json::json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": id, "content": text}]})
+    };
+    let mut messages = vec![serde_json::json!({"role": "user", "content": "build it"})];
+    let send = |g: &mut Gateway, messages: &[Value]| {
+        let body = serde_json::json!({"model": "m", "max_tokens": 8, "messages": messages});
+        g.forward(
+            Api::AnthropicMessages,
+            &serde_json::to_vec(&body).unwrap(),
+            None,
+        )
+        .unwrap()
+    };
+    messages.extend([call("t1", "make all"), result("t1", &log)]);
+    send(&mut g, &messages);
+    messages.extend([call("t2", "git status"), result("t2", "clean")]);
+    let cut = send(&mut g, &messages);
+    assert!(cut.report.tokens_after < cut.report.tokens_before / 2);
+    // the same command again: it fetches what the cut left out; another command does not
+    messages.extend([call("t3", "make all"), result("t3", &log)]);
+    send(&mut g, &messages);
+    messages.extend([call("t4", "make test"), result("t4", "ok")]);
+    let last = send(&mut g, &messages);
+    let stats = g.conversation_stats();
+    assert_eq!(stats.len(), 1);
+    let s = &stats[0];
+    assert_eq!(
+        (s.id.as_str(), s.requests, s.refetches),
+        (last.conversation.as_str(), 4, 1)
+    );
+    assert!(s.tokens_forwarded < s.tokens_in, "{s:?}");
+    assert!(s.cost_saved > 0.0, "{s:?}");
+}

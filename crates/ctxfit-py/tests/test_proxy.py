@@ -210,6 +210,13 @@ def test_an_agent_on_the_anthropic_sdk_gets_the_librarys_compaction(corpus, prox
     assert stats["apis"]["anthropic-messages"]["tokens_saved"] > 0
     metrics = urllib.request.urlopen(proxy + "/metrics").read().decode()
     assert re.search(r'ctxfit_proxy_tokens_saved_total\{api="anthropic-messages"\} [1-9]', metrics), metrics
+    # per conversation: its requests, what it saved in tokens and in cost, the cut results fetched again
+    mine = [c for c in stats["per_conversation"] if c["requests"] >= sent]
+    assert len(mine) == 1 and mine[0]["tokens_saved"] > 0 and mine[0]["refetches"] >= 0, stats["per_conversation"]
+    label = f'profile="smart",conversation="{mine[0]["id"]}"'
+    assert re.search(r"ctxfit_proxy_conversation_tokens_saved\{" + re.escape(label) + r"\} [1-9]", metrics), metrics
+    assert re.search(r"ctxfit_proxy_conversation_refetches\{" + re.escape(label) + r"\} \d+", metrics)
+    assert re.search(r"^ctxfit_proxy_refetches \d+$", metrics, re.M)
     # a restarted proxy meets the conversation at its last request and forwards the same bytes
     p, restarted, lines = start_proxy(upstream)
     try:
