@@ -34,6 +34,9 @@ fn is_compact_boundary(line: &Value) -> bool {
 pub(crate) fn import(parsed: Parsed) -> Result<Vec<Session>, ImportError> {
     let lines = match parsed {
         Parsed::Lines(lines) => lines,
+        // the records as one JSON array (what a widely used hooks template writes to `logs/chat.json`): record
+        // `i` stands where line `i` would
+        Parsed::Document(Value::Array(records)) => (1..).zip(records).collect(),
         Parsed::Document(v) => vec![(1, v)],
     };
     let (main, subagents) = split_sidechains(lines);

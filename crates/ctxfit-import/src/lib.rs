@@ -470,7 +470,13 @@ fn detect_parsed(parsed: &Parsed) -> Option<SourceFormat> {
         }
         Parsed::Document(doc @ Value::Array(items)) => {
             let first = items.first()?;
-            if first.get("traj").is_some() {
+            if items.iter().take(8).any(|v| {
+                (v.get("sessionId").is_some() && v.get("type").is_some_and(Value::is_string))
+                    || is_claude_code_bookkeeping(v)
+            }) {
+                // Claude Code's records written as one JSON array
+                Some(SourceFormat::ClaudeCode)
+            } else if first.get("traj").is_some() {
                 Some(SourceFormat::TauBench)
             } else if first.get("source").is_some()
                 && (first.get("action").is_some() || first.get("observation").is_some())

@@ -132,3 +132,37 @@ fn codex_sessions_link_calls_and_keep_the_recorded_usage() {
     }
     assert_eq!((requests, recorded), (1239, 1234));
 }
+
+#[test]
+fn claude_code_records_written_as_one_json_array_import_as_their_lines_do() {
+    // the attio sessions were one JSON array each (a hooks template's `logs/chat.json`), split into lines for
+    // the corpus: joined back, they import to the same sessions, gzipped or not, by detection
+    let corpus = ctxfit_import::corpus_or_skip!();
+    let files = gz_files(&corpus.join("sessions").join("claude-code-attio"));
+    assert_eq!(files.len(), 6);
+    for path in files {
+        let lines = gunzip(&path);
+        let records: Vec<Value> = lines
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let array = serde_json::to_string_pretty(&records).unwrap();
+        assert_eq!(
+            ctxfit_import::detect(&array),
+            Some(SourceFormat::ClaudeCode)
+        );
+        let (a, b) = (
+            import_str(&lines, None).unwrap(),
+            import_str(&array, None).unwrap(),
+        );
+        assert_eq!(a.len(), b.len(), "{}", path.display());
+        for (a, b) in a.iter().zip(&b) {
+            assert_eq!(a.conversation, b.conversation, "{}", path.display());
+            assert_eq!(
+                (&a.name, &a.times, &a.billed),
+                (&b.name, &b.times, &b.billed)
+            );
+        }
+    }
+}
