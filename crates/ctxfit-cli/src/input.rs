@@ -162,7 +162,8 @@ pub fn warn(name: &str, problems: &[String]) {
 
 /// The inputs named on the command line, folders replaced by the session files below them (sorted; hidden
 /// entries left out). Says on standard error how many files of a folder were passed over for their names, and
-/// how many as the metadata of a session beside them.
+/// how many as the metadata of a session beside them, and names each link to a folder, FIFO, socket, device
+/// and unreadable sub-folder it passed over.
 pub fn expand_inputs(inputs: &[String]) -> Result<Vec<String>> {
     let mut out = Vec::new();
     for input in inputs {
@@ -175,8 +176,12 @@ pub fn expand_inputs(inputs: &[String]) -> Result<Vec<String>> {
             files,
             passed_over,
             sidecars,
+            skipped,
         } = session_files(path)
             .map_err(|e| BadInput(format!("{input}: cannot read the folder: {e}")))?;
+        for (p, why) in skipped {
+            eprintln!("{}: passed over: {why}", p.display());
+        }
         if passed_over > 0 {
             eprintln!(
                 "{input}: {passed_over} file(s) passed over (not .jsonl, .json, .traj or .af, gzipped or not)"
@@ -294,4 +299,42 @@ pub fn select(name: &str, mut sessions: Vec<Session>, n: Option<usize>) -> Resul
         .into());
     }
     Ok(vec![sessions.swap_remove(n)])
+}
+
+/// A size in bytes: `1048576`, `512K`, `64M`, `2G`.
+pub fn parse_bytes(text: &str) -> Result<usize, String> {
+    let (digits, unit) = match text.trim().to_ascii_uppercase() {
+        t if t.ends_with('K') => (t[..t.len() - 1].to_owned(), 1usize << 10),
+        t if t.ends_with('M') => (t[..t.len() - 1].to_owned(), 1 << 20),
+        t if t.ends_with('G') => (t[..t.len() - 1].to_owned(), 1 << 30),
+        t => (t, 1),
+    };
+    digits
+        .trim()
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(unit))
+        .ok_or_else(|| {
+            format!("{text:?} is not a size: give bytes, or a number with K, M or G (512M, 2G)")
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_bytes;
+
+    #[test]
+    fn sizes_are_bytes_or_a_number_with_its_unit() {
+        assert_eq!(parse_bytes("1048576"), Ok(1 << 20));
+        assert_eq!(parse_bytes("512K"), Ok(512 << 10));
+        assert_eq!(parse_bytes("64m"), Ok(64 << 20));
+        assert_eq!(parse_bytes("2G"), Ok(2 << 30));
+        assert_eq!(parse_bytes("0"), Ok(0));
+        for bad in ["", "G", "2X", "-1M", "1.5G", "99999999999999999999G"] {
+            assert!(
+                parse_bytes(bad).unwrap_err().contains("is not a size"),
+                "{bad}"
+            );
+        }
+    }
 }

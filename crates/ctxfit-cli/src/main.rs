@@ -32,6 +32,9 @@ static ALLOCATOR: cap::Cap<std::alloc::System> = cap::Cap::new(std::alloc::Syste
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Bytes a gzipped input may inflate to (or with K, M, G: 2G); past them it is refused as a gzip bomb.
+    #[arg(long, global = true, value_name = "BYTES", default_value = "1G", value_parser = input::parse_bytes)]
+    max_inflated: usize,
 }
 
 #[derive(Subcommand)]
@@ -77,6 +80,7 @@ fn main() -> ExitCode {
             };
         }
     };
+    ctxfit_import::files::set_max_inflated(cli.max_inflated as u64);
     let result = match cli.command {
         Command::Stats(args) => stats::run(args),
         Command::Convert(args) => convert::run(args),

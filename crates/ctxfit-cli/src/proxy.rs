@@ -59,7 +59,7 @@ pub struct Args {
     /// Heap the proxy may use (bytes, or with K, M, G: 512M, 2G; 0: no limit): above it the conversations used
     /// least recently are forgotten (a returning one is taken back or replayed), and a request that still does
     /// not fit is answered 503 with `retry-after`.
-    #[arg(long, value_name = "BYTES", default_value = "2G", value_parser = parse_bytes)]
+    #[arg(long, value_name = "BYTES", default_value = "2G", value_parser = crate::input::parse_bytes)]
     max_memory: usize,
     /// Conversations the state keeps at most; the least recently used go first.
     #[arg(long, default_value_t = StoreLimits::default().max_conversations, requires = "state")]
@@ -67,24 +67,6 @@ pub struct Args {
     /// Seconds after which an unused conversation leaves the state (0: never).
     #[arg(long, default_value_t = 7 * 24 * 3600, requires = "state")]
     state_ttl: u64,
-}
-
-/// A size in bytes: `1048576`, `512K`, `64M`, `2G`.
-fn parse_bytes(text: &str) -> Result<usize, String> {
-    let (digits, unit) = match text.trim().to_ascii_uppercase() {
-        t if t.ends_with('K') => (t[..t.len() - 1].to_owned(), 1usize << 10),
-        t if t.ends_with('M') => (t[..t.len() - 1].to_owned(), 1 << 20),
-        t if t.ends_with('G') => (t[..t.len() - 1].to_owned(), 1 << 30),
-        t => (t, 1),
-    };
-    digits
-        .trim()
-        .parse::<usize>()
-        .ok()
-        .and_then(|n| n.checked_mul(unit))
-        .ok_or_else(|| {
-            format!("{text:?} is not a size: give bytes, or a number with K, M or G (512M, 2G)")
-        })
 }
 
 fn origin(flag: &str, url: &str) -> Result<Uri> {
@@ -168,24 +150,4 @@ pub fn run(args: Args) -> Result<()> {
         eprintln!("ctxfit proxy: stopped");
         Ok(())
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_bytes;
-
-    #[test]
-    fn sizes_are_bytes_or_a_number_with_its_unit() {
-        assert_eq!(parse_bytes("1048576"), Ok(1 << 20));
-        assert_eq!(parse_bytes("512K"), Ok(512 << 10));
-        assert_eq!(parse_bytes("64m"), Ok(64 << 20));
-        assert_eq!(parse_bytes("2G"), Ok(2 << 30));
-        assert_eq!(parse_bytes("0"), Ok(0));
-        for bad in ["", "G", "2X", "-1M", "1.5G", "99999999999999999999G"] {
-            assert!(
-                parse_bytes(bad).unwrap_err().contains("is not a size"),
-                "{bad}"
-            );
-        }
-    }
 }

@@ -1425,3 +1425,68 @@ fn the_readmes_figures_are_what_the_sample_replays_to() {
         );
     }
 }
+
+#[test]
+fn a_gzip_bomb_is_refused_at_the_limit_and_the_limit_can_be_raised() {
+    use std::io::Write;
+    let dir = temp_dir("bomb");
+    let path = dir.join("bomb.jsonl.gz");
+    // 8 MiB of one byte: a few kilobytes gzipped
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(&vec![b' '; 8 << 20]).unwrap();
+    std::fs::write(&path, gz.finish().unwrap()).unwrap();
+    let o = ctxfit(
+        &["stats", path.to_str().unwrap(), "--max-inflated", "1M"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("inflates to more than 1048576 bytes, the limit"),
+        "{}",
+        stderr(&o)
+    );
+    // raised past it, the file is read (and is empty of sessions: blank lines)
+    let o = ctxfit(
+        &["stats", path.to_str().unwrap(), "--max-inflated", "16M"],
+        None,
+    );
+    assert!(!stderr(&o).contains("the limit"), "{}", stderr(&o));
+    let o = ctxfit(
+        &["stats", path.to_str().unwrap(), "--max-inflated", "lots"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("is not a size"), "{}", stderr(&o));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_folder_walk_passes_over_links_to_folders_and_fifos_by_name() {
+    let dir = temp_dir("walk");
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    let sample = ctxfit(&["convert", "--sample", "--to", "anthropic"], None);
+    assert!(sample.status.success(), "{}", stderr(&sample));
+    std::fs::write(dir.join("good.json"), &sample.stdout).unwrap();
+    std::os::unix::fs::symlink("..", dir.join("sub/up")).unwrap();
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(dir.join("pipe.jsonl"))
+        .status()
+        .is_ok_and(|s| s.success());
+    let o = ctxfit(&["stats", "--json", dir.to_str().unwrap()], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["files"], 1, "the one file, once");
+    assert!(
+        stderr(&o).contains("sub/up: passed over: a link to a folder"),
+        "{}",
+        stderr(&o)
+    );
+    if fifo {
+        assert!(
+            stderr(&o).contains("pipe.jsonl: passed over: not a regular file"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -20,17 +20,41 @@ pub fn is_gzip(bytes: &[u8]) -> bool {
     bytes.starts_with(&[0x1f, 0x8b])
 }
 
-/// The bytes a file holds: gzip (by its magic bytes, whatever the name) is inflated, anything else is as it is.
+/// Bytes a gzipped file may inflate to by default: 1 GiB, far above any recorded session (the corpus's largest
+/// is a few megabytes), far below what a small file crafted to inflate without end would take.
+pub const DEFAULT_MAX_INFLATED: u64 = 1 << 30;
+
+static MAX_INFLATED: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(DEFAULT_MAX_INFLATED);
+
+/// Set the bytes a gzipped file may inflate to (`ctxfit --max-inflated`), for the whole process.
+pub fn set_max_inflated(bytes: u64) {
+    MAX_INFLATED.store(bytes, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The bytes a file holds: gzip (by its magic bytes, whatever the name) is inflated — to at most
+/// [`set_max_inflated`]'s bytes ([`DEFAULT_MAX_INFLATED`]), past which reading stops with an error — and
+/// anything else is as it is.
 pub fn inflate(bytes: Vec<u8>) -> Result<Vec<u8>, ImportError> {
     if !is_gzip(&bytes) {
         return Ok(bytes);
     }
+    let max = MAX_INFLATED.load(std::sync::atomic::Ordering::Relaxed);
     let mut out = Vec::new();
     flate2::read::MultiGzDecoder::new(bytes.as_slice())
+        .take(max.saturating_add(1))
         .read_to_end(&mut out)
         .map_err(|e| ImportError::Gzip {
             message: e.to_string(),
         })?;
+    if out.len() as u64 > max {
+        return Err(ImportError::Gzip {
+            message: format!(
+                "it inflates to more than {max} bytes, the limit (a gzip bomb, or a log larger than any \
+                 session: --max-inflated raises the limit)"
+            ),
+        });
+    }
     Ok(out)
 }
 
@@ -92,6 +116,10 @@ pub struct SessionFiles {
     pub passed_over: usize,
     /// Metadata files passed over because the session they describe lies beside them ([`is_sidecar`]).
     pub sidecars: usize,
+    /// Entries passed over whatever their names, each with why: a link to a folder (a walk follows none, so it
+    /// visits each file once), what is not a regular file (a FIFO, a socket, a device: reading one could block
+    /// for ever), a sub-folder that cannot be read.
+    pub skipped: Vec<(PathBuf, String)>,
 }
 
 /// Is `name` a metadata file of the session file beside it, rather than a session? Claude Code writes each
@@ -110,15 +138,28 @@ pub fn is_sidecar(name: &str, siblings: &[String]) -> bool {
 }
 
 /// Walk `folder` (hidden entries left out) for session files; the metadata files of sessions beside them
-/// ([`is_sidecar`]) are passed over.
+/// ([`is_sidecar`]) are passed over. Links to files are followed, links to folders are not (each file is visited
+/// once, and a link back up cannot loop); FIFOs, sockets and devices, and sub-folders that cannot be read, are
+/// named in [`SessionFiles::skipped`]. Only `folder` itself unreadable is an error.
 pub fn session_files(folder: &Path) -> Result<SessionFiles, ImportError> {
     let mut found = SessionFiles::default();
     let mut folders = vec![folder.to_path_buf()];
     while let Some(dir) = folders.pop() {
-        let entries = std::fs::read_dir(&dir).map_err(|source| ImportError::Io {
-            path: dir.clone(),
-            source,
-        })?;
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(source) if dir == folder => {
+                return Err(ImportError::Io {
+                    path: dir.clone(),
+                    source,
+                })
+            }
+            Err(e) => {
+                found
+                    .skipped
+                    .push((dir.clone(), format!("cannot read the folder: {e}")));
+                continue;
+            }
+        };
         let mut files = Vec::new();
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
@@ -126,11 +167,39 @@ pub fn session_files(folder: &Path) -> Result<SessionFiles, ImportError> {
                 continue;
             }
             let p = entry.path();
-            if p.is_dir() {
+            // the entry itself (a link is not followed), then what a link points to
+            let Ok(own) = entry.file_type() else {
+                found.skipped.push((p, "cannot be examined".to_owned()));
+                continue;
+            };
+            if own.is_dir() {
                 folders.push(p);
-            } else {
-                files.push((name, p));
+                continue;
             }
+            let kind = if own.is_symlink() {
+                match std::fs::metadata(&p) {
+                    Ok(m) if m.is_dir() => {
+                        let why = "a link to a folder: folder walks do not follow them".to_owned();
+                        found.skipped.push((p, why));
+                        continue;
+                    }
+                    Ok(m) => m.file_type(),
+                    Err(e) => {
+                        found
+                            .skipped
+                            .push((p, format!("a link that leads nowhere: {e}")));
+                        continue;
+                    }
+                }
+            } else {
+                own
+            };
+            if !kind.is_file() {
+                let why = "not a regular file (a FIFO, a socket or a device)".to_owned();
+                found.skipped.push((p, why));
+                continue;
+            }
+            files.push((name, p));
         }
         let names: Vec<String> = files.iter().map(|(n, _)| n.clone()).collect();
         for (name, p) in files {
@@ -144,6 +213,7 @@ pub fn session_files(folder: &Path) -> Result<SessionFiles, ImportError> {
         }
     }
     found.files.sort();
+    found.skipped.sort();
     Ok(found)
 }
 
@@ -192,6 +262,60 @@ mod tests {
         );
         assert_eq!(found.passed_over, 1);
         assert_eq!(found.sidecars, 0);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_walk_visits_each_file_once_and_names_what_it_passes_over() {
+        use std::os::unix::fs::{symlink, PermissionsExt};
+        let dir = std::env::temp_dir().join(format!("ctxfit-walk-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::create_dir_all(dir.join("locked")).unwrap();
+        std::fs::write(dir.join("good.json"), "[]").unwrap();
+        std::fs::write(dir.join("locked/x.jsonl"), "[]").unwrap();
+        // a link back up (a loop), a link to a file, a link to nothing, a FIFO
+        symlink("..", dir.join("sub/up")).unwrap();
+        symlink(dir.join("good.json"), dir.join("sub/alias.json")).unwrap();
+        symlink(dir.join("gone.json"), dir.join("sub/dangling.json")).unwrap();
+        let fifo = std::process::Command::new("mkfifo")
+            .arg(dir.join("pipe.jsonl"))
+            .status()
+            .is_ok_and(|s| s.success());
+        std::fs::set_permissions(dir.join("locked"), std::fs::Permissions::from_mode(0o000))
+            .unwrap();
+        // (as root the locked folder reads all the same)
+        let locked = std::fs::read_dir(dir.join("locked")).is_err();
+        let found = session_files(&dir);
+        std::fs::set_permissions(dir.join("locked"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let found = found.unwrap();
+        let mut files = vec![dir.join("good.json"), dir.join("sub/alias.json")];
+        if !locked {
+            files.insert(1, dir.join("locked/x.jsonl"));
+        }
+        assert_eq!(found.files, files);
+        let skipped: Vec<(PathBuf, &str)> = (found.skipped.iter())
+            .map(|(p, why)| (p.clone(), why.split(':').next().unwrap()))
+            .collect();
+        let mut want = vec![
+            (dir.join("sub/dangling.json"), "a link that leads nowhere"),
+            (dir.join("sub/up"), "a link to a folder"),
+        ];
+        if fifo {
+            want.insert(
+                0,
+                (
+                    dir.join("pipe.jsonl"),
+                    "not a regular file (a FIFO, a socket or a device)",
+                ),
+            );
+        }
+        if locked {
+            want.insert(0, (dir.join("locked"), "cannot read the folder"));
+        }
+        want.sort();
+        assert_eq!(skipped, want);
     }
 
     #[test]
