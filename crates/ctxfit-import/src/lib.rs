@@ -375,7 +375,7 @@ fn parse(text: &str) -> Result<Parsed, ImportError> {
     // raced. Only worth trying when the first line holds values of its own.
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     if line_values(first).is_err() {
-        return Err(ModelError::from_json(&whole_err).into());
+        return Err(ModelError::from_json_in(&whole_err, text).into());
     }
     let mut lines = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -388,7 +388,7 @@ fn parse(text: &str) -> Result<Parsed, ImportError> {
                 return Err(ImportError::Json {
                     line: i + 1,
                     column: e.column(),
-                    message: match ModelError::from_json(&e) {
+                    message: match ModelError::from_json_in(&e, line) {
                         ModelError::Json { message, .. } => message,
                         other => other.to_string(),
                     },
