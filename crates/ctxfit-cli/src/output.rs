@@ -35,7 +35,9 @@ fn remove_on_interrupt(path: Option<PathBuf>) {
 /// The temporary file is created beside `path` exclusively under a random name (`O_EXCL`: a file or symlink
 /// planted at a guessable name cannot be written through), gets the permissions and — where allowed — the
 /// owner of the file it replaces (a new file gets the usual mode under the umask), is synced, and is renamed
-/// over `path`. It is removed on any error, and when the process is interrupted while writing.
+/// over `path`. It is removed on any error, and when the process is interrupted while writing. Its name holds
+/// the writer's process id (`.out.json.4242.Xy7q.ctxfit-tmp`): a temporary beside `path` left by a writer that
+/// was killed (its process is gone) is removed by the next write ([`remove_stale_temporaries`]).
 pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -45,8 +47,9 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
         .file_name()
         .with_context(|| format!("{}: not a file name", path.display()))?;
     let replaced = std::fs::metadata(path).ok().filter(|m| m.is_file());
+    remove_stale_temporaries(dir, &file_name.to_string_lossy());
     let result = (|| -> std::io::Result<()> {
-        let prefix = format!(".{}.", file_name.to_string_lossy());
+        let prefix = format!(".{}.{}.", file_name.to_string_lossy(), std::process::id());
         let mut builder = tempfile::Builder::new();
         builder.prefix(&prefix).suffix(".ctxfit-tmp");
         #[cfg(unix)]
@@ -74,6 +77,40 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
     })();
     remove_on_interrupt(None);
     result.with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Remove the temporaries of ours beside `dir/name` whose writer is gone: on Linux, those whose process id names
+/// no running process; elsewhere, those a day old. Nothing else is touched, and a failure is left alone.
+fn remove_stale_temporaries(dir: &Path, name: &str) {
+    let prefix = format!(".{name}.");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let proc_fs = Path::new("/proc/self").exists();
+    for entry in entries.flatten() {
+        let entry_name = entry.file_name().to_string_lossy().into_owned();
+        let Some(middle) = entry_name
+            .strip_prefix(&prefix)
+            .and_then(|r| r.strip_suffix(".ctxfit-tmp"))
+        else {
+            continue;
+        };
+        let Ok(meta) = entry.metadata() else { continue };
+        if !meta.is_file() {
+            continue;
+        }
+        let stale = match middle.split('.').next().and_then(|p| p.parse::<u32>().ok()) {
+            Some(pid) if proc_fs => !Path::new(&format!("/proc/{pid}")).exists(),
+            _ => meta
+                .modified()
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > std::time::Duration::from_secs(24 * 3600)),
+        };
+        if stale {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// Write to `out` when given, else to standard output.

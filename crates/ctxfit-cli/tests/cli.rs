@@ -1490,3 +1490,41 @@ fn a_folder_walk_passes_over_links_to_folders_and_fifos_by_name() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_temporary_left_by_a_killed_writer_is_removed_by_the_next_write() {
+    let dir = temp_dir("stale");
+    let out = dir.join("out.json");
+    // a writer that was killed (no process has this id) and one still running (this test)
+    let stale = dir.join(".out.json.4194303999.aB3dE.ctxfit-tmp");
+    let live = dir.join(format!(".out.json.{}.zZ9yX.ctxfit-tmp", std::process::id()));
+    let other = dir.join(".other.json.4194303999.aB3dE.ctxfit-tmp");
+    for f in [&stale, &live, &other] {
+        std::fs::write(f, "half written").unwrap();
+    }
+    let o = ctxfit(
+        &[
+            "convert",
+            "--sample",
+            "--to",
+            "anthropic",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out.is_file());
+    assert!(!stale.exists(), "the dead writer's temporary is gone");
+    assert!(
+        live.exists() && other.exists(),
+        "a live writer's, and another output's, stay"
+    );
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left.len(), 3, "{left:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
