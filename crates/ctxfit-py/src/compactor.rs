@@ -68,115 +68,8 @@ pub struct Compactor {
 }
 
 impl Compactor {
-    fn fresh_inner(&self) -> PyResult<Inner> {
-        new_inner(&self.settings, &self.estimator)
-    }
-
-    /// Forget the conversation (the caller rewrote its history, or changed its format).
-    fn start_over(&mut self, py: Python<'_>, format: WireFormat) -> PyResult<()> {
-        self.inner = self.fresh_inner()?;
-        let system = self.conv.system.take();
-        self.conv = Conversation::new(format);
-        self.conv.system = system;
-        self.seen = PyList::empty(py).unbind();
-        self.sent = PyList::empty(py).unbind();
-        self.returned.clear();
-        self.poisoned = false;
-        Ok(())
-    }
-
-    /// The length of the prefix of `items` the compactor has read already: the caller's objects (or equal
-    /// ones), or the dicts the previous call answered with.
-    fn known_prefix(&mut self, items: &Bound<'_, PyList>) -> PyResult<usize> {
-        let py = items.py();
-        let seen = self.seen.bind(py);
-        let known = seen.len();
-        if items.len() < known {
-            return Ok(items.len());
-        }
-        // the common case, compared in one pass by the interpreter (identical objects are not looked into)
-        if items.get_slice(0, known).eq(seen)? {
-            return Ok(known);
-        }
-        let sent = self.sent.bind(py);
-        for i in 0..known {
-            let (item, old) = (items.get_item(i)?, seen.get_item(i)?);
-            if item.is(&old) {
-                continue;
-            }
-            if matches!(self.returned.get(i), Some(Some((_, r))) if item.is(r)) {
-                continue;
-            }
-            if item.eq(&old)? {
-                // an equal object: the caller rebuilt its list; remember the new one for the fast path
-                seen.set_item(i, &item)?;
-                if matches!(self.returned.get(i), Some(None) | None) {
-                    sent.set_item(i, &item)?;
-                }
-                continue;
-            }
-            return Ok(i);
-        }
-        Ok(known)
-    }
-}
-
-fn new_inner(settings: &Settings, estimator_name: &str) -> PyResult<Inner> {
-    let registry = crate::registry()?;
-    Inner::new(settings.clone(), &registry, estimator(estimator_name)?)
-        .map_err(|e| errors::bad_input(e.to_string()))
-}
-
-#[pymethods]
-impl Compactor {
-    #[new]
-    #[pyo3(signature = (profile = None, policy = None, agent = None, *, estimator = "fast", format = None))]
-    fn new(
-        py: Python<'_>,
-        profile: Option<&str>,
-        policy: Option<&str>,
-        agent: Option<&str>,
-        estimator: &str,
-        format: Option<&str>,
-    ) -> PyResult<Self> {
-        let settings = settings(profile, policy, agent)?;
-        let fixed_format = format.map(wire_format).transpose()?;
-        let inner = new_inner(&settings, estimator)?;
-        Ok(Compactor {
-            settings,
-            estimator: estimator.to_owned(),
-            fixed_format,
-            inner,
-            conv: Conversation::new(fixed_format.unwrap_or(WireFormat::Anthropic)),
-            seen: PyList::empty(py).unbind(),
-            sent: PyList::empty(py).unbind(),
-            system: None,
-            returned: Vec::new(),
-            last_report: None,
-            poisoned: false,
-        })
-    }
-
-    /// The profile's name.
-    #[getter]
-    fn profile(&self) -> &str {
-        &self.settings.profile
-    }
-
-    /// The wire format of the conversation: `anthropic`, `openai` or `responses`.
-    #[getter]
-    fn format(&self) -> &'static str {
-        self.conv.format.name()
-    }
-
-    /// The effective profile as TOML (what `ctxfit policy show` prints).
-    #[getter]
-    fn settings_toml(&self) -> String {
-        self.settings.to_string()
-    }
-
-    #[pyo3(signature = (messages, *, input_tokens = None, system = None, sent_at = None, cache_ttl = None))]
-    fn compact<'py>(
+    /// `compact` once the caller holds the compactor and its arguments are checked.
+    fn compact_request<'py>(
         &mut self,
         messages: &Bound<'py, PyAny>,
         input_tokens: Option<usize>,
@@ -303,6 +196,160 @@ impl Compactor {
         }
         self.last_report = Some(report);
         Ok(out)
+    }
+
+    fn fresh_inner(&self) -> PyResult<Inner> {
+        new_inner(&self.settings, &self.estimator)
+    }
+
+    /// Forget the conversation (the caller rewrote its history, or changed its format).
+    fn start_over(&mut self, py: Python<'_>, format: WireFormat) -> PyResult<()> {
+        self.inner = self.fresh_inner()?;
+        let system = self.conv.system.take();
+        self.conv = Conversation::new(format);
+        self.conv.system = system;
+        self.seen = PyList::empty(py).unbind();
+        self.sent = PyList::empty(py).unbind();
+        self.returned.clear();
+        self.poisoned = false;
+        Ok(())
+    }
+
+    /// The length of the prefix of `items` the compactor has read already: the caller's objects (or equal
+    /// ones), or the dicts the previous call answered with.
+    fn known_prefix(&mut self, items: &Bound<'_, PyList>) -> PyResult<usize> {
+        let py = items.py();
+        let seen = self.seen.bind(py);
+        let known = seen.len();
+        if items.len() < known {
+            return Ok(items.len());
+        }
+        // the common case, compared in one pass by the interpreter (identical objects are not looked into)
+        if items.get_slice(0, known).eq(seen)? {
+            return Ok(known);
+        }
+        let sent = self.sent.bind(py);
+        for i in 0..known {
+            let (item, old) = (items.get_item(i)?, seen.get_item(i)?);
+            if item.is(&old) {
+                continue;
+            }
+            if matches!(self.returned.get(i), Some(Some((_, r))) if item.is(r)) {
+                continue;
+            }
+            if item.eq(&old)? {
+                // an equal object: the caller rebuilt its list; remember the new one for the fast path
+                seen.set_item(i, &item)?;
+                if matches!(self.returned.get(i), Some(None) | None) {
+                    sent.set_item(i, &item)?;
+                }
+                continue;
+            }
+            return Ok(i);
+        }
+        Ok(known)
+    }
+}
+
+fn new_inner(settings: &Settings, estimator_name: &str) -> PyResult<Inner> {
+    let registry = crate::registry()?;
+    Inner::new(settings.clone(), &registry, estimator(estimator_name)?)
+        .map_err(|e| errors::bad_input(e.to_string()))
+}
+
+#[pymethods]
+impl Compactor {
+    #[new]
+    #[pyo3(signature = (profile = None, policy = None, agent = None, *, estimator = "fast", format = None))]
+    fn new(
+        py: Python<'_>,
+        profile: Option<&str>,
+        policy: Option<&str>,
+        agent: Option<&str>,
+        estimator: &str,
+        format: Option<&str>,
+    ) -> PyResult<Self> {
+        let settings = settings(profile, policy, agent)?;
+        let fixed_format = format.map(wire_format).transpose()?;
+        let inner = new_inner(&settings, estimator)?;
+        Ok(Compactor {
+            settings,
+            estimator: estimator.to_owned(),
+            fixed_format,
+            inner,
+            conv: Conversation::new(fixed_format.unwrap_or(WireFormat::Anthropic)),
+            seen: PyList::empty(py).unbind(),
+            sent: PyList::empty(py).unbind(),
+            system: None,
+            returned: Vec::new(),
+            last_report: None,
+            poisoned: false,
+        })
+    }
+
+    /// The profile's name.
+    #[getter]
+    fn profile(&self) -> &str {
+        &self.settings.profile
+    }
+
+    /// The wire format of the conversation: `anthropic`, `openai` or `responses`.
+    #[getter]
+    fn format(&self) -> &'static str {
+        self.conv.format.name()
+    }
+
+    /// The effective profile as TOML (what `ctxfit policy show` prints).
+    #[getter]
+    fn settings_toml(&self) -> String {
+        self.settings.to_string()
+    }
+
+    /// The message list to send instead of `messages` (Anthropic Messages, OpenAI Chat or Responses dicts, or
+    /// the SDKs' response objects); `messages` is never changed. Messages sent unchanged are your own objects;
+    /// the ones compaction changed are new dicts.
+    ///
+    /// `input_tokens`: the input tokens the provider reported for the previous request (the budget trigger
+    /// uses them). `system`: Anthropic's top-level system prompt. `sent_at`: when the request is sent, in
+    /// seconds since the Unix epoch (default: now); after a pause longer than the provider's cache lives, the
+    /// cuts waiting for their turn are made. `cache_ttl`: how long, in seconds, the provider keeps this
+    /// request's cache, when its messages do not say. One conversation per Compactor, one thread at a time.
+    #[pyo3(signature = (messages, *, input_tokens = None, system = None, sent_at = None, cache_ttl = None))]
+    fn compact<'py>(
+        slf: &Bound<'py, Self>,
+        messages: &Bound<'py, PyAny>,
+        input_tokens: Option<i64>,
+        system: Option<&Bound<'py, PyAny>>,
+        sent_at: Option<f64>,
+        cache_ttl: Option<u64>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        // one conversation, one caller at a time: a second thread is told so, not "Already borrowed"
+        let mut this = slf.try_borrow_mut().map_err(|_| {
+            pyo3::exceptions::PyRuntimeError::new_err(
+                "this Compactor is in use by another thread: it holds one conversation, compacted one request at \
+                 a time — give each thread (each conversation) its own Compactor, or hold a lock around compact()",
+            )
+        })?;
+        if messages.is_instance_of::<pyo3::types::PyDict>() {
+            return Err(errors::bad_input(
+                "compact() takes the list of messages (request[\"messages\"] or request[\"input\"]), not the request \
+                 dict itself",
+            ));
+        }
+        if messages.is_instance_of::<pyo3::types::PyString>()
+            || messages.is_instance_of::<pyo3::types::PyBytes>()
+        {
+            return Err(errors::bad_input(
+                "compact() takes the list of messages, not a string (parse the JSON first: json.loads)",
+            ));
+        }
+        let input_tokens = match input_tokens {
+            None => None,
+            Some(n) => Some(usize::try_from(n).map_err(|_| {
+                errors::bad_input(format!("input_tokens must be 0 or more, got {n}"))
+            })?),
+        };
+        this.compact_request(messages, input_tokens, system, sent_at, cache_ttl)
     }
 
     /// The report of the last `compact` call as a dict (`None` before the first).

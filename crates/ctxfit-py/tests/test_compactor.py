@@ -319,3 +319,34 @@ def test_a_waiting_cut_is_made_once_the_cache_has_expired():
     assert run(90.0, cache_ttl=60)[2]["content"][0]["content"] != read
     with pytest.raises(ValueError, match="sent_at"):
         ctxfit.Compactor("smart").compact(messages, sent_at=-1.0)
+
+
+def test_wrong_arguments_and_a_second_thread_get_words_that_say_what_to_do():
+    import threading
+
+    compactor = ctxfit.Compactor("smart")
+    with pytest.raises(ctxfit.CtxfitError, match=r"list of messages .*not the request dict"):
+        compactor.compact({"model": "m", "messages": []})
+    with pytest.raises(ctxfit.CtxfitError, match="not a string"):
+        compactor.compact('[{"role": "user", "content": "hi"}]')
+    with pytest.raises(ctxfit.CtxfitError, match="input_tokens must be 0 or more, got -1"):
+        compactor.compact([{"role": "user", "content": "hi"}], input_tokens=-1)
+    assert compactor.compact.__doc__ and "messages" in compactor.compact.__doc__
+    # one Compactor shared by threads: the one that finds it busy is told why, not "Already borrowed"
+    messages = written_session(turns=40)
+    errors, barrier = [], threading.Barrier(4)
+
+    def hammer():
+        barrier.wait()
+        for _ in range(30):
+            try:
+                compactor.compact(messages)
+            except RuntimeError as e:
+                errors.append(str(e))
+
+    threads = [threading.Thread(target=hammer) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors and all("in use by another thread" in e for e in errors), errors[:3]
