@@ -241,6 +241,12 @@ fn clean_html<'py>(
             "clean_html takes the page as str or bytes",
         ));
     };
+    if matches!(&source, Source::Bytes(b) if ctxfit_import::files::is_gzip(b)) {
+        return Err(errors::bad_input(
+            "clean_html: the page is gzipped: inflate it first (gzip.decompress), as an HTTP client does for \
+             Content-Encoding: gzip",
+        ));
+    }
     let (markdown, stats, meta) = py.detach(|| {
         shielded("clean_html", || {
             // bytes are decoded as a browser would (byte-order mark, <meta charset>, UTF-8, windows-1252)
@@ -356,6 +362,23 @@ fn load(py: Python<'_>, path: &str, format: Option<&str>) -> PyResult<Vec<Sessio
         })
     })?
     .map_err(|e| import_error(path, e))
+    .and_then(|sessions| {
+        // a format forced on a file of another finds nothing: say so rather than answer an empty session
+        if sessions.iter().all(|s| s.conversation.messages.is_empty()) {
+            if let Some(forced) = format {
+                let found = std::fs::read(path)
+                    .ok()
+                    .and_then(|b| ctxfit_import::files::decode_text(b).ok())
+                    .and_then(|t| ctxfit_import::detect(&t));
+                if let Some(found) = found.filter(|f| *f != forced) {
+                    return Err(errors::bad_input(format!(
+                        "{path}: no {forced} session in the file; it reads as {found} (leave format out to detect it)"
+                    )));
+                }
+            }
+        }
+        Ok(sessions)
+    })
 }
 
 /// The messages of a recorded session (any importer's format, gzipped or not) in its wire format: session
@@ -371,6 +394,21 @@ fn load_session<'py>(
     let name = path.display().to_string();
     let sessions = load(py, &name, format)?;
     let count = sessions.len();
+    if count > 1 && index == 0 {
+        let names: Vec<&str> = (sessions.iter().skip(1))
+            .map(|s| s.name.as_str())
+            .take(3)
+            .collect();
+        errors::warn(
+            py,
+            &format!(
+                "{name} holds {count} sessions (after the first: {}{}): load_session reads the first; \
+                 load_sessions reads them all",
+                names.join(", "),
+                if count > 4 { ", …" } else { "" }
+            ),
+        )?;
+    }
     let s = sessions.into_iter().nth(index).ok_or_else(|| {
         pyo3::exceptions::PyIndexError::new_err(format!(
             "{name}: session {index} asked for, the file holds {count}"

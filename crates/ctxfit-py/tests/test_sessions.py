@@ -126,3 +126,23 @@ def test_replay_refuses_unknown_policies(corpus):
 def test_replay_takes_one_policy_as_a_string(corpus):
     doc = ctxfit.replay(corpus / "trajectories" / "swe-agent", "smart")
     assert [row["policy"] for row in doc["policies"]] == ["smart"]
+
+
+def test_surprises_are_said(corpus, tmp_path):
+    """A file of several sessions read by load_session, a format forced on a file of another, gzipped HTML: each
+    is said, not answered silently."""
+    import gzip
+    import warnings
+
+    episodes = corpus / "trajectories" / "tau-bench" / "gpt-4o-airline.fixture-0-19.json"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first = ctxfit.load_session(episodes)
+    assert first and any("load_sessions reads them all" in str(w.message) for w in caught), caught
+    claude = next(p for p in session_files(corpus / "trajectories" / "claude-code") if p.suffix == ".jsonl")
+    with pytest.raises(ctxfit.CtxfitError, match="no codex session in the file; it reads as claude-code"):
+        ctxfit.load_sessions(claude, format="codex")
+    page = b"<html><head><title>T</title></head><body><article><p>Hello, reader.</p></article></body></html>"
+    with pytest.raises(ctxfit.CtxfitError, match="the page is gzipped"):
+        ctxfit.clean_html(gzip.compress(page))
+    assert "Hello, reader." in ctxfit.clean_html(page)[0]
