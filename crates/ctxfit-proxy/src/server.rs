@@ -28,8 +28,6 @@ use std::time::Duration;
 
 use ctxfit_compactor::{PolicyFile, Settings};
 use http_body_util::combinators::BoxBody;
-
-use crate::idle::{BoxError, Idle};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
@@ -43,6 +41,7 @@ use tokio::net::TcpListener;
 
 use crate::body::Api;
 use crate::gateway::Gateway;
+use crate::idle::{BoxError, Idle};
 use crate::state::{Store, StoreError, StoreLimits};
 use crate::usage::{input_tokens, UsageTap};
 
