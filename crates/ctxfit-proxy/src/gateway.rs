@@ -74,7 +74,7 @@ struct Conv {
     stats: ConversationStats,
     /// Per tool call read: the call as a key (its tool's name and its input).
     calls: HashMap<String, String>,
-    /// The keys of the calls whose results are cut as of the last request.
+    /// The keys of the calls whose results are cut.
     cut_calls: std::collections::HashSet<String>,
 }
 
@@ -537,10 +537,14 @@ impl Gateway {
         }
         let dropped = projection.dropped().unwrap_or(0..0);
         let changed: HashMap<usize, usize> = projection.changes().collect();
-        c.cut_calls = (changed.keys())
-            .flat_map(|&i| c.conv.messages[i].tool_results())
-            .filter_map(|r| c.calls.get(&r.tool_use_id).cloned())
-            .collect();
+        // the calls whose results this request cut (cuts are sticky: the set only grows)
+        for b in &report.new_blocks {
+            if b.action != ctxfit_compactor::Action::InputCleared {
+                if let Some(key) = c.calls.get(&b.tool_use_id) {
+                    c.cut_calls.insert(key.clone());
+                }
+            }
+        }
         c.stats.requests += 1;
         c.stats.tokens_in += report.tokens_before as u64;
         c.stats.tokens_forwarded += report.tokens_after as u64;
