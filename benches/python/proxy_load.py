@@ -14,8 +14,8 @@ The stand-in (loopback) answers every request at once with a short stream of ser
   proxy's resident memory per conversation.
 
 With `--state`, the proxy runs with `--state` in a temporary directory (its writes are part of what is timed).
-With `--moving-breakpoint`, every request carries a `cache_control` breakpoint on its newest message and none on
-the earlier ones, as Claude Code sends them (the breakpoint moves on every request). Prints one JSON object.
+With `--moving-breakpoint`, every request is sent as Claude Code sends it: each message's content a list of blocks,
+a `cache_control` breakpoint on the newest message and none on the earlier ones (it moves on every request). Prints one JSON object.
 """
 
 import asyncio
@@ -100,14 +100,18 @@ async def ttfb(client, url, body):
 MOVING = "--moving-breakpoint" in sys.argv
 
 
+def as_blocks(message):
+    content = message["content"]
+    return dict(message, content=[{"type": "text", "text": content}] if isinstance(content, str) else list(content))
+
+
 def with_breakpoint(history):
-    """Claude Code's pattern: a `cache_control` breakpoint on the newest message's last block, none before."""
-    last = dict(history[-1])
-    content = last["content"]
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else [dict(b) for b in content]
-    blocks[-1]["cache_control"] = {"type": "ephemeral"}
-    last["content"] = blocks
-    return history[:-1] + [last]
+    """Claude Code's pattern: every message's content a list of blocks, and a `cache_control` breakpoint on the
+    newest message's last block, none before."""
+    messages = [as_blocks(m) for m in history]
+    last = messages[-1]["content"]
+    last[-1] = dict(last[-1], cache_control={"type": "ephemeral"})
+    return messages
 
 
 def body(history, system):
