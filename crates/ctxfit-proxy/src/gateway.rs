@@ -248,17 +248,7 @@ impl Gateway {
     /// Add a conversation to memory, forgetting the least recently used beyond `max_conversations`.
     fn insert(&mut self, conv: Conv) {
         self.forget(&conv.id);
-        while self.convs.len() >= self.max_conversations.max(1) {
-            let Some(oldest) = self
-                .convs
-                .values()
-                .min_by_key(|c| c.last_used)
-                .map(|c| c.id.clone())
-            else {
-                break;
-            };
-            self.forget(&oldest);
-        }
+        while self.convs.len() >= self.max_conversations.max(1) && self.forget_least_recent() {}
         self.convs.insert(conv.id.clone(), conv);
     }
 
