@@ -7,6 +7,7 @@
 mod compactor;
 mod errors;
 mod json;
+mod page_tool;
 
 use std::net::IpAddr;
 use std::panic::AssertUnwindSafe;
@@ -296,6 +297,35 @@ fn fetch_webpage_markdown<'py>(
     allow_private: bool,
     allow_addresses: Option<Vec<String>>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let options = fetch_options(
+        strip_level,
+        max_chars,
+        chunk,
+        timeout,
+        max_bytes,
+        allow_private,
+        allow_addresses,
+    )?;
+    let url = url.to_owned();
+    let result = py.detach(|| {
+        shielded("fetch_webpage_markdown", || {
+            Fetcher::new(options).fetch_markdown(&url)
+        })
+    })?;
+    let v = serde_json::to_value(&result).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    to_py(py, &v)
+}
+
+/// The page tool's options from the Python arguments (shared by `fetch_webpage_markdown` and `PageTool`).
+pub(crate) fn fetch_options(
+    strip_level: &str,
+    max_chars: usize,
+    chunk: Option<usize>,
+    timeout: f64,
+    max_bytes: u64,
+    allow_private: bool,
+    allow_addresses: Option<Vec<String>>,
+) -> PyResult<FetchOptions> {
     if !(timeout.is_finite() && timeout > 0.0) {
         return Err(PyValueError::new_err(
             "timeout must be a positive number of seconds",
@@ -316,14 +346,7 @@ fn fetch_webpage_markdown<'py>(
         })?;
         options.addresses.allowed.push(ip);
     }
-    let url = url.to_owned();
-    let result = py.detach(|| {
-        shielded("fetch_webpage_markdown", || {
-            Fetcher::new(options).fetch_markdown(&url)
-        })
-    })?;
-    let v = serde_json::to_value(&result).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    to_py(py, &v)
+    Ok(options)
 }
 
 fn source_format(name: Option<&str>) -> PyResult<Option<SourceFormat>> {
@@ -601,6 +624,8 @@ fn _ctxfit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PromptTooLarge", py.get_type::<PromptTooLarge>())?;
     m.add("InternalError", py.get_type::<InternalError>())?;
     m.add_class::<Compactor>()?;
+    m.add_class::<page_tool::PageTool>()?;
+    m.add("PAGE_TOOL_HINT", ctxfit_webfetch::SYSTEM_PROMPT_HINT)?;
     m.add_function(wrap_pyfunction!(estimate_tokens, m)?)?;
     m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
     m.add_function(wrap_pyfunction!(convert_messages, m)?)?;

@@ -31,13 +31,20 @@ def test_the_type_stubs_name_what_the_module_has():
 
     import ctxfit._ctxfit as compiled
 
+    def names(body):
+        """What a stub's body defines: functions, classes and annotated names (constants, properties)."""
+        out = {n.name: n for n in body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        out.update({n.target.id: n for n in body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)})
+        return out
+
     stub = ast.parse((pathlib.Path(ctxfit.__file__).parent / "_ctxfit.pyi").read_text())
-    defined = {n.name: n for n in stub.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    defined = names(stub.body)
     public = {n for n in dir(compiled) if not n.startswith("_")}
-    assert public == set(defined), (public - set(defined), set(defined) - public)
+    stubbed_public = {n for n in defined if not n.startswith("_")}
+    assert public == stubbed_public, (public - stubbed_public, stubbed_public - public)
     for name, node in defined.items():
         if isinstance(node, ast.ClassDef) and node.body and not issubclass(getattr(compiled, name), BaseException):
-            stubbed = {n.name for n in node.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
+            stubbed = {n for n in names(node.body) if not n.startswith("_")}
             actual = {n for n in dir(getattr(compiled, name)) if not n.startswith("_")}
             assert stubbed == actual, (name, actual - stubbed, stubbed - actual)
 

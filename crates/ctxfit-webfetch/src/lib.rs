@@ -16,6 +16,7 @@
 //! `max_chars` the whole page takes, and `chunk = Some(k)` returns the k-th (1-based).
 
 pub mod guard;
+pub mod tool;
 
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
@@ -32,6 +33,7 @@ use ureq::unversioned::transport::DefaultConnector;
 use ureq::{Agent, ResponseExt};
 
 pub use guard::{AddressPolicy, Refused};
+pub use tool::{PageTool, ToolFormat, SYSTEM_PROMPT_HINT, TOOL_NAME};
 
 /// Seed 003's default for `max_chars`.
 pub const DEFAULT_MAX_CHARS: usize = 5000;
@@ -204,6 +206,11 @@ impl Fetcher {
     /// Fetch a page and clean it. Redirects are followed up to `max_redirects`, each target checked like the
     /// first URL (http or https, a host) and then by the address guard.
     pub fn fetch(&self, url: &str) -> Result<Page, FetchError> {
+        self.fetch_at(url, self.options.strip_level)
+    }
+
+    /// [`Fetcher::fetch`] at another strip level than the options'.
+    pub fn fetch_at(&self, url: &str, level: StripLevel) -> Result<Page, FetchError> {
         let started = Instant::now();
         check_url(url)?;
         let mut current = url.to_owned();
@@ -283,11 +290,7 @@ impl Fetcher {
         }
         // the timeout covers decoding and cleaning too: they run on a worker, given what is left of it
         let left = self.options.timeout.saturating_sub(started.elapsed());
-        let (level, base, header) = (
-            self.options.strip_level,
-            final_url.clone(),
-            content_type.clone(),
-        );
+        let (base, header) = (final_url.clone(), content_type.clone());
         let (send, receive) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let (text, encoding) = decode_html(&bytes, header.as_deref());
@@ -322,30 +325,17 @@ impl Fetcher {
     /// The page tool: fetch, clean, cut to `max_chars` or return the chosen chunk. Never fails; a failure is a
     /// result with `success: false`.
     pub fn fetch_markdown(&self, url: &str) -> FetchResult {
+        let o = &self.options;
         match self.fetch(url) {
-            Ok(page) => self.result(&page),
-            Err(e) => {
-                FetchResult::failure(format!("could not fetch {}: {e}", redact_credentials(url)))
-            }
+            Ok(page) => cut(&page, o.strip_level, o.max_chars, o.chunk),
+            Err(e) => failed(url, &e),
         }
     }
 
     /// The page tool's result for a fetched page: cut to `max_chars`, or the chosen chunk.
     pub fn result(&self, page: &Page) -> FetchResult {
-        let m = page.metadata.clone();
-        FetchResult {
-            title: m.title,
-            canonical_url: m.canonical_url.as_deref().map(redact_credentials),
-            published: m.published,
-            author: m.author,
-            ..shape(
-                &page.markdown,
-                page.stats.original_size,
-                self.options.max_chars,
-                self.options.chunk,
-                &format!("{} ({})", page.final_url, self.options.strip_level.name()),
-            )
-        }
+        let o = &self.options;
+        cut(page, o.strip_level, o.max_chars, o.chunk)
     }
 
     /// An error while reading the body: ureq's own errors come wrapped in `io::Error`.
@@ -438,6 +428,34 @@ pub fn fetch_webpage_markdown(
         ..FetchOptions::default()
     })
     .fetch_markdown(url)
+}
+
+/// The result of a fetch that failed, the URL's credentials hidden.
+pub(crate) fn failed(url: &str, e: &FetchError) -> FetchResult {
+    FetchResult::failure(format!("could not fetch {}: {e}", redact_credentials(url)))
+}
+
+/// A fetched page (cleaned at `level`) as the tool's result: cut to `max_chars`, or chunk `chunk`.
+pub(crate) fn cut(
+    page: &Page,
+    level: StripLevel,
+    max_chars: usize,
+    chunk: Option<usize>,
+) -> FetchResult {
+    let m = page.metadata.clone();
+    FetchResult {
+        title: m.title,
+        canonical_url: m.canonical_url.as_deref().map(redact_credentials),
+        published: m.published,
+        author: m.author,
+        ..shape(
+            &page.markdown,
+            page.stats.original_size,
+            max_chars,
+            chunk,
+            &format!("{} ({})", page.final_url, level.name()),
+        )
+    }
 }
 
 /// Cut cleaned Markdown into the tool's result: all of it if it fits in `max_chars`, else its first chunk

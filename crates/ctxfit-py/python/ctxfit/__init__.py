@@ -21,14 +21,16 @@ Compaction before every model request::
 sticky, so the prompt cache keeps working) and reads only what was appended since its previous call.
 
 Also: :func:`estimate_tokens`, :func:`count_tokens`, :func:`convert_messages`, :func:`clean_html`,
-:func:`fetch_webpage_markdown`, :func:`load_session`, :func:`load_sessions`, :func:`replay`; the LangChain /
+:func:`fetch_webpage_markdown` (and :class:`PageTool`, the same as a tool an agent registers), :func:`load_session`, :func:`load_sessions`, :func:`replay`; the LangChain /
 LangGraph bridge is :mod:`ctxfit.langchain` (``pip install ctxfit[langchain]``).
 """
 
 from ._ctxfit import (
+    PAGE_TOOL_HINT,
     Compactor,
     CtxfitError,
     InternalError,
+    PageTool,
     PromptTooLarge,
     __version__,
     clean_html,
@@ -44,9 +46,11 @@ from ._ctxfit import (
 )
 
 __all__ = [
+    "PAGE_TOOL_HINT",
     "Compactor",
     "CtxfitError",
     "InternalError",
+    "PageTool",
     "PromptTooLarge",
     "__version__",
     "clean_html",

@@ -1,7 +1,7 @@
 """Type stubs of the compiled module ``ctxfit._ctxfit`` (re-exported by ``ctxfit``)."""
 
 from os import PathLike
-from typing import Any, Dict, Iterable, List, Literal, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Literal, Mapping, Optional, Sequence, Tuple, Union
 
 __version__: str
 
@@ -181,6 +181,44 @@ def fetch_webpage_markdown(
     Only public addresses are fetched unless ``allow_private`` (loopback, private networks) or
     ``allow_addresses`` (single IPs, e.g. ``["127.0.0.1"]`` for a local test server) say otherwise.
     """
+
+PAGE_TOOL_HINT: str
+"""A few sentences for an agent's system prompt: which strip level to choose, what a page costs at each, and how
+to read a long page chunk by chunk."""
+
+ToolFormat = Literal["anthropic", "openai-chat", "openai-responses"]
+
+class PageTool:
+    """The page tool as an agent registers it. ``definition(format)`` goes into the request's ``tools``; calling
+    the tool with the model's input (the ``tool_use`` block's ``input`` dict, or an OpenAI function call's
+    ``arguments`` text) fetches the page and returns seed 003's result dict, to ``json.dumps`` into the tool
+    result. Input that does not fit the schema (a missing ``url``, an unknown strip level, a ``max_chars`` over
+    ``max_chars_limit``, an unknown field) is a result with ``success`` false saying what to fix, never an
+    exception. The model chooses the URL, strip level, ``max_chars`` and chunk; the limits and the addresses that
+    may be reached are the program's. The last ``cache_pages`` pages are kept ``cache_seconds``, so reading a
+    long page chunk by chunk fetches it once.
+    """
+
+    name: str
+    max_chars_limit: int
+
+    def __init__(
+        self,
+        strip_level: StripLevel = "moderate",
+        max_chars: int = 5000,
+        *,
+        max_chars_limit: Optional[int] = None,
+        timeout: float = 30.0,
+        max_bytes: int = 10485760,
+        allow_private: bool = False,
+        allow_addresses: Optional[Iterable[str]] = None,
+        cache_pages: int = 4,
+        cache_seconds: float = 300.0,
+    ) -> None: ...
+    def definition(self, format: ToolFormat = "anthropic") -> Dict[str, Any]:
+        """``{"name", "description", "input_schema"}`` for Anthropic; ``{"type": "function", "function": {...}}``
+        for OpenAI Chat; ``{"type": "function", "name", "description", "parameters", "strict"}`` for Responses."""
+    def __call__(self, input: Union[Mapping[str, Any], str]) -> Dict[str, Any]: ...
 
 def load_session(path: StrPath, index: int = 0, *, format: Optional[str] = None) -> List[Message]:
     """The messages of a recorded session (Claude Code, Codex CLI, Gemini CLI, Copilot CLI, SWE-agent,
