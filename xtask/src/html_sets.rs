@@ -1,5 +1,10 @@
-//! `cargo xtask eval-html`: each strip level on the three page sets beside the corpus, with trafilatura as the
-//! yardstick in the same run.
+//! `cargo xtask eval-html`: each strip level on the three page sets beside the corpus, with two yardsticks in the
+//! same run: Python trafilatura and its Rust port (crate `trafilatura`).
+//!
+//! Sites are the unit of validation (`html_folds`): the lead over each yardstick is bootstrapped over pages and
+//! over sites; a fixed fifth of the sites is sealed — `--pages` never lists their pages, and their figures are
+//! printed apart — so a rule written from the pages one looks at is checked where no one looked; `--folds N`
+//! prints every figure per fold of sites.
 //!
 //! * ScrapingHub's article-extraction benchmark (`html/`) and Readability.js's test pages (`html-readability/`):
 //!   4-word-shingle precision, recall and F1 against the reference article text, averaged over pages.
@@ -24,6 +29,8 @@ use ctxfit_html::{decode_html, HtmlCleaner, StripLevel};
 use ctxfit_replay::spread::{middle_90, resamples, RESAMPLES};
 use serde_json::Value;
 
+use crate::html_folds;
+
 /// What a page is scored against.
 enum Truth {
     Article(String),
@@ -36,8 +43,30 @@ enum Truth {
 struct Page {
     id: String,
     url: Option<String>,
+    /// The page's site (`html_folds::site`): the unit of folds, of the sealed part and of the bootstrap.
+    site: String,
     html: String,
     truth: Truth,
+}
+
+impl Page {
+    fn new(id: String, url: Option<String>, html: String, truth: Truth) -> Page {
+        // a page without a URL in its set is placed by the URL it states for itself, else by its name
+        let stated = url
+            .clone()
+            .or_else(|| ctxfit_html::page_metadata(&html, None).canonical_url);
+        Page {
+            site: html_folds::site(stated.as_deref(), &id),
+            id,
+            url,
+            html,
+            truth,
+        }
+    }
+
+    fn sealed(&self) -> bool {
+        html_folds::sealed(&self.site)
+    }
 }
 
 struct Set {
@@ -67,12 +96,12 @@ fn article_set(dir: &Path, name: &'static str) -> Result<Set> {
     let truth = read_json(&dir.join("ground-truth.json"))?;
     let mut pages = Vec::new();
     for (id, entry) in truth.as_object().context("ground truth is an object")? {
-        pages.push(Page {
-            id: id.clone(),
-            url: entry["url"].as_str().map(str::to_owned),
-            html: gunzip(&dir.join(format!("pages/{id}.html.gz")))?,
-            truth: Truth::Article(entry["articleBody"].as_str().unwrap_or_default().to_owned()),
-        });
+        pages.push(Page::new(
+            id.clone(),
+            entry["url"].as_str().map(str::to_owned),
+            gunzip(&dir.join(format!("pages/{id}.html.gz")))?,
+            Truth::Article(entry["articleBody"].as_str().unwrap_or_default().to_owned()),
+        ));
     }
     pages.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(Set {
@@ -104,15 +133,15 @@ fn snippet_set(dir: &Path) -> Result<Set> {
         if !path.exists() {
             continue;
         }
-        pages.push(Page {
-            id: file.to_owned(),
-            url: Some(url.clone()),
-            html: gunzip(&path)?,
-            truth: Truth::Snippets {
+        pages.push(Page::new(
+            file.to_owned(),
+            Some(url.clone()),
+            gunzip(&path)?,
+            Truth::Snippets {
                 with: strings(&entry["with"]),
                 without: strings(&entry["without"]),
             },
-        });
+        ));
     }
     pages.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(Set {
@@ -289,6 +318,42 @@ fn ctxfit_row(set: &Set, level: StripLevel) -> Row {
     }
 }
 
+/// The Rust port of trafilatura (crate `trafilatura`, a port of go-trafilatura) with the Python original's
+/// defaults (its fallback extractors on), text output; a page it fails or panics on scores as empty. Speed is
+/// the best of three rounds, as for ctxfit.
+fn rust_trafilatura_row(set: &Set) -> Row {
+    let options = trafilatura::Options::default().with_fallback(true);
+    let extract = |p: &Page| {
+        std::panic::catch_unwind(|| trafilatura::extract(&p.html, &options))
+            .ok()
+            .and_then(Result::ok)
+            .map(|r| r.content_text)
+            .unwrap_or_default()
+    };
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let texts: Vec<String> = set.pages.iter().map(extract).collect();
+    let bytes: usize = set.pages.iter().map(|p| p.html.len()).sum();
+    let mut best = Duration::MAX;
+    for _ in 0..3 {
+        let start = Instant::now();
+        for p in &set.pages {
+            std::hint::black_box(extract(p));
+        }
+        best = best.min(start.elapsed());
+    }
+    std::panic::set_hook(previous);
+    let pages = page_scores(set, &texts, true);
+    Row {
+        name: "trafilatura-rs 0.6".to_owned(),
+        scores: combine(&pages),
+        pages,
+        chars: texts.iter().map(|o| o.chars().count()).sum::<usize>() as f64
+            / set.pages.len().max(1) as f64,
+        mb_per_s: bytes as f64 / 1e6 / best.as_secs_f64(),
+    }
+}
+
 const TRAFILATURA_RUNNER: &str = r#"
 import json, sys, time
 import trafilatura
@@ -391,6 +456,7 @@ fn worst_pages(set: &Set, count: usize) {
     let mut rows: Vec<(f64, String)> = set
         .pages
         .iter()
+        .filter(|p| !p.sealed())
         .map(|p| {
             let out = HtmlCleaner::new(StripLevel::Aggressive).clean(&p.html).0;
             match &p.truth {
@@ -424,7 +490,11 @@ fn worst_pages(set: &Set, count: usize) {
         })
         .collect();
     rows.sort_by(|a, b| a.0.total_cmp(&b.0));
-    println!("worst pages of {} (aggressive):", set.name);
+    let sealed = set.pages.iter().filter(|p| p.sealed()).count();
+    println!(
+        "worst pages of {} (aggressive; the {sealed} pages of its sealed sites are never listed):",
+        set.name
+    );
     for (_, line) in rows.iter().take(count) {
         println!("  {line}");
     }
@@ -453,12 +523,13 @@ fn yardstick_leads(set: &Set, aggressive: &[PageScore], yardstick: &Row, count: 
         .iter()
         .zip(&yardstick.pages)
         .enumerate()
+        .filter(|&(i, _)| !set.pages[i].sealed())
         .map(|(i, (a, y))| (page_lead(y, a), i))
         .filter(|&(lead, _)| lead > 0.0)
         .collect();
     leads.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     println!(
-        "pages where {} leads ctxfit aggressive most ({} of {} pages it leads on):",
+        "pages where {} leads ctxfit aggressive most ({} of {} pages it leads on, sealed sites left out):",
         yardstick.name,
         leads.len().min(count),
         leads.len()
@@ -470,6 +541,52 @@ fn yardstick_leads(set: &Set, aggressive: &[PageScore], yardstick: &Row, count: 
             show(&aggressive[i]),
             yardstick.name,
             show(&yardstick.pages[i])
+        );
+    }
+    println!();
+}
+
+/// The figures of aggressive and the yardsticks on parts of a set: with `--folds N`, each fold of sites (every
+/// figure of a fitted part would be chosen on the other folds and scored on this one; no part of the extractor is
+/// fitted yet, so the folds' pooled figures are the whole set's); always, the sealed sites apart from the rest.
+fn parts_table(set: &Set, rows: &[Row], folds: Option<usize>) {
+    let mut parts: Vec<(String, Vec<usize>)> = Vec::new();
+    if let Some(n) = folds {
+        for k in 0..n {
+            let pages = (0..set.pages.len())
+                .filter(|&i| html_folds::fold(&set.pages[i].site, n) == k)
+                .collect();
+            parts.push((format!("fold {}", k + 1), pages));
+        }
+    }
+    let (sealed, open): (Vec<usize>, Vec<usize>) =
+        (0..set.pages.len()).partition(|&i| set.pages[i].sealed());
+    parts.push(("sites opened page by page".to_owned(), open));
+    parts.push((
+        "**sealed sites** (never listed by --pages)".to_owned(),
+        sealed,
+    ));
+    let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+    println!();
+    println!(
+        "| part of {} | sites | pages | {} |",
+        set.name,
+        names.join(" F1 | ") + " F1"
+    );
+    println!("|---|---|---|{}", "---|".repeat(rows.len()));
+    for (name, pages) in parts {
+        let mut sites: Vec<&str> = pages.iter().map(|&i| set.pages[i].site.as_str()).collect();
+        sites.sort_unstable();
+        sites.dedup();
+        let f1s: Vec<String> = rows
+            .iter()
+            .map(|r| format!("{:.4}", combine(pages.iter().map(|&i| &r.pages[i])).f1))
+            .collect();
+        println!(
+            "| {name} | {} | {} | {} |",
+            sites.len(),
+            pages.len(),
+            f1s.join(" | ")
         );
     }
     println!();
@@ -499,6 +616,16 @@ pub fn eval(args: &[String]) -> Result<()> {
         None => None,
     });
     let pages = pages.transpose()?;
+    // `--folds N`: every figure per fold of sites as well
+    let folds = match args.iter().position(|a| a == "--folds") {
+        Some(i) => Some(
+            args.get(i + 1)
+                .and_then(|n| n.parse::<usize>().ok())
+                .filter(|&n| n >= 2)
+                .context("--folds N: N is a number of folds, 2 or more")?,
+        ),
+        None => None,
+    };
     if let Some(count) = pages {
         for set in &sets {
             worst_pages(set, count);
@@ -534,6 +661,7 @@ pub fn eval(args: &[String]) -> Result<()> {
         if let Some(python) = &python {
             rows.push(trafilatura_row(python, set, &work)?.0);
         }
+        rows.push(rust_trafilatura_row(set));
         for r in &rows {
             println!(
                 "| {} | {:.3} | {:.3} | **{:.4}** | {:.0} | {:.1} |",
@@ -549,18 +677,28 @@ pub fn eval(args: &[String]) -> Result<()> {
                 );
             }
         }
-        // how far aggressive's lead (or lag) over the yardstick holds on pages like these that were not scored
-        if let Some(yardstick) = rows.get(3) {
-            let (ahead, low, high) = bootstrap_lead(&rows[2].pages, &yardstick.pages);
+        let (aggressive, anchors) = (&rows[2], &rows[3..]);
+        // how far aggressive's lead (or lag) over each yardstick holds on pages like these that were not scored:
+        // drawn by page, and drawn by site (a site's pages are alike: the site is the unit of validation)
+        let sites: Vec<String> = set.pages.iter().map(|p| p.site.clone()).collect();
+        for yardstick in anchors {
+            let (ahead, low, high) = bootstrap_lead(&aggressive.pages, &yardstick.pages);
+            let (by_site, site_low, site_high) = html_folds::bootstrap_over_sites(&sites, |draw| {
+                combine(draw.iter().map(|&i| &aggressive.pages[i])).f1
+                    - combine(draw.iter().map(|&i| &yardstick.pages[i])).f1
+            });
             println!(
                 "ctxfit aggressive against {}: at or above it in {:.1}% of {RESAMPLES} bootstrap resamples of the \
-                 pages; F1 difference {low:+.4} (5th percentile) to {high:+.4} (95th)",
+                 pages (F1 difference {low:+.4} to {high:+.4}, 5th to 95th percentile), {:.1}% of resamples of the \
+                 sites ({site_low:+.4} to {site_high:+.4})",
                 yardstick.name,
-                100.0 * ahead
+                100.0 * ahead,
+                100.0 * by_site
             );
         }
-        if let (Some(count), Some(yardstick)) = (pages, rows.get(3)) {
-            yardstick_leads(set, &rows[2].pages, yardstick, count);
+        parts_table(set, &rows[2..], folds);
+        if let (Some(count), Some(yardstick)) = (pages, anchors.first()) {
+            yardstick_leads(set, &aggressive.pages, yardstick, count);
         }
         // the moderate level's size goal (at most half of minimal's) beside the size of the reference itself
         let share = |chars: f64| 100.0 * chars / rows[0].chars.max(1.0);
