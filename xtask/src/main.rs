@@ -5,9 +5,10 @@
 //!   `crates/ctxfit-tokens/src/weights.rs`; prints the accuracy report.
 //! * `eval-tokens` — print the accuracy report of chars/4 and the fast estimator without refitting.
 //! * `eval-html` — precision, recall, F1, output size and speed of each strip level on the three page sets beside
-//!   the corpus (ScrapingHub, Readability.js, trafilatura's own), with trafilatura as the yardstick in the same
-//!   run (installed into `target/eval-venv`; `--no-trafilatura` skips it); `--pages` (`--pages=N`) lists each set's 15 (N) worst
-//!   pages. `eval-html --htmd` is the older table: the ScrapingHub pages with htmd beside the levels (`--pages`
+//!   the corpus (ScrapingHub, Readability.js, trafilatura's own), with two yardsticks in the same run: Python
+//!   trafilatura (installed into `target/eval-venv`; `--no-trafilatura` skips it) and the Rust port (crate
+//!   `trafilatura`); the bootstrap over pages and over sites; the sealed sites' figures apart; `--folds N` each
+//!   fold of sites; `--pages` (`--pages=N`) lists each set's 15 (N) worst pages, sealed sites left out. `eval-html --htmd` is the older table: the ScrapingHub pages with htmd beside the levels (`--pages`
 //!   adds each page's scores, `--deep` the cost of 100,000 nested elements).
 //! * `compare-profiles` — tokens of the final request of every corpus session under each built-in profile.
 //! * `gen-history --tokens N --seed S [-o FILE]` — a long realistic session (Anthropic JSON) made of real turns
@@ -15,7 +16,9 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod billed;
 mod html;
+mod html_folds;
 mod html_sets;
 mod profiles;
 mod samples;
@@ -95,6 +98,7 @@ fn main() -> Result<()> {
             }
         }
         Some("fit-tokens") => tokens::fit_and_write(&workspace_root()),
+        Some("fit-billed") => billed::fit(&args[1..]),
         Some("eval-tokens") => tokens::eval(),
         Some("eval-html") if args.iter().any(|a| a == "--htmd") => html::eval(&args[1..]),
         Some("eval-html") => html_sets::eval(&args[1..]),

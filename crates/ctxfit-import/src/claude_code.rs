@@ -157,16 +157,21 @@ fn windows(lines: Lines) -> Result<Vec<Window>, ImportError> {
         };
         let id = message.get("id").and_then(Value::as_str).map(str::to_owned);
         // what the request that produced this response was billed as input: uncached, written and read tokens
-        let bill = message.get("usage").filter(|u| u.is_object()).map(|u| {
-            [
-                "input_tokens",
-                "cache_creation_input_tokens",
-                "cache_read_input_tokens",
-            ]
-            .iter()
-            .map(|k| u.get(*k).and_then(Value::as_u64).unwrap_or(0))
-            .sum::<u64>()
-        });
+        // (a usage of nothing is Claude Code's stand-in message for a request that failed: no bill)
+        let bill = message
+            .get("usage")
+            .filter(|u| u.is_object())
+            .map(|u| {
+                [
+                    "input_tokens",
+                    "cache_creation_input_tokens",
+                    "cache_read_input_tokens",
+                ]
+                .iter()
+                .map(|k| u.get(*k).and_then(Value::as_u64).unwrap_or(0))
+                .sum::<u64>()
+            })
+            .filter(|&b| b > 0);
         let request_part = serde_json::json!({
             "role": message.get("role").cloned().unwrap_or(Value::Null),
             "content": message.get("content").cloned().unwrap_or(Value::Null),

@@ -172,4 +172,14 @@ fn a_claude_code_session_says_what_each_request_was_billed() {
         r#"{"type":"assistant","message":{"id":"m1","role":"assistant","content":"ok"}}"#
     );
     assert!(import_str(&bare, None).unwrap()[0].billed.is_empty());
+    // nor does the stand-in message Claude Code writes for a request that failed (a usage of zeros)
+    let failed = format!(
+        "{user}\n{}\n{user}\n{}",
+        r#"{"type":"assistant","message":{"id":"e1","model":"<synthetic>","role":"assistant","content":[{"type":"text","text":"API Error"}],"usage":{"input_tokens":0,"output_tokens":0,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}}"#,
+        assistant("m3", "d", 100, 0)
+    );
+    assert_eq!(
+        import_str(&failed, None).unwrap()[0].billed,
+        vec![None, None, None, Some(103)]
+    );
 }

@@ -28,10 +28,12 @@
 //! token counts, the identifier multisets of the source and of the compacted request, and the cache prefix are
 //! all updated from the compactor's per-request report, never recomputed over the history.
 
+mod billed_scale;
 mod idents;
 mod oracle;
 mod references;
 pub mod spread;
+pub use billed_scale::ANTHROPIC_TOOL_RESULT_SCALE;
 mod tools;
 
 use std::collections::BTreeMap;
@@ -141,16 +143,23 @@ pub struct TurnStats {
 }
 
 impl TurnStats {
-    /// Input tokens, cache reads and cache writes as billed: the unlogged part (`unlogged_tokens`) added, read
-    /// from the cache when the request reads anything from it, written otherwise. `None` without a bill.
+    /// Input tokens, cache reads and cache writes as billed: the request's bill under `none` (the uncompacted
+    /// estimate and the unlogged part, `unlogged_tokens`) less what the policy cut, counted as Anthropic counts
+    /// tool results ([`ANTHROPIC_TOOL_RESULT_SCALE`], fitted on the logs' bills by `cargo xtask fit-billed`).
+    /// The difference from the estimate is read from the cache when the request reads anything from it, written
+    /// otherwise. `None` without a bill.
     pub fn billed(&self) -> Option<(usize, usize, usize)> {
         let u = self.unlogged_tokens?;
+        let bill = self.uncompacted_tokens + u;
+        let cut = self.uncompacted_tokens.saturating_sub(self.input_tokens) as f64;
+        let input = bill.saturating_sub((cut * ANTHROPIC_TOOL_RESULT_SCALE).round() as usize);
+        let extra = input.saturating_sub(self.input_tokens);
         let (read, write) = if self.cache_read_tokens > 0 {
-            (self.cache_read_tokens + u, self.cache_write_tokens)
+            (self.cache_read_tokens + extra, self.cache_write_tokens)
         } else {
-            (self.cache_read_tokens, self.cache_write_tokens + u)
+            (self.cache_read_tokens, self.cache_write_tokens + extra)
         };
-        Some((self.input_tokens + u, read, write))
+        Some((input, read, write))
     }
 }
 
