@@ -3,6 +3,9 @@
 //! * `tidy` — repository checks (also run as a test): every `.rs` file opens with a `//!` doc.
 //! * `fit-tokens` — refit the fast token estimator against exact o200k counts on the corpus and rewrite
 //!   `crates/ctxfit-tokens/src/weights.rs`; prints the accuracy report.
+//! * `fit-billed` — how Anthropic bills the content of the corpus's Claude Code logs against the fast estimator,
+//!   fitted within context windows and held out by project; `--write` regenerates
+//!   `crates/ctxfit-replay/src/billed_scale.rs`.
 //! * `eval-tokens` — print the accuracy report of chars/4 and the fast estimator without refitting.
 //! * `eval-html` — precision, recall, F1, output size and speed of each strip level on the three page sets beside
 //!   the corpus (ScrapingHub, Readability.js, trafilatura's own), with two yardsticks in the same run: Python
@@ -105,7 +108,7 @@ fn main() -> Result<()> {
         Some("compare-profiles") => profiles::compare(),
         Some("gen-history") => gen_history(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <tidy | fit-tokens | eval-tokens | eval-html | compare-profiles | gen-history --tokens N --seed S [-o FILE]>");
+            eprintln!("usage: cargo xtask <tidy | fit-tokens | fit-billed [--write] | eval-tokens | eval-html [--folds N] [--pages[=N]] | compare-profiles | gen-history --tokens N --seed S [-o FILE]>");
             bail!("unknown or missing command")
         }
     }
