@@ -13,6 +13,11 @@ The stand-in (loopback) answers every request at once with a short stream of ser
   made its own), 50 streaming requests each: errors, wall time, time to first byte through the proxy, and the
   proxy's resident memory per conversation.
 
+* **Head of line** (`--head-of-line`, instead of the two above): a conversation's 20 small requests, timed alone
+  and then while other conversations' large requests (the session's last request, its tool results repeated to
+  ~25 MB; four, one after the other) are compacted: each conversation has its own lock, so the small ones should
+  not wait for the large ones.
+
 With `--state`, the proxy runs with `--state` in a temporary directory (its writes are part of what is timed).
 With `--moving-breakpoint`, every request is sent as Claude Code sends it: each message's content a list of blocks,
 a `cache_control` breakpoint on the newest message and none on the earlier ones (it moves on every request). Prints one JSON object.
@@ -119,6 +124,58 @@ def body(history, system):
     return json.dumps({"model": "m", "max_tokens": 16, "stream": True, "system": system, "messages": messages}).encode()
 
 
+HEAD_OF_LINE = "--head-of-line" in sys.argv
+
+
+def inflated(history, factor):
+    """The history with every tool result's text repeated `factor` times (a large request of one conversation)."""
+    def grow(block):
+        if block.get("type") != "tool_result":
+            return block
+        content = block.get("content")
+        if isinstance(content, str):
+            return dict(block, content=content * factor)
+        if isinstance(content, list):
+            return dict(block, content=[dict(c, text=c["text"] * factor) if c.get("type") == "text" else c for c in content])
+        return block
+    return [dict(m, content=[grow(b) for b in m["content"]]) if isinstance(m["content"], list) else m for m in history]
+
+
+async def head_of_line(client, base, reqs, system):
+    """A small conversation's requests alone, then beside ~25 MB requests of other conversations."""
+    async def smalls(label):
+        small = [[dict(h[0], content=f"({label}) " + json.dumps(h[0]["content"]))] + h[1:] for h in reqs[:20]]
+        return [await ttfb(client, base + "/v1/messages", body(h, system)) for h in small]
+
+    alone = await smalls("alone")
+    big_history = [dict(reqs[-1][0], content="(big) " + json.dumps(reqs[-1][0]["content"]))] + reqs[-1][1:]
+    factor = max(1, 25_000_000 // len(body(big_history, system)))
+    bigs = []
+
+    async def large(k):
+        # each a conversation of its own, so each is compacted whole
+        history = [dict(big_history[0], content=f"(big {k}) " + json.dumps(reqs[-1][0]["content"]))] + big_history[1:]
+        b = body(inflated(history, factor), system)
+        t = time.perf_counter()
+        await ttfb(client, base + "/v1/messages", b)
+        bigs.append((len(b), time.perf_counter() - t))
+
+    async def larges():
+        for k in range(4):
+            await large(k)
+
+    # the small conversation's requests start once the first large one is in the proxy; large ones follow
+    # each other while they run
+    big_task = asyncio.create_task(larges())
+    await asyncio.sleep(0.05)
+    beside = await smalls("beside")
+    await big_task
+    return {"large_request_mb": bigs[0][0] / 1e6, "large_requests_s": [round(t, 3) for _, t in bigs],
+            "small_alone_ms_p50_max": [percentile(alone, 50) * 1e3, max(alone) * 1e3],
+            "small_beside_large_ms_p50_max": [percentile(beside, 50) * 1e3, max(beside) * 1e3],
+            "small_requests": len(beside)}
+
+
 async def run(exe, corpus, conversations=100, state=None):
     """The whole measurement; `conversations` at once in the load phase; `state`: the proxy's `--state` dir."""
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), StandIn)
@@ -140,6 +197,12 @@ async def run(exe, corpus, conversations=100, state=None):
            "moving_breakpoint": MOVING}
 
     async with httpx.AsyncClient(timeout=120, limits=httpx.Limits(max_connections=200)) as client:
+        if HEAD_OF_LINE:
+            out.update(await head_of_line(client, base, reqs, system))
+            proxy.terminate()
+            proxy.wait(10)
+            httpd.shutdown()
+            return out
         # added latency, request by request, one conversation
         last = reqs[-51:]
         await ttfb(client, base + "/v1/messages", body(last[0], system))  # the proxy meets it mid-way: replay
@@ -191,7 +254,7 @@ async def run(exe, corpus, conversations=100, state=None):
 if __name__ == "__main__":
     import tempfile
 
-    args = [a for a in sys.argv[1:] if a not in ("--state", "--moving-breakpoint")]
+    args = [a for a in sys.argv[1:] if a not in ("--state", "--moving-breakpoint", "--head-of-line")]
     exe = args[0] if args else "target/release/ctxfit"
     corpus = Path(args[1] if len(args) > 1 else "../shared/corpus")
     with tempfile.TemporaryDirectory() as tmp:

@@ -226,7 +226,10 @@ mod tests {
         };
         let ws = [window(1_000.0), window(30_000.0)];
         let (kr, ko) = slopes(&ws);
-        assert!((kr - 0.9).abs() < 1e-9 && (ko - 1.4).abs() < 1e-9, "{kr} {ko}");
+        assert!(
+            (kr - 0.9).abs() < 1e-9 && (ko - 1.4).abs() < 1e-9,
+            "{kr} {ko}"
+        );
         assert!(prediction_error(&ws, (kr, ko)) < 1e-12);
         assert!(prediction_error(&ws, (1.0, 1.0)) > 0.0);
     }

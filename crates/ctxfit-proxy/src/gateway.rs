@@ -19,7 +19,7 @@
 //! when the store does not have it, the conversation is compacted request by request from its history.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use ctxfit_compactor::{Compactor, Report, Settings};
 use ctxfit_model::{read_message, write_message, Content, Conversation, Message, WireFormat};
@@ -64,10 +64,6 @@ struct Conv {
     written: Vec<Option<(usize, String)>>,
     /// Input tokens the upstream reported for this conversation's previous request.
     reported: Option<usize>,
-    /// When it was last used (the gateway's request count then): the least recently used goes first.
-    last_used: u64,
-    /// When it was last used, by the clock: idle ones are forgotten.
-    last_seen: std::time::Instant,
     /// The compactor's revision when its decisions were last put in the store (`None`: not yet).
     stored_revision: Option<usize>,
     /// What it has been through the proxy since the proxy met it.
@@ -100,16 +96,15 @@ fn call_key(name: &str, input: &ctxfit_model::Value) -> String {
     format!("{name}\u{0}{input}")
 }
 
-/// The conversations one proxy serves, under one profile.
+/// The conversations one proxy serves, under one profile. Shared by the server's tasks: a short lock over the
+/// index of conversations (which one a request continues, which to forget), and a lock per conversation over
+/// its compaction — two conversations compact at once, and a request waits only for its own conversation.
+/// Locks are taken index → conversation only while the index is not held, or conversation → index: never the
+/// index and then a conversation.
 pub struct Gateway {
     settings: Settings,
     registry: ctxfit_compactor::Registry,
-    convs: HashMap<String, Conv>,
-    /// Chain hash of each conversation's last request → its id.
-    tips: HashMap<ChainHash, String>,
-    next_id: u64,
-    /// Requests handled: the clock of `last_used`.
-    requests: u64,
+    index: Mutex<Index>,
     /// Conversations kept at most; the least recently used is forgotten (and replayed if it comes back).
     pub max_conversations: usize,
     /// Conversations idle this long are forgotten (and replayed if they come back); `None`: never.
@@ -119,6 +114,81 @@ pub struct Gateway {
     pub cache_ttl: Option<u64>,
     /// Where decisions are kept across restarts, if anywhere.
     store: Option<Arc<Store>>,
+}
+
+/// Which conversations a gateway knows, and how to find them.
+#[derive(Default)]
+struct Index {
+    convs: HashMap<String, Entry>,
+    /// Chain hash of each conversation's last request → its id.
+    tips: HashMap<ChainHash, String>,
+    next_id: u64,
+    /// Requests handled: the clock of `Entry::last_used`.
+    requests: u64,
+}
+
+/// A conversation in the index: itself, behind its own lock, and what the index needs without taking it.
+struct Entry {
+    conv: Arc<Mutex<Conv>>,
+    /// When it was last used (the gateway's request count then): the least recently used goes first.
+    last_used: u64,
+    /// When it was last used, by the clock: idle ones are forgotten.
+    last_seen: std::time::Instant,
+    /// The chain hash of its last request, as in `Index::tips`.
+    tip: Option<ChainHash>,
+    /// Its figures after its last request (read by `/metrics` without waiting for a compaction).
+    stats: ConversationStats,
+}
+
+impl Index {
+    /// Add a conversation, forgetting the least recently used beyond `max`.
+    fn insert(&mut self, conv: Conv, max: usize) -> Arc<Mutex<Conv>> {
+        let id = conv.id.clone();
+        self.forget(&id);
+        while self.convs.len() >= max.max(1) && self.forget_least_recent() {}
+        self.requests += 1;
+        let tip = conv.chain.last().copied();
+        if let Some(tip) = tip {
+            self.tips.insert(tip, id.clone());
+        }
+        let stats = conv.stats.clone();
+        let conv = Arc::new(Mutex::new(conv));
+        self.convs.insert(
+            id,
+            Entry {
+                conv: Arc::clone(&conv),
+                last_used: self.requests,
+                last_seen: std::time::Instant::now(),
+                tip,
+                stats,
+            },
+        );
+        conv
+    }
+
+    fn forget(&mut self, id: &str) {
+        if let Some(old) = self.convs.remove(id) {
+            if let Some(tip) = old.tip {
+                self.tips.remove(&tip);
+            }
+        }
+    }
+
+    fn forget_least_recent(&mut self) -> bool {
+        let Some(oldest) = (self.convs.iter())
+            .min_by_key(|(_, e)| e.last_used)
+            .map(|(id, _)| id.clone())
+        else {
+            return false;
+        };
+        self.forget(&oldest);
+        true
+    }
+}
+
+/// A conversation's lock, whatever a panic left behind it (the conversation is then read afresh: see `forward`).
+fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Conversations a gateway keeps by default.
@@ -141,10 +211,7 @@ impl Gateway {
         Ok(Gateway {
             settings,
             registry,
-            convs: HashMap::new(),
-            tips: HashMap::new(),
-            next_id: 0,
-            requests: 0,
+            index: Mutex::new(Index::default()),
             max_conversations: DEFAULT_MAX_CONVERSATIONS,
             max_idle: None,
             cache_ttl: None,
@@ -157,9 +224,13 @@ impl Gateway {
         self.store = Some(store);
     }
 
+    fn index(&self) -> std::sync::MutexGuard<'_, Index> {
+        locked(&self.index)
+    }
+
     /// Put a conversation's record in the store (its decisions too when they changed since last time).
-    fn persist(&mut self, id: &str) {
-        let (Some(store), Some(c)) = (&self.store, self.convs.get_mut(id)) else {
+    fn persist(&self, c: &mut Conv) {
+        let Some(store) = &self.store else {
             return;
         };
         let Some(tip) = c.chain.last() else { return };
@@ -175,65 +246,42 @@ impl Gateway {
             last_used_ms: now_ms(),
             ledger: c.compactor.ledger().clone(),
         };
-        store.put(&self.settings.profile, id, record, state);
+        store.put(&self.settings.profile, &c.id, record, state);
     }
 
     /// Take conversation `id` back from the store if its last request's chain is a prefix of `chain` (and starts
     /// at `start`). Its compactor gets the stored decisions; it reads the request's messages afresh.
     fn recall(
-        &mut self,
+        &self,
+        ix: &mut Index,
         id: &str,
         format: WireFormat,
         start: ChainHash,
         chain: &[ChainHash],
-    ) -> bool {
-        let Some(store) = &self.store else {
-            return false;
-        };
-        let Some((record, mut saved)) = store.load(&self.settings.profile, id) else {
-            return false;
-        };
+    ) -> Option<Arc<Mutex<Conv>>> {
+        let store = self.store.as_ref()?;
+        let (record, mut saved) = store.load(&self.settings.profile, id)?;
         let n = record.messages;
         let fits = record.start == hex(&start)
             && n > 0
             && n <= chain.len()
             && record.tip == hex(&chain[n - 1]);
         if !fits {
-            return false;
+            return None;
         }
-        let Ok(mut compactor) = self.compactor() else {
-            return false;
-        };
+        let mut compactor = self.compactor().ok()?;
         saved.messages = n;
         saved.ledger = record.ledger.clone();
         // the state is written when a decision is made, not at every request: the time it holds may be of a
         // request long before the last one, and would make a warm cache look expired
         saved.last_sent_at = None;
-        if compactor.restore(saved).is_err() {
-            return false;
-        }
+        compactor.restore(saved).ok()?;
         let revision = compactor.revision();
-        self.insert(Conv {
-            id: id.to_owned(),
-            compactor,
-            conv: Conversation::new(format),
-            chain: chain[..n].to_vec(),
-            marked: Vec::new(),
-            start,
-            written: Vec::new(),
-            reported: record.reported,
-            last_used: self.requests,
-            last_seen: std::time::Instant::now(),
-            stored_revision: Some(revision),
-            stats: ConversationStats {
-                id: id.to_owned(),
-                ..ConversationStats::default()
-            },
-            calls: HashMap::new(),
-            cut_calls: Default::default(),
-        });
-        self.tips.insert(chain[n - 1], id.to_owned());
-        true
+        let mut conv = Conv::new(id.to_owned(), compactor, format, start);
+        conv.chain = chain[..n].to_vec();
+        conv.reported = record.reported;
+        conv.stored_revision = Some(revision);
+        Some(ix.insert(conv, self.max_conversations))
     }
 
     fn compactor(&self) -> Result<Compactor, GatewayError> {
@@ -245,67 +293,66 @@ impl Gateway {
         .map_err(|e| GatewayError::Policy(e.to_string()))
     }
 
-    /// Add a conversation to memory, forgetting the least recently used beyond `max_conversations`.
-    fn insert(&mut self, conv: Conv) {
-        self.forget(&conv.id);
-        while self.convs.len() >= self.max_conversations.max(1) && self.forget_least_recent() {}
-        self.convs.insert(conv.id.clone(), conv);
-    }
-
     /// When the conversation used least recently was last used, if there is one.
     pub fn least_recently_seen(&self) -> Option<std::time::Instant> {
-        self.convs.values().map(|c| c.last_seen).min()
+        self.index().convs.values().map(|e| e.last_seen).min()
     }
 
     /// Forget the conversation used least recently (a returning one is taken back from the state, or replayed
-    /// to the same bytes): whether there was one.
-    pub fn forget_least_recent(&mut self) -> bool {
-        let Some(oldest) = (self.convs.values())
-            .min_by_key(|c| c.last_used)
-            .map(|c| c.id.clone())
-        else {
-            return false;
-        };
-        self.forget(&oldest);
-        true
+    /// to the same bytes): whether there was one. A request it is serving finishes as it would have.
+    pub fn forget_least_recent(&self) -> bool {
+        self.index().forget_least_recent()
     }
 
-    /// Each conversation in memory, through the proxy.
+    /// Each conversation in memory, through the proxy, as of its last request.
     pub fn conversation_stats(&self) -> Vec<ConversationStats> {
-        let mut all: Vec<ConversationStats> =
-            self.convs.values().map(|c| c.stats.clone()).collect();
+        let mut all: Vec<ConversationStats> = self
+            .index()
+            .convs
+            .values()
+            .map(|e| e.stats.clone())
+            .collect();
         all.sort_by(|a, b| a.id.cmp(&b.id));
         all
     }
 
     /// Conversations known.
     pub fn conversations(&self) -> usize {
-        self.convs.len()
+        self.index().convs.len()
     }
 
     /// Record the input tokens the upstream reported for a conversation's last request (cache reads and writes
     /// included): its next request's budget trigger uses them.
-    pub fn report_usage(&mut self, conversation: &str, input_tokens: usize) {
-        if let Some(c) = self.convs.get_mut(conversation) {
-            c.reported = Some(input_tokens);
-            self.persist(conversation);
-        }
+    pub fn report_usage(&self, conversation: &str, input_tokens: usize) {
+        let Some(conv) = self
+            .index()
+            .convs
+            .get(conversation)
+            .map(|e| Arc::clone(&e.conv))
+        else {
+            return;
+        };
+        let mut c = locked(&conv);
+        c.reported = Some(input_tokens);
+        self.persist(&mut c);
     }
 
+    /// A new conversation in the index: named `id` (a client's session), or a fresh id.
     fn new_conv(
-        &mut self,
+        &self,
+        ix: &mut Index,
         id: Option<&str>,
         format: WireFormat,
         start: ChainHash,
-    ) -> Result<String, GatewayError> {
+    ) -> Result<(String, Arc<Mutex<Conv>>), GatewayError> {
         let id = match id {
             Some(id) => id.to_owned(),
             None => {
                 // unique across restarts (the store keeps ids): the chain's start, the clock and a count
-                self.next_id += 1;
+                ix.next_id += 1;
                 let mut h = Sha256::new();
                 h.update(start);
-                h.update(self.next_id.to_le_bytes());
+                h.update(ix.next_id.to_le_bytes());
                 h.update(
                     std::time::SystemTime::now()
                         .duration_since(std::time::UNIX_EPOCH)
@@ -313,98 +360,87 @@ impl Gateway {
                         .to_le_bytes(),
                 );
                 let h: ChainHash = h.finalize().into();
-                format!("c{}-{}", self.next_id, &hex(&h)[..16])
+                format!("c{}-{}", ix.next_id, &hex(&h)[..16])
             }
         };
-        let compactor = self.compactor()?;
-        self.insert(Conv {
-            id: id.clone(),
-            compactor,
-            conv: Conversation::new(format),
-            chain: Vec::new(),
-            marked: Vec::new(),
-            start,
-            written: Vec::new(),
-            reported: None,
-            last_used: self.requests,
-            last_seen: std::time::Instant::now(),
-            stored_revision: None,
-            stats: ConversationStats {
-                id: id.clone(),
-                ..ConversationStats::default()
-            },
-            calls: HashMap::new(),
-            cut_calls: Default::default(),
-        });
-        Ok(id)
+        let conv = Conv::new(id.clone(), self.compactor()?, format, start);
+        Ok((id, ix.insert(conv, self.max_conversations)))
     }
 
     /// Forget the conversations idle longer than `max_idle`.
-    fn forget_idle(&mut self) {
+    fn forget_idle(&self, ix: &mut Index) {
         let Some(max) = self.max_idle else { return };
-        let idle: Vec<String> = self
-            .convs
-            .values()
-            .filter(|c| c.last_seen.elapsed() > max)
-            .map(|c| c.id.clone())
+        let idle: Vec<String> = (ix.convs.iter())
+            .filter(|(_, e)| e.last_seen.elapsed() > max)
+            .map(|(id, _)| id.clone())
             .collect();
         for id in idle {
-            self.forget(&id);
+            ix.forget(&id);
         }
     }
 
-    fn forget(&mut self, id: &str) {
-        if let Some(old) = self.convs.remove(id) {
-            if let Some(tip) = old.chain.last() {
-                self.tips.remove(tip);
-            }
+    /// Which conversation a request continues (in memory, else in the store), marked as used now.
+    fn find(
+        &self,
+        format: WireFormat,
+        start: ChainHash,
+        chain: &[ChainHash],
+        session: Option<&str>,
+    ) -> Option<(String, Arc<Mutex<Conv>>)> {
+        let mut ix = self.index();
+        self.forget_idle(&mut ix);
+        let found = match session {
+            Some(s) => ix.convs.contains_key(s).then(|| s.to_owned()),
+            None => chain.iter().rev().find_map(|h| ix.tips.get(h)).cloned(),
+        };
+        if let Some(id) = found {
+            ix.requests += 1;
+            let now = ix.requests;
+            let e = ix.convs.get_mut(&id).expect("found in the index");
+            e.last_used = now;
+            e.last_seen = std::time::Instant::now();
+            return Some((id, Arc::clone(&e.conv)));
         }
+        let stored = match session {
+            Some(s) => Some(s.to_owned()),
+            None => self.store.as_ref()?.find(&self.settings.profile, chain),
+        }?;
+        let conv = self.recall(&mut ix, &stored, format, start, chain)?;
+        Some((stored, conv))
     }
 
     /// Compact a request body of `api`: find or start its conversation (`session` is the client's
-    /// `x-ctxfit-session`, if any), read its new messages, compact, and write the body to forward.
+    /// `x-ctxfit-session`, if any), read its new messages, compact, and write the body to forward. Requests of
+    /// different conversations run at once; those of one conversation one after the other.
     pub fn forward(
-        &mut self,
+        &self,
         api: Api,
         bytes: &[u8],
         session: Option<&str>,
     ) -> Result<Forwarded, GatewayError> {
         let body = RequestBody::parse(api, bytes)?;
         let format = api.wire_format();
-        self.forget_idle();
         let Chain {
             start,
             hashes: chain,
             marked,
         } = Chain::of(api, &body);
 
-        // which conversation, and how much of this request it has read: in memory, else in the store
-        let mut found = match session {
-            Some(s) => self.convs.get(s).map(|c| c.id.clone()),
-            None => chain.iter().rev().find_map(|h| self.tips.get(h)).cloned(),
-        };
-        if let (None, Some(store)) = (&found, &self.store) {
-            let stored = match session {
-                Some(s) => Some(s.to_owned()),
-                None => store.find(&self.settings.profile, &chain),
-            };
-            if let Some(id) = stored {
-                if self.recall(&id, format, start, &chain) {
-                    found = Some(id);
-                }
-            }
-        }
+        // which conversation, and how much of this request it has read; then its lock, and no other
+        let found = self.find(format, start, &chain, session);
+        let held = found.as_ref().map(|(_, conv)| Arc::clone(conv));
+        let mut guard = held.as_deref().map(locked);
         // continued (the conversation has read a prefix of this request), or new (its session named or not)
-        let continued = found.as_ref().is_some_and(|id| {
-            let c = &self.convs[id];
+        let continued = guard.as_ref().is_some_and(|c| {
             c.start == start
                 && c.chain.len() <= chain.len()
+                && c.conv.messages.len() <= body.messages.len()
                 && c.chain
                     .last()
                     .is_none_or(|tip| chain[c.chain.len() - 1] == *tip)
         });
-        let from = match (&found, continued) {
-            (Some(id), true) => self.convs[id].conv.messages.len(),
+        let from = match (&guard, continued) {
+            (Some(c), true) => c.conv.messages.len(),
             _ => 0,
         };
 
@@ -445,16 +481,22 @@ impl Gateway {
             )),
             _ => None,
         };
-        let id = match (found, continued) {
-            (Some(id), true) => id,
-            // a named session whose history was rewritten starts over under its name
-            (Some(id), false) if session.is_some() => self.new_conv(Some(&id), format, start)?,
-            _ => self.new_conv(session, format, start)?,
+        let (id, conv) = match found {
+            Some((id, conv)) if continued => (id, conv),
+            other => {
+                // a named session whose history was rewritten starts over under its name
+                drop(guard.take());
+                let name = match &other {
+                    Some((id, _)) if session.is_some() => Some(id.as_str()),
+                    _ => session,
+                };
+                self.new_conv(&mut self.index(), name, format, start)?
+            }
         };
-        self.requests += 1;
-        let c = self.convs.get_mut(&id).expect("just found or made");
-        c.last_used = self.requests;
-        c.last_seen = std::time::Instant::now();
+        let mut c = match guard {
+            Some(g) => g,
+            None => locked(&conv),
+        };
         if system.is_some() {
             c.conv.system = system;
         }
@@ -473,6 +515,7 @@ impl Gateway {
             }
         }
         c.marked = marked;
+        let c = &mut *c;
         // a call the same as one whose result is cut fetches again what the cut left out
         for block in new.iter().flat_map(|m| &m.content.blocks) {
             if let ctxfit_model::Block::ToolUse(u) = block {
@@ -488,13 +531,7 @@ impl Gateway {
         if let Some(ttl) = self.cache_ttl.or(stated) {
             c.compactor.set_cache_ttl(ttl);
         }
-        if let Some(tip) = c.chain.last() {
-            self.tips.remove(tip);
-        }
         c.chain = chain;
-        if let Some(tip) = c.chain.last() {
-            self.tips.insert(*tip, id.clone());
-        }
         c.written.resize_with(c.conv.messages.len(), || None);
 
         // a conversation new to the gateway (or to a restarted one) is compacted request by request, as a live
@@ -550,7 +587,27 @@ impl Gateway {
                 Some(body.messages[i].get())
             }
         });
-        self.persist(&id);
+        // the index learns where the conversation now ends (unless it was forgotten meanwhile)
+        {
+            let mut ix = self.index();
+            let tip = c.chain.last().copied();
+            let old = match ix.convs.get_mut(&id) {
+                Some(e) if Arc::ptr_eq(&e.conv, &conv) => {
+                    e.stats = c.stats.clone();
+                    Some(std::mem::replace(&mut e.tip, tip))
+                }
+                _ => None,
+            };
+            if let Some(old) = old {
+                if let Some(old) = old {
+                    ix.tips.remove(&old);
+                }
+                if let Some(tip) = tip {
+                    ix.tips.insert(tip, id.clone());
+                }
+            }
+        }
+        self.persist(c);
         Ok(Forwarded {
             body: out,
             conversation: id,
@@ -558,5 +615,135 @@ impl Gateway {
             profile: self.settings.profile.clone(),
             report,
         })
+    }
+}
+
+impl Conv {
+    fn new(id: String, compactor: Compactor, format: WireFormat, start: ChainHash) -> Conv {
+        Conv {
+            stats: ConversationStats {
+                id: id.clone(),
+                ..ConversationStats::default()
+            },
+            id,
+            compactor,
+            conv: Conversation::new(format),
+            chain: Vec::new(),
+            marked: Vec::new(),
+            start,
+            written: Vec::new(),
+            reported: None,
+            stored_revision: None,
+            calls: HashMap::new(),
+            cut_calls: Default::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use ctxfit_compactor::PolicyFile;
+
+    use super::*;
+
+    fn body(turns: &[&str]) -> Vec<u8> {
+        let messages: Vec<serde_json::Value> = turns
+            .iter()
+            .enumerate()
+            .map(|(i, text)| {
+                let role = if i % 2 == 0 { "user" } else { "assistant" };
+                serde_json::json!({"role": role, "content": text})
+            })
+            .collect();
+        serde_json::json!({"model": "m", "max_tokens": 10, "messages": messages})
+            .to_string()
+            .into_bytes()
+    }
+
+    /// A gateway under `smart` that has met one conversation, A: the gateway and A's id.
+    fn with_conversation_a() -> (Arc<Gateway>, String) {
+        let settings = PolicyFile::default()
+            .resolve(Some("smart"), None, &|_| None)
+            .unwrap();
+        let gateway = Arc::new(Gateway::new(settings).unwrap());
+        let a = gateway
+            .forward(Api::AnthropicMessages, &body(&["task A"]), None)
+            .unwrap();
+        (gateway, a.conversation)
+    }
+
+    /// Forward on another thread; the answer comes on the channel.
+    fn forward_on(
+        gateway: &Arc<Gateway>,
+        bytes: Vec<u8>,
+    ) -> mpsc::Receiver<Result<Forwarded, String>> {
+        let (tx, rx) = mpsc::channel();
+        let g = Arc::clone(gateway);
+        std::thread::spawn(move || {
+            let _ = tx.send(
+                g.forward(Api::AnthropicMessages, &bytes, None)
+                    .map_err(|e| e.to_string()),
+            );
+        });
+        rx
+    }
+
+    #[test]
+    fn a_conversation_being_compacted_holds_up_its_own_requests_and_no_others() {
+        let (gateway, a) = with_conversation_a();
+        // conversation A is busy (its lock held, as while a large request of it is compacted)
+        let busy = Arc::clone(&gateway.index().convs[&a].conv);
+        let held = locked(&busy);
+        // another conversation goes through, and the figures are read, meanwhile
+        let b = forward_on(&gateway, body(&["task B"]));
+        let b = b
+            .recv_timeout(Duration::from_secs(60))
+            .expect("B waited for A");
+        assert_ne!(b.unwrap().conversation, a);
+        assert_eq!(gateway.conversations(), 2);
+        assert_eq!(gateway.conversation_stats().len(), 2);
+        // A's next request waits for A, then continues it
+        let next = forward_on(&gateway, body(&["task A", "done A", "more A"]));
+        assert!(next.recv_timeout(Duration::from_millis(200)).is_err());
+        drop(held);
+        let next = next.recv_timeout(Duration::from_secs(60)).unwrap().unwrap();
+        assert_eq!(next.conversation, a);
+        assert!(next.continued);
+    }
+
+    #[test]
+    fn a_conversation_forgotten_while_it_is_compacted_finishes_and_leaves_no_tip_behind() {
+        let (gateway, a) = with_conversation_a();
+        let busy = Arc::clone(&gateway.index().convs[&a].conv);
+        let held = locked(&busy);
+        let next = forward_on(&gateway, body(&["task A", "done A", "more A"]));
+        // the request found A (it holds A, as the index and this test do) and waits for its lock; A is
+        // forgotten meanwhile (the memory cap, say)
+        let started = std::time::Instant::now();
+        while Arc::strong_count(&busy) < 3 {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "the request never found A"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(gateway.forget_least_recent());
+        drop(held);
+        let next = next.recv_timeout(Duration::from_secs(60)).unwrap().unwrap();
+        assert!(next.continued);
+        assert_eq!(gateway.conversations(), 0);
+        assert!(gateway.index().tips.is_empty());
+        // its next request starts it again from its history
+        let again = gateway
+            .forward(
+                Api::AnthropicMessages,
+                &body(&["task A", "done A", "more A", "ok", "last"]),
+                None,
+            )
+            .unwrap();
+        assert!(!again.continued);
     }
 }

@@ -120,7 +120,8 @@ struct ApiStats {
 struct Shared {
     config: ProxyConfig,
     store: Option<Arc<Store>>,
-    gateways: Mutex<HashMap<String, Gateway>>,
+    /// Each profile's gateway: the map's lock is held only to find one, never while a request is compacted.
+    gateways: Mutex<HashMap<String, Arc<Gateway>>>,
     stats: Mutex<BTreeMap<&'static str, ApiStats>>,
     client: Client<hyper_rustls::HttpsConnector<HttpConnector>, Body>,
 }
@@ -213,7 +214,10 @@ pub async fn start(config: ProxyConfig, addr: &str) -> Result<Running, StartErro
         .wrap_connector(http);
     let client = Client::builder(TokioExecutor::new()).build(https);
     let shared = Arc::new(Shared {
-        gateways: Mutex::new(HashMap::from([(default.profile.clone(), gateway)])),
+        gateways: Mutex::new(HashMap::from([(
+            default.profile.clone(),
+            Arc::new(gateway),
+        )])),
         stats: Mutex::new(BTreeMap::new()),
         config,
         store: store.clone(),
@@ -555,7 +559,7 @@ const MEMORY_PER_BODY_BYTE: usize = 4;
 /// of every profile, until it fits. `Err` when it does not fit even so.
 fn make_room(
     config: &ProxyConfig,
-    gateways: &mut HashMap<String, Gateway>,
+    gateways: &HashMap<String, Arc<Gateway>>,
     body: usize,
 ) -> Result<(), Refusal> {
     let (Some(max), Some(in_use)) = (config.max_memory, config.memory_in_use) else {
@@ -563,7 +567,7 @@ fn make_room(
     };
     let need = body.saturating_mul(MEMORY_PER_BODY_BYTE);
     while in_use().saturating_add(need) > max {
-        let oldest = (gateways.values_mut())
+        let oldest = (gateways.values())
             .filter_map(|g| g.least_recently_seen().map(|seen| (seen, g)))
             .min_by_key(|(seen, _)| *seen);
         match oldest {
@@ -593,18 +597,20 @@ fn compact(
 ) -> Result<crate::gateway::Forwarded, Refusal> {
     let settings = settings(&shared.config, profile)?;
     let mut gateways = shared.gateways.lock().unwrap_or_else(|p| p.into_inner());
-    make_room(&shared.config, &mut gateways, bytes.len())?;
+    make_room(&shared.config, &gateways, bytes.len())?;
     if preview {
         drop(gateways);
         // what the conversation would send: a gateway of its own replays it (live equals replayed)
-        let mut g = Gateway::new(settings).map_err(|e| e.to_string())?;
+        let g = Gateway::new(settings).map_err(|e| e.to_string())?;
         return Ok(g.forward(api, bytes, None).map_err(|e| e.to_string())?);
     }
     if !gateways.contains_key(&settings.profile) {
         let g = gateway(&shared.config, shared.store.as_ref(), settings.clone())?;
-        gateways.insert(settings.profile.clone(), g);
+        gateways.insert(settings.profile.clone(), Arc::new(g));
     }
-    let gateway = gateways.get_mut(&settings.profile).expect("inserted above");
+    let gateway = Arc::clone(&gateways[&settings.profile]);
+    // compacted with the map let go: other profiles and other conversations go on meanwhile
+    drop(gateways);
     Ok(gateway
         .forward(api, bytes, session)
         .map_err(|e| e.to_string())?)
@@ -649,9 +655,11 @@ async fn relay(
                     let shared = Arc::clone(shared);
                     let tap = UsageTap::new(body, move |answer| {
                         if let Some(tokens) = input_tokens(answer) {
-                            let mut gateways =
-                                shared.gateways.lock().unwrap_or_else(|p| p.into_inner());
-                            if let Some(g) = gateways.get_mut(&of.profile) {
+                            let gateway = (shared.gateways.lock())
+                                .unwrap_or_else(|p| p.into_inner())
+                                .get(&of.profile)
+                                .cloned();
+                            if let Some(g) = gateway {
                                 g.report_usage(&of.conversation, tokens);
                             }
                         }
@@ -687,7 +695,7 @@ fn conversations(shared: &Shared) -> usize {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .values()
-        .map(Gateway::conversations)
+        .map(|g| g.conversations())
         .sum()
 }
 

@@ -91,7 +91,7 @@ fn the_gateway_decides_as_the_library_and_keeps_the_clients_bytes() {
     for s in &all {
         let format = s.conversation.format;
         let api = api(format);
-        let mut gateway = Gateway::new(smart()).unwrap();
+        let gateway = Gateway::new(smart()).unwrap();
         let mut library =
             Compactor::new(smart(), &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
         let mut conversation: Option<String> = None;
@@ -160,7 +160,7 @@ fn conversations_that_share_a_system_prompt_stay_apart() {
     let solo: Vec<Vec<Vec<u8>>> = all
         .iter()
         .map(|s| {
-            let mut g = Gateway::new(smart()).unwrap();
+            let g = Gateway::new(smart()).unwrap();
             requests(&s.conversation, "Shared prompt.")
                 .iter()
                 .map(|(_, b)| g.forward(Api::AnthropicMessages, b, None).unwrap().body)
@@ -168,7 +168,7 @@ fn conversations_that_share_a_system_prompt_stay_apart() {
         })
         .collect();
     // interleaved through one gateway, with the same system prompt
-    let mut g = Gateway::new(smart()).unwrap();
+    let g = Gateway::new(smart()).unwrap();
     let (a, b) = (
         requests(&all[0].conversation, "Shared prompt."),
         requests(&all[1].conversation, "Shared prompt."),
@@ -203,7 +203,7 @@ fn a_retry_and_a_restart_get_the_same_bytes() {
     let s = longest_session(&corpus);
     let api = api(s.conversation.format);
     let reqs = requests(&s.conversation, "p");
-    let mut g = Gateway::new(smart()).unwrap();
+    let g = Gateway::new(smart()).unwrap();
     let mut sent = Vec::new();
     for (_, body) in &reqs {
         let first = g.forward(api, body, None).unwrap();
@@ -214,7 +214,7 @@ fn a_retry_and_a_restart_get_the_same_bytes() {
     }
     // a restarted gateway meets the conversation in the middle, and at its last request
     for k in [reqs.len() / 2, reqs.len() - 1] {
-        let mut fresh = Gateway::new(smart()).unwrap();
+        let fresh = Gateway::new(smart()).unwrap();
         let out = fresh.forward(api, &reqs[k].1, None).unwrap();
         assert!(!out.continued);
         assert_eq!(out.body, sent[k], "request {k} after a restart");
@@ -223,7 +223,7 @@ fn a_retry_and_a_restart_get_the_same_bytes() {
 
 #[test]
 fn a_named_session_whose_history_is_rewritten_starts_over() {
-    let mut g = Gateway::new(smart()).unwrap();
+    let g = Gateway::new(smart()).unwrap();
     let body = |msgs: &str| format!(r#"{{"model":"m","messages":[{msgs}]}}"#).into_bytes();
     let one = r#"{"role":"user","content":"hello"}"#;
     let two = r#"{"role":"assistant","content":"hi"},{"role":"user","content":"go on"}"#;
@@ -247,7 +247,7 @@ fn a_named_session_whose_history_is_rewritten_starts_over() {
 
 #[test]
 fn unknown_blocks_and_fields_pass_through_byte_for_byte() {
-    let mut g = Gateway::new(smart()).unwrap();
+    let g = Gateway::new(smart()).unwrap();
     let body = br#"{"model":"m","stream":true,"metadata":{"user_id":"u 1"},"messages":[
         {"role":"user","content":"search"},
         {"role":"assistant","content":[{"type":"server_tool_use","id":"srv_1","name":"web_search","input":{"query":"q"}},
@@ -265,7 +265,7 @@ fn unknown_blocks_and_fields_pass_through_byte_for_byte() {
 
 #[test]
 fn a_malformed_body_is_refused_with_its_place() {
-    let mut g = Gateway::new(smart()).unwrap();
+    let g = Gateway::new(smart()).unwrap();
     let err = g
         .forward(
             Api::AnthropicMessages,
@@ -309,7 +309,7 @@ fn the_least_recently_used_conversation_is_forgotten_and_replayed() {
     let again = g.forward(Api::OpenAiChat, &body("a", more), None).unwrap();
     assert!(!again.continued);
     assert_ne!(again.conversation, a.conversation);
-    let mut kept = Gateway::new(smart()).unwrap();
+    let kept = Gateway::new(smart()).unwrap();
     kept.forward(Api::OpenAiChat, &body("a", ""), None).unwrap();
     assert_eq!(
         kept.forward(Api::OpenAiChat, &body("a", more), None)
@@ -341,7 +341,7 @@ fn a_profiles_retrieval_tool_is_left_off_behind_the_proxy() {
     let api = api(s.conversation.format);
     let mut retrieving = smart();
     retrieving.retrieval_tool = Some("ctxfit_retrieve".into());
-    let (mut with, mut without) = (
+    let (with, without) = (
         Gateway::new(retrieving).unwrap(),
         Gateway::new(smart()).unwrap(),
     );
@@ -399,7 +399,7 @@ fn a_pause_longer_than_the_cache_lives_lets_the_waiting_cuts_through() {
             .unwrap()
             .to_owned()
     };
-    let mut gateway = Gateway::new(settings).unwrap();
+    let gateway = Gateway::new(settings).unwrap();
     let last = sent.len() - 1;
     for (messages, bytes) in &sent[..last] {
         let out = gateway
@@ -487,7 +487,7 @@ fn a_pause_longer_than_the_cache_lives_lets_the_waiting_cuts_through() {
     };
     let mut gateways = Vec::new();
     for (api, ask, _) in &asks {
-        let mut gateway = Gateway::new(
+        let gateway = Gateway::new(
             PolicyFile::parse(
                 "[profiles.brief]\nextends = \"smart\"\ncache_ttl = 2\n",
                 "test.toml",
@@ -558,7 +558,7 @@ fn a_breakpoint_that_moves_every_request_stays_one_conversation() {
     let registry = ctxfit_plugins::registry().unwrap();
     let mut library =
         Compactor::new(smart(), &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
-    let mut gateway = Gateway::new(smart()).unwrap();
+    let gateway = Gateway::new(smart()).unwrap();
     let system = serde_json::json!([{"type": "text", "text": "You are a test agent.",
         "cache_control": {"type": "ephemeral"}}]);
     let (mut ids, mut sent, mut cut) = (std::collections::BTreeSet::new(), 0, 0);

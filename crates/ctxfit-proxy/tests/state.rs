@@ -159,7 +159,7 @@ fn a_named_session_comes_back_under_its_name() {
             .into_bytes()
     };
     let store = open(dir.path());
-    let mut g = with_store(&store);
+    let g = with_store(&store);
     let a = g
         .forward(Api::OpenAiChat, &body(""), Some("my-session"))
         .unwrap();
@@ -167,7 +167,7 @@ fn a_named_session_comes_back_under_its_name() {
     drop(g);
     drop(store);
     let store = open(dir.path());
-    let mut g = with_store(&store);
+    let g = with_store(&store);
     let more = r#",{"role":"assistant","content":"ok"},{"role":"user","content":"next"}"#;
     let b = g
         .forward(Api::OpenAiChat, &body(more), Some("my-session"))
@@ -177,7 +177,7 @@ fn a_named_session_comes_back_under_its_name() {
     // a history that is not the stored one's continuation starts over under the name
     let other = br#"{"model":"m","messages":[{"role":"user","content":"rewritten"}]}"#;
     drop(g);
-    let mut g = with_store(&store);
+    let g = with_store(&store);
     assert!(
         !g.forward(Api::OpenAiChat, other, Some("my-session"))
             .unwrap()
@@ -208,7 +208,7 @@ fn the_state_keeps_the_most_recently_used_conversations_only() {
     let store = Arc::new(Store::open(dir.path(), limits).unwrap());
     assert_eq!(store.conversations(), 3);
     // the two oldest are gone, the newest are there
-    let mut g = with_store(&store);
+    let g = with_store(&store);
     let body = |i: usize| {
         format!(
             r#"{{"model":"m","messages":[{{"role":"user","content":"question {i}"}},{{"role":"assistant","content":"ok"}},{{"role":"user","content":"more"}}]}}"#
@@ -266,7 +266,7 @@ fn a_damaged_state_file_is_refused_with_a_clear_error_not_a_crash() {
         let dir = tempfile::tempdir().unwrap();
         {
             let store = open(dir.path());
-            let mut g = with_store(&store);
+            let g = with_store(&store);
             let body = serde_json::to_vec(&serde_json::json!({"model": "m", "max_tokens": 8,
                 "messages": [{"role": "user", "content": "hello ".repeat(2000)}]}))
             .unwrap();
