@@ -229,3 +229,31 @@ def test_codex_cli_through_the_proxy(tmp_path):
     steady, paused = check_pause(runs[False], runs[True], 1)
     assert steady == pytest.approx(paused, abs=50), (steady, paused)
     assert steady[-1] < max(steady), "nothing was cut"
+
+
+def test_codex_cli_built_in_provider_tries_the_websocket_once_then_http(tmp_path):
+    """Codex CLI's built-in provider pointed at the proxy (`openai_base_url`) opens the Responses API as a
+    WebSocket first: the proxy refuses the upgrade at once (426), and Codex goes on over HTTP without retrying."""
+    codex = client("codex")
+    project(tmp_path)
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    script = [("exec_command", {"cmd": "seq 1 30"}), "All done."]
+    env = {**os.environ, "CODEX_HOME": str(home), "OPENAI_API_KEY": SECRET}
+    command = [codex, "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access", "--json", "Count"]
+
+    def built_in(origin):
+        # docs/proxy.md: the built-in provider, its base URL set in config.toml (it does not read OPENAI_BASE_URL)
+        (home / "config.toml").write_text(f'model = "gpt-5.1-codex"\nopenai_base_url = "{origin}/v1"\n')
+
+    out, exchanges, received = run_session(ScriptedResponses, script, None, command, env, tmp_path, built_in)
+    events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    assert [e["item"]["text"] for e in events if e.get("type") == "item.completed"
+            and e["item"].get("type") == "agent_message"] == ["All done."], out.stdout[-2000:]
+    upgrades = [e for e in exchanges if e["method"] == "GET"]
+    assert [(e["path"], e["status"]) for e in upgrades] == [("/v1/responses", 426)], upgrades
+    posts = [e for e in exchanges if e["method"] == "POST"]
+    assert len(posts) == len(received) == 2
+    # the WebSocket was tried first, and once: every request after it went over HTTP
+    assert exchanges.index(upgrades[0]) == 0
+    assert "Reconnecting" not in out.stderr
