@@ -49,19 +49,6 @@ impl Content {
     }
 
     /// The text of all text blocks, in order, joined by nothing (Anthropic's own concatenation).
-    /// This content as JSON in the Anthropic form (a string, a list of blocks, or null), for saving it;
-    /// [`Content::from_json`] reads it back to the same content.
-    pub fn to_json(&self) -> serde_json::Value {
-        crate::wire::write_content(self, crate::WireFormat::Anthropic)
-            .unwrap_or(serde_json::Value::Null)
-    }
-
-    /// Content saved by [`Content::to_json`]; any other value is kept as one unknown block.
-    pub fn from_json(value: serde_json::Value) -> Content {
-        crate::wire::read_content(Some(value), crate::WireFormat::Anthropic)
-            .unwrap_or_else(|odd| Content::list(vec![Block::Unknown(odd)]))
-    }
-
     pub fn joined_text(&self) -> String {
         let mut out = String::new();
         for block in &self.blocks {

@@ -6,6 +6,22 @@ use crate::block::{Block, Content, Shape, TextBlock, ThinkingBlock, ToolResult, 
 use crate::conversation::WireFormat;
 use crate::error::ModelError;
 
+/// Content as JSON of its own, for saving it: written and read as the Anthropic wire writes it (here, beside the
+/// wire's reader and writer, so that the model's types need not know the wire).
+impl Content {
+    /// This content as JSON in the Anthropic form (a string, a list of blocks, or null), for saving it;
+    /// [`Content::from_json`] reads it back to the same content.
+    pub fn to_json(&self) -> Value {
+        write_content(self, WireFormat::Anthropic).unwrap_or(Value::Null)
+    }
+
+    /// Content saved by [`Content::to_json`]; any other value is kept as one unknown block.
+    pub fn from_json(value: Value) -> Content {
+        read_content(Some(value), WireFormat::Anthropic)
+            .unwrap_or_else(|odd| Content::list(vec![Block::Unknown(odd)]))
+    }
+}
+
 pub(crate) fn take_string(m: &mut Map<String, Value>, key: &str) -> Option<String> {
     match m.shift_remove(key) {
         Some(Value::String(s)) => Some(s),
