@@ -170,6 +170,23 @@ pub struct Compactor {
     escalations: usize,
 }
 
+/// What a live conversation's next request says besides its messages ([`Compactor::next_request`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NextRequest {
+    /// The first message appended since the previous request (its `cache_control` marks are read).
+    pub first_new: usize,
+    /// The input tokens the provider reported for the previous request (cache reads and writes included).
+    pub reported_input_tokens: Option<usize>,
+    /// The cache lifetime the request asks for in its own fields (OpenAI's `prompt_cache_retention`, a mark on
+    /// the request or its tools: [`requested_cache_ttl`]): the longer of it and what the new messages' marks
+    /// state is taken.
+    pub requested_cache_ttl: Option<u64>,
+    /// The provider's cache lifetime as the caller knows it, whatever the request states (an operator's setting).
+    pub cache_ttl: Option<u64>,
+    /// When the request is sent, in milliseconds since the Unix epoch; `None`: now.
+    pub sent_at: Option<u64>,
+}
+
 impl Compactor {
     /// Build the rules of `settings` from the registry.
     pub fn new(
@@ -269,6 +286,26 @@ impl Compactor {
     /// `prompt_cache_retention` of `"24h"` 86400): it replaces the profile's `cache_ttl` from now on.
     pub fn set_cache_ttl(&mut self, seconds: u64) {
         self.settings.cache_ttl = seconds;
+    }
+
+    /// The next request of a live conversation — what an agent loop, the Python `Compactor` and the proxy call
+    /// before each model call: the cache lifetime the request asks for is taken in (see [`NextRequest`]), then
+    /// the request is compacted as sent at `sent_at` (now, unless the caller says). `conv`'s messages from
+    /// `next.first_new` on were appended since the previous request.
+    pub fn next_request(&mut self, conv: &Conversation, next: NextRequest) -> Report {
+        self.take_cache_ttl(conv, &next);
+        let sent_at = next.sent_at.unwrap_or_else(unix_millis);
+        self.compact_at(conv, next.reported_input_tokens, Some(sent_at))
+    }
+
+    /// The cache lifetime a request asks for, taken in ([`Compactor::set_cache_ttl`]): the caller's
+    /// `cache_ttl` if it has one, else the longer of the request's own fields and its new messages' marks, else
+    /// the lifetime stays what it was.
+    pub fn take_cache_ttl(&mut self, conv: &Conversation, next: &NextRequest) {
+        let stated = stated_cache_ttl(conv, next.first_new).max(next.requested_cache_ttl);
+        if let Some(ttl) = next.cache_ttl.or(stated) {
+            self.set_cache_ttl(ttl);
+        }
     }
 
     /// Decide about this request. `reported_input_tokens` are the input tokens the provider reported for the

@@ -81,18 +81,13 @@ impl AgentSession {
     /// than the provider's cache lives (the profile's `cache_ttl`) is seen, and the cuts waiting for their turn
     /// are made then.
     pub fn next_request(&mut self) -> Request {
-        // the cache the conversation asks for, if it says (`cache_control` marks, `prompt_cache_retention`)
-        if let Some(ttl) =
-            crate::compactor::stated_cache_ttl(&self.conversation, self.sent_messages)
-        {
-            self.compactor.set_cache_ttl(ttl);
-        }
+        let next = crate::NextRequest {
+            first_new: self.sent_messages,
+            reported_input_tokens: self.reported_input_tokens.take(),
+            ..crate::NextRequest::default()
+        };
         self.sent_messages = self.conversation.messages.len();
-        let report = self.compactor.compact_at(
-            &self.conversation,
-            self.reported_input_tokens.take(),
-            Some(crate::compactor::unix_millis()),
-        );
+        let report = self.compactor.next_request(&self.conversation, next);
         let body = to_value(&self.compactor.project(&self.conversation));
         Request { body, report }
     }

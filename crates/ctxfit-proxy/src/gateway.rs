@@ -525,33 +525,33 @@ impl Gateway {
             }
         }
         c.conv.messages.extend(new);
-        // the cache the client asks for, if its request says: an Anthropic `cache_control` of one hour on a
-        // block, a tool or the request, or OpenAI's 24-hour `prompt_cache_retention`
-        let stated = ctxfit_compactor::stated_cache_ttl(&c.conv, first_new).max(requested);
-        if let Some(ttl) = self.cache_ttl.or(stated) {
-            c.compactor.set_cache_ttl(ttl);
-        }
         c.chain = chain;
         c.written.resize_with(c.conv.messages.len(), || None);
 
         // a conversation new to the gateway (or to a restarted one) is compacted request by request, as a live
         // agent would have been: the same bytes as if the gateway had seen every request
+        // the cache the client asks for, if its request says: an Anthropic `cache_control` of one hour on a
+        // block, a tool or the request, or OpenAI's 24-hour `prompt_cache_retention`
+        let next = ctxfit_compactor::NextRequest {
+            first_new,
+            reported_input_tokens: c.reported.take(),
+            requested_cache_ttl: requested,
+            cache_ttl: self.cache_ttl,
+            sent_at: None,
+        };
         let report = if continued {
             // when it is sent: after five minutes without a request the provider's cache has expired, and every
             // waiting cut is made for free
-            c.compactor.compact_at(
-                &c.conv,
-                c.reported.take(),
-                Some(ctxfit_compactor::unix_millis()),
-            )
+            c.compactor.next_request(&c.conv, next)
         } else {
+            c.compactor.take_cache_ttl(&c.conv, &next);
             // (the earlier requests' times are not known: only this one's)
             let mut times = vec![None; c.conv.messages.len()];
             if let Some(last) = times.last_mut() {
                 *last = Some(ctxfit_compactor::unix_millis());
             }
             c.compactor
-                .compact_history_at(&c.conv, c.reported.take(), &times)
+                .compact_history_at(&c.conv, next.reported_input_tokens, &times)
         };
 
         // the body: the client's bytes where nothing changed

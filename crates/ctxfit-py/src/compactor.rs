@@ -160,19 +160,17 @@ impl Compactor {
         self.returned.resize_with(items.len(), || None);
 
         // the cache the request asks for: as the caller says (OpenAI's `prompt_cache_retention` is an argument of
-        // the request, not of its messages), else as its `cache_control` marks say
-        if let Some(ttl) =
-            cache_ttl.or_else(|| ctxfit_compactor::stated_cache_ttl(&self.conv, start))
-        {
-            self.inner.set_cache_ttl(ttl);
-        }
-        // compact, without holding the interpreter
+        // the request, not of its messages), else as its `cache_control` marks say; compacted without holding
+        // the interpreter
+        let next = ctxfit_compactor::NextRequest {
+            first_new: start,
+            reported_input_tokens: input_tokens,
+            cache_ttl,
+            sent_at: Some(sent_at),
+            ..ctxfit_compactor::NextRequest::default()
+        };
         let (inner, conv) = (&mut self.inner, &self.conv);
-        let report = py.detach(|| {
-            shielded("compact", || {
-                inner.compact_at(conv, input_tokens, Some(sent_at))
-            })
-        });
+        let report = py.detach(|| shielded("compact", || inner.next_request(conv, next)));
         let report = match report {
             Ok(r) => r,
             Err(e) => {
