@@ -543,6 +543,10 @@ fn replay<'py>(
         if path.is_dir() {
             let found =
                 ctxfit_import::files::session_files(path).map_err(|e| import_error(p, e))?;
+            // what the walk could not read (a socket, a FIFO, an unreadable folder) is named, as the CLI does
+            for (entry, why) in &found.skipped {
+                errors::warn(py, &format!("{}: passed over: {why}", entry.display()))?;
+            }
             if found.files.is_empty() {
                 return Err(bad_input(format!("{p}: no session files in the folder")));
             }

@@ -146,3 +146,12 @@ def test_surprises_are_said(corpus, tmp_path):
     with pytest.raises(ctxfit.CtxfitError, match="the page is gzipped"):
         ctxfit.clean_html(gzip.compress(page))
     assert "Hello, reader." in ctxfit.clean_html(page)[0]
+
+
+def test_a_folder_walk_names_what_it_passed_over(corpus, tmp_path):
+    # a session, and beside it a FIFO the walk must not open (it would block): named in a warning, not read
+    shutil.copy(corpus / "trajectories" / "swe-agent" / "marshmallow-1867.traj", tmp_path / "a.traj")
+    os.mkfifo(tmp_path / "b.jsonl")
+    with pytest.warns(UserWarning, match=r"b\.jsonl: passed over"):
+        report = ctxfit.replay(tmp_path, "smart")
+    assert [s["session"] for s in report["sessions"]] == [str(tmp_path / "a.traj")]
