@@ -297,6 +297,28 @@ impl Compactor {
         self.conv.format.name()
     }
 
+    /// Pickling: a compactor travels as its effective profile, its estimator, its fixed format and its saved
+    /// decisions (`save`); unpickled, it is a compactor of the same profile that has taken them up (`restore`),
+    /// and sends, for the same history, the same bytes.
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, pyo3::types::PyTuple>)> {
+        let py = slf.py();
+        let this = slf.borrow();
+        let rebuild = py
+            .import("ctxfit._ctxfit")?
+            .getattr("_compactor_from_pickle")?;
+        let args = (
+            this.settings.to_string(),
+            this.settings.profile.clone(),
+            this.estimator.clone(),
+            this.fixed_format.map(|f| f.name()),
+            this.save(py)?,
+        )
+            .into_pyobject(py)?;
+        Ok((rebuild, args))
+    }
+
     /// The effective profile as TOML (what `ctxfit policy show` prints).
     #[getter]
     fn settings_toml(&self) -> String {
@@ -474,4 +496,19 @@ pub fn wire_format(name: &str) -> PyResult<WireFormat> {
             "unknown wire format `{name}` (expected anthropic, openai or responses)"
         ))
     })
+}
+
+/// A compactor from what `Compactor.__reduce__` pickled.
+#[pyfunction]
+pub(crate) fn _compactor_from_pickle(
+    py: Python<'_>,
+    policy: &str,
+    profile: &str,
+    estimator: &str,
+    format: Option<&str>,
+    state: &Bound<'_, PyAny>,
+) -> PyResult<Compactor> {
+    let mut c = Compactor::new(py, Some(profile), Some(policy), None, estimator, format)?;
+    c.restore(state)?;
+    Ok(c)
 }

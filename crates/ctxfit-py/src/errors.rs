@@ -5,21 +5,21 @@ use pyo3::exceptions::{PyRuntimeError, PyUserWarning, PyValueError};
 use pyo3::prelude::*;
 
 pyo3::create_exception!(
-    _ctxfit,
+    ctxfit._ctxfit,
     CtxfitError,
     PyValueError,
     "Input ctxfit cannot use: malformed messages or session files, an unknown profile, a bad policy. The message \
      is the one the CLI prints."
 );
 pyo3::create_exception!(
-    _ctxfit,
+    ctxfit._ctxfit,
     PromptTooLarge,
     CtxfitError,
     "The compacted request is above the profile's request budget (seed 003's guard). Attributes: `tokens`, \
      `budget`."
 );
 pyo3::create_exception!(
-    _ctxfit,
+    ctxfit._ctxfit,
     InternalError,
     PyRuntimeError,
     "A fault inside ctxfit (a Rust panic, caught at the boundary). Please report it with the input."

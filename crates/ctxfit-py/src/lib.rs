@@ -628,6 +628,7 @@ fn _ctxfit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PromptTooLarge", py.get_type::<PromptTooLarge>())?;
     m.add("InternalError", py.get_type::<InternalError>())?;
     m.add_class::<Compactor>()?;
+    m.add_function(wrap_pyfunction!(compactor::_compactor_from_pickle, m)?)?;
     m.add_class::<page_tool::PageTool>()?;
     m.add("PAGE_TOOL_HINT", ctxfit_webfetch::SYSTEM_PROMPT_HINT)?;
     m.add_function(wrap_pyfunction!(estimate_tokens, m)?)?;

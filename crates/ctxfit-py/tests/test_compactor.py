@@ -350,3 +350,36 @@ def test_wrong_arguments_and_a_second_thread_get_words_that_say_what_to_do():
     for t in threads:
         t.join()
     assert errors and all("in use by another thread" in e for e in errors), errors[:3]
+
+
+def test_a_compactor_and_the_exceptions_travel_through_pickle():
+    import pickle
+
+    messages = written_session(turns=8)
+    points = [i for i, m in enumerate(messages) if i > 0 and m["role"] == "assistant"]
+    half = points[len(points) // 2]
+    through = ctxfit.Compactor("seed-002", estimator="chars4")
+    for i in points:
+        expected = through.compact(messages[:i])
+    first = ctxfit.Compactor("seed-002", estimator="chars4")
+    for i in points:
+        if i > half:
+            break
+        first.compact(messages[:i])
+    # as multiprocessing sends it: a compactor of the same profile that took up the decisions
+    second = pickle.loads(pickle.dumps(first))
+    assert (second.profile, second.settings_toml) == (first.profile, first.settings_toml)
+    for i in points:
+        if i > half:
+            got = second.compact(messages[:i])
+    assert got == expected
+    # a policy given as text travels as its effective profile
+    custom = ctxfit.Compactor("mine", policy='[profiles.mine]\nextends = "smart"\nmax_regret = 0.01\n')
+    assert pickle.loads(pickle.dumps(custom)).settings_toml == custom.settings_toml
+    for e in (ctxfit.CtxfitError("bad"), ctxfit.InternalError("fault")):
+        back = pickle.loads(pickle.dumps(e))
+        assert type(back) is type(e) and back.args == e.args
+    too_large = ctxfit.PromptTooLarge("over")
+    too_large.tokens, too_large.budget = 10, 5
+    back = pickle.loads(pickle.dumps(too_large))
+    assert isinstance(back, ctxfit.CtxfitError) and (back.tokens, back.budget) == (10, 5)
