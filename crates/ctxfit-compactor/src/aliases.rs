@@ -62,7 +62,7 @@ pub const DEFAULT_ALIASES: &[(&str, &str)] = &[
 
 /// Maps a tool call to its kind.
 #[derive(Debug, Clone)]
-pub struct ToolKinds {
+pub(crate) struct ToolKinds {
     aliases: BTreeMap<String, String>,
 }
 
@@ -96,9 +96,5 @@ impl ToolKinds {
             };
         }
         self.aliases.get(name).map_or(name, String::as_str)
-    }
-
-    pub fn aliases(&self) -> &BTreeMap<String, String> {
-        &self.aliases
     }
 }

@@ -36,7 +36,8 @@ pub use budget::BUDGET_RULE;
 pub use cache::{cache_expired, requested_cache_ttl, stated_cache_ttl, unix_millis, CACHE_FIELDS};
 use decision::{reask_due, Asked, Change, Replacement, Sticky, View, WaitingOn};
 use projection::call_input;
-pub use projection::{drop_range, Projection};
+use projection::drop_range;
+pub use projection::Projection;
 pub use saved::{RestoreError, SavedDecision, SavedHeld, SavedState};
 use shown::{keep_for_good, ByKind, ShownIndex};
 

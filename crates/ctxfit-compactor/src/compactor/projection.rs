@@ -211,7 +211,7 @@ pub(super) fn call_input(conv: &Conversation, at: Option<(usize, usize)>) -> Opt
 
 /// Messages to drop from the front to keep at most `max` (0 = no limit): never the leading system messages or
 /// the first user message, and never leaving a tool result whose call was dropped.
-pub fn drop_range(conv: &Conversation, max: usize) -> Option<Range<usize>> {
+pub(super) fn drop_range(conv: &Conversation, max: usize) -> Option<Range<usize>> {
     let n = conv.messages.len();
     if max == 0 || n <= max {
         return None;
