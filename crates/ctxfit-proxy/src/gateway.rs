@@ -186,7 +186,8 @@ impl Index {
     }
 }
 
-/// A conversation's lock, whatever a panic left behind it (the conversation is then read afresh: see `forward`).
+/// A lock, taken even where a panic poisoned it: the proxy goes on serving the other conversations (a panic is
+/// a fault, ended with its request; the state it leaves is what it had written).
 fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
