@@ -1,5 +1,8 @@
 //! The orchestrator: ingest appended messages, trigger, ask the rules about stale results oldest first, keep
 //! every decision sticky, and project or apply the result.
+//!
+//! The `Compactor` and what it has read live here; each of its concerns is a file of `compactor/` (see
+//! docs/architecture.md), which takes this module's names with `use super::*`.
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::ops::Range;
