@@ -304,7 +304,11 @@ impl Compactor {
         slf: &Bound<'py, Self>,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, pyo3::types::PyTuple>)> {
         let py = slf.py();
-        let this = slf.borrow();
+        let this = slf.try_borrow().map_err(|_| {
+            pyo3::exceptions::PyRuntimeError::new_err(
+                "this Compactor is in use by another thread: pickle it between requests",
+            )
+        })?;
         let rebuild = py
             .import("ctxfit._ctxfit")?
             .getattr("_compactor_from_pickle")?;
