@@ -297,19 +297,25 @@ fn ctxfit_row(set: &Set, level: StripLevel) -> Row {
         }
         cleaner.clean(&p.html).0
     };
-    let outputs: Vec<String> = set.pages.iter().map(clean).collect();
+    timed_row(set, format!("ctxfit {}", level.name()), false, clean)
+}
+
+/// A converter's row: its output for every page, scored (`plain`: the output is text, not Markdown), and its
+/// speed, the best of three rounds over the set on one core.
+fn timed_row(set: &Set, name: String, plain: bool, convert: impl Fn(&Page) -> String) -> Row {
+    let outputs: Vec<String> = set.pages.iter().map(&convert).collect();
     let bytes: usize = set.pages.iter().map(|p| p.html.len()).sum();
     let mut best = Duration::MAX;
     for _ in 0..3 {
         let start = Instant::now();
         for p in &set.pages {
-            std::hint::black_box(clean(p));
+            std::hint::black_box(convert(p));
         }
         best = best.min(start.elapsed());
     }
-    let pages = page_scores(set, &outputs, false);
+    let pages = page_scores(set, &outputs, plain);
     Row {
-        name: format!("ctxfit {}", level.name()),
+        name,
         scores: combine(&pages),
         pages,
         chars: outputs.iter().map(|o| o.chars().count()).sum::<usize>() as f64
@@ -332,26 +338,9 @@ fn rust_trafilatura_row(set: &Set) -> Row {
     };
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let texts: Vec<String> = set.pages.iter().map(extract).collect();
-    let bytes: usize = set.pages.iter().map(|p| p.html.len()).sum();
-    let mut best = Duration::MAX;
-    for _ in 0..3 {
-        let start = Instant::now();
-        for p in &set.pages {
-            std::hint::black_box(extract(p));
-        }
-        best = best.min(start.elapsed());
-    }
+    let row = timed_row(set, "trafilatura-rs 0.6".to_owned(), true, extract);
     std::panic::set_hook(previous);
-    let pages = page_scores(set, &texts, true);
-    Row {
-        name: "trafilatura-rs 0.6".to_owned(),
-        scores: combine(&pages),
-        pages,
-        chars: texts.iter().map(|o| o.chars().count()).sum::<usize>() as f64
-            / set.pages.len().max(1) as f64,
-        mb_per_s: bytes as f64 / 1e6 / best.as_secs_f64(),
-    }
+    row
 }
 
 const TRAFILATURA_RUNNER: &str = r#"
