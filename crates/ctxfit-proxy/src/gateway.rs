@@ -693,6 +693,49 @@ mod tests {
     }
 
     #[test]
+    fn a_newest_message_wrapped_to_carry_the_breakpoint_stays_the_same_conversation() {
+        // the program sends its messages as strings, but wraps the newest one in a text block to mark it
+        let request = |turns: &[&str]| -> Vec<u8> {
+            let mut v: serde_json::Value = serde_json::from_slice(&body(turns)).unwrap();
+            let last = v["messages"].as_array_mut().unwrap().last_mut().unwrap();
+            let text = last["content"].take();
+            last["content"] = serde_json::json!([
+                {"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}
+            ]);
+            v.to_string().into_bytes()
+        };
+        let (gateway, a) = with_conversation_a();
+        let mut turns = vec!["task A"];
+        for (k, (answer, next)) in [("one", "two"), ("three", "four"), ("five", "six")]
+            .into_iter()
+            .enumerate()
+        {
+            turns.extend([answer, next]);
+            let f = gateway
+                .forward(Api::AnthropicMessages, &request(&turns), None)
+                .unwrap();
+            assert_eq!(
+                (f.conversation.as_str(), f.continued),
+                (a.as_str(), true),
+                "{k}"
+            );
+            // what is forwarded is the client's own bytes, the block and its marker included
+            let sent: serde_json::Value = serde_json::from_slice(&f.body).unwrap();
+            assert_eq!(
+                sent["messages"][turns.len() - 1]["content"][0]["cache_control"]["type"],
+                "ephemeral"
+            );
+            assert!(sent["messages"][turns.len() - 3]["content"].is_string());
+        }
+        assert_eq!(gateway.conversations(), 1);
+        // a message whose text differs is another conversation
+        let other = gateway
+            .forward(Api::AnthropicMessages, &request(&["task B"]), None)
+            .unwrap();
+        assert_ne!(other.conversation, a);
+    }
+
+    #[test]
     fn a_conversation_being_compacted_holds_up_its_own_requests_and_no_others() {
         let (gateway, a) = with_conversation_a();
         // conversation A is busy (its lock held, as while a large request of it is compacted)

@@ -7,8 +7,13 @@
 //! so the exact bytes of an earlier message change while it stays the same message. A `cache_control` key
 //! anywhere else — inside a tool call's input, say — is the conversation's content and stays in the hash.
 //!
+//! Content that is a list of one plain text block (`[{"type":"text","text":S}]`, nothing else in the block once its
+//! marker is out) is hashed as the string `S` it says: a program that wraps only its newest message in a block to
+//! mark it — the string it sent before becomes a block for one request, then a string again — or keeps it wrapped
+//! without the marker, sends the same message each time. The system prompt likewise.
+//!
 //! The scan is one pass over the bytes and allocates nothing; a message without the text `"cache_control"` is
-//! hashed as it is. What is forwarded is never touched here: it keeps the client's bytes, markers included.
+//! hashed as it is, but for a content list of one text block. What is forwarded is never touched here: it keeps the client's bytes, markers included.
 
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
@@ -53,13 +58,17 @@ impl Chain {
 
 fn chain_start(api: Api, system: Option<&RawValue>) -> ChainHash {
     let mut h = Sha256::new();
-    h.update(b"ctxfit-proxy/2\0");
+    h.update(b"ctxfit-proxy/3\0");
     h.update(api.name().as_bytes());
     h.update([0]);
     let system = system.map_or("", RawValue::get);
     // the system prompt is a string or a list of blocks: its blocks' markers are at depth [array, object]
     let mut canonical = Vec::new();
     let (bytes, _) = without_markers(system.as_bytes(), SYSTEM_PATHS, &mut canonical);
+    let bytes = match single_text(bytes, skip_ws(bytes, 0)) {
+        Some(text) => &bytes[text],
+        None => bytes,
+    };
     h.update((bytes.len() as u64).to_le_bytes());
     h.update(bytes);
     h.finalize().into()
@@ -70,6 +79,8 @@ fn chain_next(previous: &ChainHash, message: &RawValue) -> (ChainHash, bool) {
     h.update(previous);
     let mut canonical = Vec::new();
     let (bytes, marked) = without_markers(message.get().as_bytes(), MESSAGE_PATHS, &mut canonical);
+    let mut unwrapped = Vec::new();
+    let bytes = content_unwrapped(bytes, &mut unwrapped).unwrap_or(bytes);
     h.update((bytes.len() as u64).to_le_bytes());
     h.update(bytes);
     (h.finalize().into(), marked)
@@ -165,6 +176,83 @@ fn without_markers<'a>(
     }
     out.extend_from_slice(&json[kept_from..]);
     (out.as_slice(), true)
+}
+
+/// The message `json` (an object) with its `content` member's value written as the string of its one text block,
+/// when that is what it is; `None` (nothing written) when not. Only the members before `content` and its first
+/// block are scanned: a message whose content is a string, or whose first block is not plain text, costs a few
+/// bytes.
+fn content_unwrapped<'a>(json: &[u8], out: &'a mut Vec<u8>) -> Option<&'a [u8]> {
+    let mut i = skip_ws(json, 0);
+    if json.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = skip_ws(json, i + 1);
+    while json.get(i) == Some(&b'"') {
+        let key_end = string_end(json, i);
+        let colon = skip_ws(json, key_end);
+        if json.get(colon) != Some(&b':') {
+            return None;
+        }
+        let value = skip_ws(json, colon + 1);
+        if &json[i..key_end] == b"\"content\"" {
+            let text = single_text(json, value)?;
+            let list_end = value_end(json, value);
+            out.clear();
+            out.extend_from_slice(&json[..value]);
+            out.extend_from_slice(&json[text]);
+            out.extend_from_slice(&json[list_end..]);
+            return Some(out.as_slice());
+        }
+        let end = skip_ws(json, value_end(json, value));
+        if json.get(end) != Some(&b',') {
+            return None;
+        }
+        i = skip_ws(json, end + 1);
+    }
+    None
+}
+
+/// Where the string `S` is when the value at `start` is `[{"type":"text","text":S}]` (members in either order, any
+/// spacing, no other member).
+fn single_text(json: &[u8], start: usize) -> Option<std::ops::Range<usize>> {
+    if json.get(start) != Some(&b'[') {
+        return None;
+    }
+    let mut i = skip_ws(json, start + 1);
+    if json.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = skip_ws(json, i + 1);
+    let (mut typed, mut text) = (false, None);
+    loop {
+        if json.get(i) != Some(&b'"') {
+            return None;
+        }
+        let key_end = string_end(json, i);
+        let colon = skip_ws(json, key_end);
+        if json.get(colon) != Some(&b':') {
+            return None;
+        }
+        let value = skip_ws(json, colon + 1);
+        if json.get(value) != Some(&b'"') {
+            return None;
+        }
+        let end = string_end(json, value);
+        match &json[i..key_end] {
+            b"\"type\"" if !typed && &json[value..end] == b"\"text\"" => typed = true,
+            b"\"text\"" if text.is_none() => text = Some(value..end),
+            _ => return None,
+        }
+        i = skip_ws(json, end);
+        match json.get(i) {
+            Some(b',') => i = skip_ws(json, i + 1),
+            Some(b'}') => break,
+            _ => return None,
+        }
+    }
+    let close = skip_ws(json, i + 1);
+    (typed && json.get(close) == Some(&b']')).then_some(text?)
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
@@ -301,5 +389,73 @@ mod tests {
         );
         assert!(removed);
         assert_eq!(bytes, br#"[{"type":"text","text":"be terse"}]"#);
+    }
+}
+
+#[cfg(test)]
+mod unwrap_tests {
+    use super::*;
+
+    fn hash(message: &str) -> ChainHash {
+        let raw: Box<RawValue> = serde_json::from_str(message).unwrap();
+        chain_next(&[0; 32], &raw).0
+    }
+
+    #[test]
+    fn a_string_and_its_one_text_block_are_the_same_message() {
+        let plain = hash(r#"{"role":"user","content":"fix the \"bug\" in a.rs"}"#);
+        for wrapped in [
+            r#"{"role":"user","content":[{"type":"text","text":"fix the \"bug\" in a.rs","cache_control":{"type":"ephemeral"}}]}"#,
+            r#"{"role":"user","content":[{"type":"text","text":"fix the \"bug\" in a.rs"}]}"#,
+            r#"{"role":"user","content":[{"cache_control":{"type":"ephemeral"},"text":"fix the \"bug\" in a.rs","type":"text"}]}"#,
+            r#"{ "role" : "user" , "content" : [ { "type" : "text" , "text" : "fix the \"bug\" in a.rs" } ] }"#,
+        ] {
+            let spaced = hash(r#"{ "role" : "user" , "content" : "fix the \"bug\" in a.rs" }"#);
+            assert!(
+                hash(wrapped) == plain || hash(wrapped) == spaced,
+                "{wrapped}"
+            );
+        }
+        assert_eq!(
+            hash(r#"{"content":[{"type":"text","text":"hi"}],"role":"assistant"}"#),
+            hash(r#"{"content":"hi","role":"assistant"}"#)
+        );
+    }
+
+    #[test]
+    fn anything_more_than_one_plain_text_block_stays_itself() {
+        let plain = hash(r#"{"role":"user","content":"hi"}"#);
+        for other in [
+            // two blocks, another kind of block, another member in the block, another role, a list of a string
+            r#"{"role":"user","content":[{"type":"text","text":"hi"},{"type":"text","text":"hi"}]}"#,
+            r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"hi"}]}"#,
+            r#"{"role":"user","content":[{"type":"text","text":"hi","citations":null}]}"#,
+            r#"{"role":"user","content":[{"type":"input_text","text":"hi"}]}"#,
+            r#"{"role":"assistant","content":[{"type":"text","text":"hi"}]}"#,
+            r#"{"role":"user","content":["hi"]}"#,
+            r#"{"role":"user","content":[{"type":"text","type":"text","text":"hi"}]}"#,
+        ] {
+            assert_ne!(hash(other), plain, "{other}");
+        }
+    }
+
+    #[test]
+    fn a_system_prompt_wrapped_in_one_block_is_its_string() {
+        let raw = |s: &str| -> Box<RawValue> { serde_json::from_str(s).unwrap() };
+        let plain = chain_start(Api::AnthropicMessages, Some(&raw(r#""be terse""#)));
+        let wrapped = chain_start(
+            Api::AnthropicMessages,
+            Some(&raw(
+                r#"[{"type":"text","text":"be terse","cache_control":{"type":"ephemeral"}}]"#,
+            )),
+        );
+        assert_eq!(plain, wrapped);
+        let two = chain_start(
+            Api::AnthropicMessages,
+            Some(&raw(
+                r#"[{"type":"text","text":"be"},{"type":"text","text":"terse"}]"#,
+            )),
+        );
+        assert_ne!(plain, two);
     }
 }

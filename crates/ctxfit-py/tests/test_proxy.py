@@ -228,13 +228,18 @@ def test_an_agent_on_the_anthropic_sdk_gets_the_librarys_compaction(corpus, prox
 
 
 def test_a_moving_cache_breakpoint_keeps_one_conversation(corpus, proxy):
-    """Claude Code's pattern with the SDK: the breakpoint on the newest message, taken off the one before."""
+    """Claude Code's pattern with the SDK: the breakpoint on the newest message, taken off the one before; a
+    newest message that is a string is wrapped in a text block to carry it, and sent as a string again after."""
     s = long_session(corpus)
     client = anthropic.Anthropic(base_url=proxy, api_key="k", max_retries=0)
-    system = [{"type": "text", "text": "You are a test agent.", "cache_control": {"type": "ephemeral"}}]
-    conversations, marked = set(), 0
+    # (a system prompt of its own: the same one as a string would make it the conversation the test above sent)
+    system = [{"type": "text", "text": "You are a cached test agent.", "cache_control": {"type": "ephemeral"}}]
+    conversations, marked, wrapped = set(), 0, 0
     for history in requests_of(s["messages"]):
         history = json.loads(json.dumps(history, default=str))
+        if isinstance(history[-1]["content"], str):
+            history[-1]["content"] = [{"type": "text", "text": history[-1]["content"]}]
+            wrapped += 1
         last = history[-1]["content"]
         if isinstance(last, list) and last:
             last[-1]["cache_control"] = {"type": "ephemeral"}
@@ -246,7 +251,7 @@ def test_a_moving_cache_breakpoint_keeps_one_conversation(corpus, proxy):
         where = [i for i, m in enumerate(forwarded) if isinstance(m["content"], list)
                  and any("cache_control" in b for b in m["content"])]
         assert where == ([len(history) - 1] if isinstance(last, list) and last else [])
-    assert marked > 10
+    assert marked > 10 and wrapped >= 1
     assert len(conversations) == 1, conversations
 
 
