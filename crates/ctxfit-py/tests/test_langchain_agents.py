@@ -1,0 +1,173 @@
+"""LangChain 1.x's `create_agent` with `CompactionMiddleware`, and LangGraph's `create_react_agent` with the
+hook: real graphs, a scripted chat model, one conversation per thread."""
+
+import sys
+import threading
+from typing import Dict, List
+
+import pytest
+
+pytest.importorskip("langchain.agents")
+
+from langchain.agents import create_agent  # noqa: E402
+from langchain_core.language_models.chat_models import BaseChatModel  # noqa: E402
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage  # noqa: E402
+from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
+from langchain_core.tools import tool  # noqa: E402
+from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
+
+from ctxfit.langchain import CompactionMiddleware, pre_model_hook  # noqa: E402
+
+RETRIEVING = 'default_profile = "r"\n[profiles.r]\nextends = "smart"\nretrieval_tool = "ctxfit_retrieve"\n'
+
+
+class Scripted(BaseChatModel):
+    """Lists a package `turns` times (`ls -R` through the `bash` tool), optionally asks for the first listing
+    back through the retrieval tool, then answers. Records, per task (the first human message), what each call
+    was sent."""
+
+    turns: int = 5
+    retrieve: bool = False
+    seen: Dict[str, List[List[BaseMessage]]] = {}
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def bind_tools(self, tools, **kwargs):
+        return self
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        task = next(m.content for m in messages if isinstance(m, HumanMessage))
+        self.seen.setdefault(task, []).append(list(messages))
+        results = [m for m in messages if isinstance(m, ToolMessage)]
+        n = len(results)
+        if n < self.turns:
+            call = {"id": f"{task}-{n}", "name": "bash", "args": {"command": f"ls -R src/{task}_{n}"}}
+        elif self.retrieve and n == self.turns:
+            # the handle the first cut result names
+            named = next(m.content for m in results if 'call ctxfit_retrieve with {"handle":"' in m.content)
+            handle = named.split('{"handle":"')[1].split('"')[0]
+            call = {"id": f"{task}-r", "name": "ctxfit_retrieve", "args": {"handle": handle}}
+        else:
+            return ChatResult(generations=[ChatGeneration(message=AIMessage("done"))])
+        return ChatResult(generations=[ChatGeneration(message=AIMessage("", tool_calls=[call]))])
+
+
+@tool
+def bash(command: str) -> str:
+    """Run a shell command."""
+    package = command.split()[-1]
+    return "\n".join(f"{package}/mod_{k}.py" for k in range(400))
+
+
+def run(agent, task, thread):
+    return agent.invoke({"messages": [{"role": "user", "content": task}]}, {"configurable": {"thread_id": thread}})
+
+
+def test_the_middleware_compacts_what_the_model_sees_and_leaves_the_state():
+    model = Scripted(seen={})
+    middleware = CompactionMiddleware("smart")
+    agent = create_agent(model, [bash], middleware=[middleware], checkpointer=InMemorySaver())
+    state = run(agent, "pkg", "t1")["messages"]
+    sent = model.seen["pkg"][-1]
+    # the state keeps every result whole; the model's last request has the same messages, stale results cut
+    assert [type(m) for m in sent] == [type(m) for m in state[:-1]]
+    whole = [m for m in state if isinstance(m, ToolMessage)]
+    assert all(m.content == bash.invoke({"command": f"ls -R src/pkg_{i}"}) for i, m in enumerate(whole))
+    cut = [(a, b) for a, b in zip(state, sent) if a.content != b.content]
+    assert cut and all(isinstance(b, ToolMessage) and b.tool_call_id == a.tool_call_id for a, b in cut)
+    assert all(len(b.content) < len(a.content) and "[excerpt of a stale result" in b.content for a, b in cut)
+    assert middleware.threads == 1 and middleware.tools == []
+
+
+def test_two_threads_of_one_agent_keep_their_own_conversations():
+    # alone, each thread's requests are these
+    alone = Scripted(seen={})
+    agent = create_agent(alone, [bash], middleware=[CompactionMiddleware("smart")], checkpointer=InMemorySaver())
+    for task in ("alpha", "beta"):
+        run(agent, task, task)
+    # at once, through one middleware, on two Python threads: the same requests, thread by thread
+    together = Scripted(seen={})
+    middleware = CompactionMiddleware("smart")
+    agent = create_agent(together, [bash], middleware=[middleware], checkpointer=InMemorySaver())
+    errors = []
+
+    def go(task):
+        try:
+            run(agent, task, task)
+        except Exception as e:  # surfaced below
+            errors.append(e)
+
+    threads = [threading.Thread(target=go, args=(t,)) for t in ("alpha", "beta")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    assert middleware.threads == 2
+    for task in ("alpha", "beta"):
+        contents = lambda seen: [[m.content for m in request] for request in seen[task]]  # noqa: E731
+        assert contents(together.seen) == contents(alone.seen), task
+        assert any("[excerpt of a stale result" in m.content for m in together.seen[task][-1])
+
+
+def test_the_least_recently_used_thread_is_forgotten_past_max_threads():
+    middleware = CompactionMiddleware("smart", max_threads=2)
+    agent = create_agent(Scripted(seen={}, turns=1), [bash], middleware=[middleware], checkpointer=InMemorySaver())
+    for thread in ("a", "b", "c"):
+        run(agent, "pkg", thread)
+    assert middleware.threads == 2
+    with pytest.raises(ValueError, match="max_threads must be at least 1"):
+        CompactionMiddleware("smart", max_threads=0)
+
+
+def test_the_middleware_adds_the_retrieval_tool_and_it_gives_the_thread_s_result_back():
+    model = Scripted(seen={}, retrieve=True)
+    middleware = CompactionMiddleware(policy=RETRIEVING)
+    assert [t.name for t in middleware.tools] == ["ctxfit_retrieve"]
+    agent = create_agent(model, [bash], middleware=[middleware], checkpointer=InMemorySaver())
+    state = run(agent, "pkg", "t1")["messages"]
+    # the model asked for the first cut result by its handle, and got the original whole
+    call = next(m for m in state if isinstance(m, AIMessage) and m.tool_calls and m.tool_calls[0]["id"] == "pkg-r")
+    handle = call.tool_calls[0]["args"]["handle"]
+    original = next(m for m in state if isinstance(m, ToolMessage) and m.tool_call_id == handle)
+    back = next(m for m in state if isinstance(m, ToolMessage) and m.tool_call_id == "pkg-r")
+    assert back.content == original.content and len(back.content) > 8000
+
+
+def test_a_wrong_profile_fails_when_the_middleware_is_made():
+    with pytest.raises(ValueError, match="nope"):
+        CompactionMiddleware("nope")
+
+
+def test_without_langchain_1_the_middleware_says_what_to_install(monkeypatch):
+    import ctxfit.langchain
+
+    monkeypatch.delitem(sys.modules, "ctxfit._agent_middleware", raising=False)
+    monkeypatch.setitem(sys.modules, "langchain.agents.middleware", None)
+    with pytest.raises(ImportError, match=r"needs langchain>=1 \(pip install 'ctxfit\[agents\]'\)"):
+        ctxfit.langchain.CompactionMiddleware
+
+
+def test_the_react_agent_hook_keeps_one_conversation_per_thread():
+    prebuilt = pytest.importorskip("langgraph.prebuilt")
+    hook = pre_model_hook("smart")
+    alone = Scripted(seen={})
+    with pytest.warns(Warning):
+        agent = prebuilt.create_react_agent(alone, [bash], pre_model_hook=pre_model_hook("smart"),
+                                            checkpointer=InMemorySaver())
+    for task in ("alpha", "beta"):
+        run(agent, task, task)
+    together = Scripted(seen={})
+    with pytest.warns(Warning):
+        agent = prebuilt.create_react_agent(together, [bash], pre_model_hook=hook, checkpointer=InMemorySaver())
+    threads = [threading.Thread(target=run, args=(agent, t, t)) for t in ("alpha", "beta")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert hook.threads == 2
+    for task in ("alpha", "beta"):
+        assert [[m.content for m in r] for r in together.seen[task]] == [[m.content for m in r] for r in alone.seen[task]]
+        assert any("[excerpt of a stale result" in m.content for m in together.seen[task][-1])
