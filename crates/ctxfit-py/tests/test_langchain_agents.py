@@ -171,3 +171,15 @@ def test_the_react_agent_hook_keeps_one_conversation_per_thread():
     for task in ("alpha", "beta"):
         assert [[m.content for m in r] for r in together.seen[task]] == [[m.content for m in r] for r in alone.seen[task]]
         assert any("[excerpt of a stale result" in m.content for m in together.seen[task][-1])
+
+
+def test_the_middleware_compacts_async_runs_as_sync_ones():
+    import asyncio
+
+    alone, together = Scripted(seen={}), Scripted(seen={})
+    run(create_agent(alone, [bash], middleware=[CompactionMiddleware("smart")], checkpointer=InMemorySaver()),
+        "pkg", "t")
+    agent = create_agent(together, [bash], middleware=[CompactionMiddleware("smart")], checkpointer=InMemorySaver())
+    asyncio.run(agent.ainvoke({"messages": [{"role": "user", "content": "pkg"}]}, {"configurable": {"thread_id": "t"}}))
+    assert [[m.content for m in r] for r in together.seen["pkg"]] == [[m.content for m in r] for r in alone.seen["pkg"]]
+    assert any("[excerpt of a stale result" in m.content for m in together.seen["pkg"][-1])
