@@ -222,48 +222,50 @@ impl Excerpt {
 
 /// Does a log line report an outcome? Words are matched whole and without regard to ASCII case.
 pub fn reports_outcome(line: &str) -> bool {
-    const WORDS: &[&str] = &[
-        "error",
-        "errors",
-        "fail",
-        "failed",
-        "failure",
-        "failures",
-        "exception",
-        "traceback",
-        "panic",
-        "panicked",
-        "warning",
-        "warnings",
-        "assert",
-        "assertionerror",
-        "passed",
-        "fatal",
-        "abort",
-        "aborted",
-        "denied",
-        "undefined",
-        "cannot",
-        "unable",
-        "killed",
-        "timeout",
-    ];
     let trimmed = line.trim_start();
     if python_frame(line) || trimmed.starts_with("--> ") || trimmed.starts_with("E   ") {
         return true;
     }
-    let lower = line.to_ascii_lowercase();
-    let bytes = lower.as_bytes();
-    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    WORDS.iter().any(|w| {
-        lower.match_indices(w).any(|(at, _)| {
-            let end = at + w.len();
-            (at == 0 || !is_word(bytes[at - 1])) && (end == bytes.len() || !is_word(bytes[end]))
-        })
-    }) || lower
-        // an exception's name: `ValueError: bad value`, `java.io.IOException`, `KeyError`
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .any(|w| w.len() > 5 && (w.ends_with("error") || w.ends_with("exception")))
+    // one pass over the line's words (runs of ASCII letters, digits and `_`)
+    line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(outcome_word)
+}
+
+/// Words that report an outcome, lower case.
+const OUTCOME_WORDS: &[&str] = &[
+    "error",
+    "errors",
+    "fail",
+    "failed",
+    "failure",
+    "failures",
+    "exception",
+    "traceback",
+    "panic",
+    "panicked",
+    "warning",
+    "warnings",
+    "assert",
+    "assertionerror",
+    "passed",
+    "fatal",
+    "abort",
+    "aborted",
+    "denied",
+    "undefined",
+    "cannot",
+    "unable",
+    "killed",
+    "timeout",
+];
+
+/// Is one word (ASCII) an outcome word, or an exception's name (`ValueError`, `IOException`, `KeyError`)?
+fn outcome_word(w: &str) -> bool {
+    let ends_with = |suffix: &str| {
+        w.len() >= suffix.len() && w[w.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
+    };
+    (w.len() >= 4 && OUTCOME_WORDS.iter().any(|k| w.eq_ignore_ascii_case(k)))
+        || (w.len() > 5 && (ends_with("error") || ends_with("exception")))
 }
 
 /// Is a log line a stack frame in code the agent did not write — an installed package, the language's own
@@ -839,7 +841,67 @@ register_rule!(
 
 #[cfg(test)]
 mod tests {
-    use super::{is_json_output, long_listing_line, prints_manual};
+    use super::{is_json_output, long_listing_line, prints_manual, python_frame, reports_outcome};
+    use proptest::prelude::*;
+
+    /// The outcome test as first written (a search per word over the lowered line): the one-pass version answers
+    /// the same.
+    fn reports_outcome_by_search(line: &str) -> bool {
+        let trimmed = line.trim_start();
+        if python_frame(line) || trimmed.starts_with("--> ") || trimmed.starts_with("E   ") {
+            return true;
+        }
+        let lower = line.to_ascii_lowercase();
+        let bytes = lower.as_bytes();
+        let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+        super::OUTCOME_WORDS.iter().any(|w| {
+            lower.match_indices(w).any(|(at, _)| {
+                let end = at + w.len();
+                (at == 0 || !is_word(bytes[at - 1])) && (end == bytes.len() || !is_word(bytes[end]))
+            })
+        }) || lower
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|w| w.len() > 5 && (w.ends_with("error") || w.ends_with("exception")))
+    }
+
+    #[test]
+    fn outcome_lines_as_the_search_found_them() {
+        let words = super::OUTCOME_WORDS.iter().copied().chain([
+            "ValueError",
+            "IOException",
+            "Error",
+            "error_",
+            "errorx",
+            "xerror",
+            "érror",
+            "FAİL",
+        ]);
+        for w in words {
+            for line in [
+                w.to_owned(),
+                w.to_ascii_uppercase(),
+                format!("  {w}: x"),
+                format!("a_{w}"),
+                format!("{w}1 ok"),
+                format!("é{w}é"),
+                format!("test::{w}::b ... ok"),
+                format!("1 {w}, 2 ok"),
+            ] {
+                assert_eq!(
+                    reports_outcome(&line),
+                    reports_outcome_by_search(&line),
+                    "{line:?}"
+                );
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn outcome_any_line(line in "[ a-zA-Z_:.é(),0-9-]{0,40}(error|fail|passed|exception|Error)?[ a-z_.é]{0,10}") {
+            prop_assert_eq!(reports_outcome(&line), reports_outcome_by_search(&line));
+        }
+    }
 
     #[test]
     fn manuals_by_their_command() {
