@@ -397,9 +397,9 @@ fn compact_in_place_rewrites_only_plain_json() {
     );
     assert_eq!(after["model"], "m");
 
-    // a byte-order mark is read past, and numbers keep every digit (also beyond 64 bits)
+    // a byte-order mark is read past, and numbers keep every digit (also beyond 64 bits) and their spelling
     let text = format!(
-        "\u{feff}{{\"model\": \"m\", \"seed\": 18446744073709551616, \"trace\": 123456789012345678901234567890, \"messages\": {}}}",
+        "\u{feff}{{\"model\": \"m\", \"seed\": 18446744073709551616, \"trace\": 123456789012345678901234567890, \"t\": [1E+2, 2e3], \"messages\": {}}}",
         conv["messages"]
     );
     std::fs::write(&file, text).unwrap();
@@ -408,6 +408,7 @@ fn compact_in_place_rewrites_only_plain_json() {
     let after = std::fs::read_to_string(&file).unwrap();
     assert!(after.contains("18446744073709551616"), "{after}");
     assert!(after.contains("123456789012345678901234567890"), "{after}");
+    assert!(after.contains("1E+2") && after.contains("2e3"), "{after}");
 
     let o = ctxfit(&["compact", "--sample", "--in-place"], None);
     assert_eq!(o.status.code(), Some(2));

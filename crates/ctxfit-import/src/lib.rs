@@ -368,7 +368,10 @@ pub(crate) enum Parsed {
 
 fn parse(text: &str) -> Result<Parsed, ImportError> {
     let whole_err = match serde_json::from_str::<Value>(text) {
-        Ok(v) => return Ok(Parsed::Document(v)),
+        Ok(mut v) => {
+            ctxfit_model::keep_number_spelling(text, &mut v);
+            return Ok(Parsed::Document(v));
+        }
         Err(e) => e,
     };
     // JSON Lines: values one per line — or several on one line, as real Claude Code logs have when two writers
@@ -401,9 +404,11 @@ fn parse(text: &str) -> Result<Parsed, ImportError> {
 
 /// The JSON values of one line: one, or several written back to back.
 fn line_values(line: &str) -> Result<Vec<Value>, serde_json::Error> {
-    serde_json::Deserializer::from_str(line)
+    let mut values: Vec<Value> = serde_json::Deserializer::from_str(line)
         .into_iter::<Value>()
-        .collect()
+        .collect::<Result<_, _>>()?;
+    ctxfit_model::keep_number_spelling_in(line, &mut values);
+    Ok(values)
 }
 
 /// A line of a Claude Code log that holds no message: a session's summary, or a snapshot of the files it touched.
@@ -719,6 +724,19 @@ pub(crate) mod util {
 mod tests {
     use super::*;
     use ctxfit_model::Role;
+
+    #[test]
+    fn numbers_keep_their_spelling_in_documents_and_lines() {
+        let Ok(Parsed::Document(v)) = parse(r#"{"a": [1E+2, 1e2, 2E-3]}"#) else {
+            panic!("a document")
+        };
+        assert_eq!(v.to_string(), r#"{"a":[1E+2,1e2,2E-3]}"#);
+        let Ok(Parsed::Lines(lines)) = parse("{\"a\": 1E2}\n{\"b\": 5e1}{\"c\": 7E0}\n") else {
+            panic!("lines")
+        };
+        let written: Vec<String> = lines.iter().map(|(_, v)| v.to_string()).collect();
+        assert_eq!(written, [r#"{"a":1E2}"#, r#"{"b":5e1}"#, r#"{"c":7E0}"#]);
+    }
 
     fn line(kind: &str, uuid: &str, content: &str) -> String {
         format!(

@@ -86,11 +86,13 @@ fn lone_surrogate_before(text: &str, line: usize, column: usize) -> Option<Strin
     None
 }
 
-/// Parse JSON text into a value, reporting line and column of a syntax error.
+/// Parse JSON text into a value, reporting line and column of a syntax error; numbers keep their spelling.
 pub fn parse_json(text: &str) -> Result<serde_json::Value, ModelError> {
     // a byte-order mark some editors write is not part of the JSON
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    serde_json::from_str(text).map_err(|e| ModelError::from_json_in(&e, text))
+    let mut value = serde_json::from_str(text).map_err(|e| ModelError::from_json_in(&e, text))?;
+    crate::keep_number_spelling(text, &mut value);
+    Ok(value)
 }
 
 #[cfg(test)]

@@ -47,6 +47,7 @@ mod conversation;
 mod convert;
 mod error;
 mod index;
+mod numbers;
 pub mod openai;
 pub mod responses;
 mod wire;
@@ -59,6 +60,7 @@ pub use conversation::{
 pub use convert::{convert, detect, ConversionReport};
 pub use error::{parse_json, ModelError};
 pub use index::{ToolCallIndex, ToolCallSite};
+pub use numbers::{keep_number_spelling, keep_number_spelling_in};
 /// The JSON types the model exposes (tool inputs, extra fields).
 pub use serde_json::{Map, Value};
 

@@ -99,8 +99,7 @@ fn read_tool_calls(calls: Value) -> Result<Vec<ToolUse>, Value> {
                 };
                 let name = take_string(&mut function, "name").unwrap_or_default();
                 let raw = take_string(&mut function, "arguments").unwrap_or_default();
-                let input =
-                    serde_json::from_str(&raw).unwrap_or_else(|_| Value::String(raw.clone()));
+                let input = crate::wire::arguments_input(&raw);
                 ToolUse {
                     id,
                     name,

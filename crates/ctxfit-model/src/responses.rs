@@ -193,7 +193,7 @@ pub fn read_item(value: Value, path: &str) -> Result<Message, ModelError> {
             let id = take_string(&mut m, "call_id").unwrap_or_default();
             let name = take_string(&mut m, "name").unwrap_or_default();
             let raw = take_string(&mut m, "arguments").unwrap_or_default();
-            let input = serde_json::from_str(&raw).unwrap_or_else(|_| Value::String(raw.clone()));
+            let input = crate::wire::arguments_input(&raw);
             Ok(call_message(
                 ToolUse {
                     id,

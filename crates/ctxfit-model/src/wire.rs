@@ -33,6 +33,18 @@ pub(crate) fn take_string(m: &mut Map<String, Value>, key: &str) -> Option<Strin
     }
 }
 
+/// A tool call's input from the `arguments` string OpenAI sends: its JSON (numbers as written), or the string
+/// itself when it is not JSON.
+pub(crate) fn arguments_input(raw: &str) -> Value {
+    match serde_json::from_str(raw) {
+        Ok(mut v) => {
+            crate::keep_number_spelling(raw, &mut v);
+            v
+        }
+        Err(_) => Value::String(raw.to_owned()),
+    }
+}
+
 fn has_string(m: &Map<String, Value>, key: &str) -> bool {
     matches!(m.get(key), Some(Value::String(_)))
 }

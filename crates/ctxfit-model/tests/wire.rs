@@ -221,18 +221,32 @@ fn index_is_updated_with_appended_messages_only() {
 #[test]
 fn numbers_are_kept_as_written_and_a_byte_order_mark_is_no_error() {
     let text = "\u{feff}{\"model\": \"m\", \"seed\": 18446744073709551616, \"messages\": [\
-        {\"role\": \"user\", \"content\": \"hi\", \"trace\": 123456789012345678901234567890, \"t\": 1.10, \"e\": 1e400}]}";
+        {\"role\": \"user\", \"content\": \"hi\", \"trace\": 123456789012345678901234567890, \"t\": 1.10, \"e\": 1e400, \
+        \"x\": [1E+2, 2E-3, 1e2, 1e+2, -0.0]}]}";
     let conv = from_json_str(text).expect("reads");
     let out = serde_json::to_string(&to_value(&conv)).unwrap();
     for number in [
         "18446744073709551616",
         "123456789012345678901234567890",
         "1.10",
-        // beyond f64, kept (written in serde_json's exponent form)
-        "1e+400",
+        // beyond f64, and exponents however they are spelled: as written
+        "\"e\":1e400",
+        "[1E+2,2E-3,1e2,1e+2,-0.0]",
     ] {
         assert!(out.contains(number), "{number} in {out}");
     }
+}
+
+#[test]
+fn a_tool_call_s_arguments_keep_their_numbers_across_formats() {
+    let text = r#"{"messages": [{"role": "user", "content": "go"},
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function",
+         "function": {"name": "f", "arguments": "{\"a\":1E+2,\"b\":5e3}"}}]},
+        {"role": "tool", "tool_call_id": "c", "content": "ok"}]}"#;
+    let conv = from_json_str(text).expect("reads");
+    let anthropic = ctxfit_model::convert(&conv, WireFormat::Anthropic).0;
+    let out = serde_json::to_string(&to_value(&anthropic)).unwrap();
+    assert!(out.contains(r#""input":{"a":1E+2,"b":5e3}"#), "{out}");
 }
 
 #[test]

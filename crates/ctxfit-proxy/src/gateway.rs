@@ -450,8 +450,10 @@ impl Gateway {
             .iter()
             .enumerate()
             .map(|(k, raw)| {
-                let value: serde_json::Value = serde_json::from_str(raw.get())
+                let mut value: serde_json::Value = serde_json::from_str(raw.get())
                     .map_err(|e| BodyError::Message(format!("messages[{}]: {e}", from + k)))?;
+                // a message compaction changes is written anew: its numbers as the client wrote them
+                ctxfit_model::keep_number_spelling(raw.get(), &mut value);
                 read_message(
                     format,
                     value,
