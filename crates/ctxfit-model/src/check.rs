@@ -1,7 +1,8 @@
 //! What reads but is probably wrong in a conversation — things a tool should say rather than pass over.
 //!
 //! None of these stops ctxfit from reading, compacting or writing a conversation: a result whose id several
-//! calls share is credited to the latest call before it ([`crate::ToolCallIndex::call_before`]), an orphan
+//! calls share is credited to the latest call before it, parallel calls of one message taking their results in
+//! order ([`crate::ToolCallIndex::call_before`]), an orphan
 //! result is compacted as a result of an unknown tool, and an odd role is kept as it is. But each is a sign the
 //! history was built wrong, so the CLI names them (`stats`) and can refuse them (`--strict`).
 
@@ -35,7 +36,7 @@ impl fmt::Display for Problem {
                 write!(
                     f,
                     "tool_use id `{id}` is used by {} calls (messages {}): each result is credited to the latest \
-                     call before it",
+                     call before it (calls in one message: in order)",
                     messages.len(),
                     at.join(", ")
                 )

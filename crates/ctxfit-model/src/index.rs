@@ -26,8 +26,9 @@ pub struct ToolCallSite {
 #[derive(Debug, Clone, Default)]
 pub struct ToolCallIndex {
     sites: HashMap<String, ToolCallSite>,
-    /// Earlier calls whose id a later call reused (a malformed history), oldest first: a result belongs to the
-    /// latest call with its id before it, never to a later one.
+    /// Earlier calls whose id a later call reused (a malformed history, or parallel calls sharing an id), oldest
+    /// first: a result belongs to the latest call with its id before it — of parallel calls in that call's message,
+    /// the first still unanswered —, never to a later one.
     reused: HashMap<String, Vec<ToolCallSite>>,
     indexed_messages: usize,
     /// tool_result ids whose tool_use has not been seen (yet): orphans in the history read so far.
@@ -65,7 +66,7 @@ impl ToolCallIndex {
                             self.reused.entry(u.id.clone()).or_default().push(earlier);
                         }
                     }
-                    Block::ToolResult(r) => match self.sites.get_mut(&r.tool_use_id) {
+                    Block::ToolResult(r) => match self.answered_by(&r.tool_use_id) {
                         Some(site) => site.result = Some((mi, bi)),
                         None => {
                             self.pending_results.insert(r.tool_use_id.clone(), (mi, bi));
@@ -76,6 +77,26 @@ impl ToolCallIndex {
             }
         }
         self.indexed_messages = conv.messages.len();
+    }
+
+    /// The call a result with `id` read now answers: of the calls with the id in the latest message that has one,
+    /// the first still unanswered — parallel calls sharing an id take their results in order —, else the latest
+    /// call (an earlier message's call left unanswered was abandoned).
+    fn answered_by(&mut self, id: &str) -> Option<&mut ToolCallSite> {
+        let message = self.sites.get(id)?.message;
+        let parallel = self.reused.get(id).is_some_and(|earlier| {
+            earlier
+                .iter()
+                .any(|s| s.message == message && s.result.is_none())
+        });
+        if parallel {
+            return self
+                .reused
+                .get_mut(id)?
+                .iter_mut()
+                .find(|s| s.message == message && s.result.is_none());
+        }
+        self.sites.get_mut(id)
     }
 
     /// Forget everything and index the whole conversation again.
@@ -89,14 +110,21 @@ impl ToolCallIndex {
         self.sites.get(tool_use_id)
     }
 
-    /// The call a result at `(message, block)` answers: the latest call with its id before it. Differs from
-    /// [`ToolCallIndex::get`] only when a history reuses an id.
+    /// The call a result at `(message, block)` answers: the latest call with its id before it — but parallel calls
+    /// sharing an id in one message take their results in order. Differs from [`ToolCallIndex::get`] only when a
+    /// history reuses an id.
     pub fn call_before(&self, tool_use_id: &str, at: (usize, usize)) -> Option<&ToolCallSite> {
         let before = |s: &&ToolCallSite| (s.message, s.block) < at;
-        self.sites
-            .get(tool_use_id)
-            .filter(before)
-            .or_else(|| self.reused.get(tool_use_id)?.iter().rev().find(before))
+        let latest = self.sites.get(tool_use_id);
+        let Some(earlier) = self.reused.get(tool_use_id) else {
+            return latest.filter(before);
+        };
+        earlier
+            .iter()
+            .chain(latest)
+            .find(|s| s.result == Some(at))
+            .or_else(|| latest.filter(before))
+            .or_else(|| earlier.iter().rev().find(before))
     }
 
     /// Ids used by more than one call, with the positions of all their calls (message, block), in order.

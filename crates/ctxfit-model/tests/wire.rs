@@ -267,7 +267,7 @@ fn problems_are_named_where_they_are() {
         found,
         [
             "message 0: tool result `early` answers no earlier call",
-            "tool_use id `a` is used by 2 calls (messages 1, 3): each result is credited to the latest call before it",
+            "tool_use id `a` is used by 2 calls (messages 1, 3): each result is credited to the latest call before it (calls in one message: in order)",
             "message 2: role `tool` is not a message role of the anthropic format",
         ]
     );
@@ -276,4 +276,33 @@ fn problems_are_named_where_they_are() {
     assert_eq!(index.call_before("a", (4, 0)).unwrap().name, "g");
     assert_eq!(index.call_before("a", (2, 0)).unwrap().name, "f");
     assert!(index.call_before("a", (1, 0)).is_none());
+}
+
+#[test]
+fn parallel_calls_sharing_an_id_take_their_results_in_order() {
+    let conv = from_value(json!({"messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "x", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\":\"a.py\"}"}},
+            {"id": "x", "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"ls\"}"}}]},
+        {"role": "tool", "tool_call_id": "x", "content": "print('a')"},
+        {"role": "tool", "tool_call_id": "x", "content": "a.py"},
+        {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "x", "type": "function", "function": {"name": "grep", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "x", "content": "a.py:1"}
+    ]}))
+    .unwrap();
+    let index = ToolCallIndex::build(&conv);
+    let answered = |m: usize| index.call_before("x", (m, 0)).map(|s| s.name.as_str());
+    assert_eq!(answered(2), Some("read_file"));
+    assert_eq!(answered(3), Some("bash"));
+    assert_eq!(answered(5), Some("grep"));
+    let found: Vec<String> = ctxfit_model::problems(&conv)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        found,
+        ["tool_use id `x` is used by 3 calls (messages 1, 1, 4): each result is credited to the latest call before it (calls in one message: in order)"]
+    );
 }
