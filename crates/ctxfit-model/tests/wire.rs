@@ -249,6 +249,13 @@ fn a_tool_call_s_arguments_keep_their_numbers_across_formats() {
     assert!(out.contains(r#""input":{"a":1E+2,"b":5e3}"#), "{out}");
 }
 
+fn problem_texts(conv: &ctxfit_model::Conversation) -> Vec<String> {
+    ctxfit_model::problems(conv)
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
 #[test]
 fn problems_are_named_where_they_are() {
     let conv = from_value(json!({"messages": [
@@ -259,10 +266,7 @@ fn problems_are_named_where_they_are() {
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "y"}]}
     ]}))
     .unwrap();
-    let found: Vec<String> = ctxfit_model::problems(&conv)
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    let found = problem_texts(&conv);
     assert_eq!(
         found,
         [
@@ -297,10 +301,7 @@ fn parallel_calls_sharing_an_id_take_their_results_in_order() {
     assert_eq!(answered(2), Some("read_file"));
     assert_eq!(answered(3), Some("bash"));
     assert_eq!(answered(5), Some("grep"));
-    let found: Vec<String> = ctxfit_model::problems(&conv)
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    let found = problem_texts(&conv);
     assert_eq!(
         found,
         ["tool_use id `x` is used by 3 calls (messages 1, 1, 4): each result is credited to the latest call before it (calls in one message: in order)"]
