@@ -32,7 +32,9 @@ fn remove_on_interrupt(path: Option<PathBuf>) {
 
 /// Write `contents` to `path` so that readers see the old file or the whole new one, never a part.
 ///
-/// The temporary file is created beside `path` exclusively under a random name (`O_EXCL`: a file or symlink
+/// On Linux the contents go to an unnamed file first ([`unnamed`]: nothing is left if the process is killed while
+/// writing); elsewhere, and where the file system has no unnamed files, a temporary file is created beside
+/// `path` exclusively under a random name (`O_EXCL`: a file or symlink
 /// planted at a guessable name cannot be written through), gets the permissions and — where allowed — the
 /// owner of the file it replaces (a new file gets the usual mode under the umask), is synced, and is renamed
 /// over `path`. It is removed on any error, and when the process is interrupted while writing. Its name holds
@@ -48,6 +50,15 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
         .with_context(|| format!("{}: not a file name", path.display()))?;
     let replaced = std::fs::metadata(path).ok().filter(|m| m.is_file());
     remove_stale_temporaries(dir, &file_name.to_string_lossy());
+    #[cfg(target_os = "linux")]
+    match unnamed::write(dir, path, replaced.as_ref(), contents) {
+        unnamed::Outcome::Written => return Ok(()),
+        unnamed::Outcome::Failed(e) => {
+            return Err(e).with_context(|| format!("cannot write {}", path.display()))
+        }
+        // the file system has no unnamed files (O_TMPFILE): a named temporary, as elsewhere
+        unnamed::Outcome::Unsupported => {}
+    }
     let result = (|| -> std::io::Result<()> {
         let prefix = format!(".{}.{}.", file_name.to_string_lossy(), std::process::id());
         let mut builder = tempfile::Builder::new();
@@ -77,6 +88,100 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
     })();
     remove_on_interrupt(None);
     result.with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// On Linux the output is first written to an unnamed file in its folder (`O_TMPFILE`): a writer killed while
+/// writing leaves nothing behind. Once whole and synced it gets a temporary name (linked through
+/// `/proc/self/fd`, exclusively) and is renamed over the output, so only a kill between those two calls can
+/// leave a temporary — which the next write removes.
+#[cfg(target_os = "linux")]
+mod unnamed {
+    use std::io::Write;
+    use std::path::Path;
+
+    use rustix::fs::{AtFlags, Mode, OFlags, CWD};
+
+    pub enum Outcome {
+        Written,
+        Failed(std::io::Error),
+        Unsupported,
+    }
+
+    pub fn write(
+        dir: &Path,
+        path: &Path,
+        replaced: Option<&std::fs::Metadata>,
+        contents: &[u8],
+    ) -> Outcome {
+        let flags = OFlags::WRONLY | OFlags::TMPFILE | OFlags::CLOEXEC;
+        let fd = match rustix::fs::open(dir, flags, Mode::from_raw_mode(0o666)) {
+            Ok(fd) => fd,
+            // no O_TMPFILE here (the file system, or an old kernel): EOPNOTSUPP, EISDIR, EINVAL
+            Err(e)
+                if e == rustix::io::Errno::OPNOTSUPP
+                    || e == rustix::io::Errno::ISDIR
+                    || e == rustix::io::Errno::INVAL =>
+            {
+                return Outcome::Unsupported
+            }
+            Err(e) => return Outcome::Failed(e.into()),
+        };
+        let mut file = std::fs::File::from(fd);
+        let written = (|| -> std::io::Result<()> {
+            if let Some(old) = replaced {
+                file.set_permissions(old.permissions())?;
+                use std::os::unix::fs::MetadataExt;
+                // only root may give a file away; anyone may keep their own uid and group
+                let _ = std::os::unix::fs::fchown(&file, Some(old.uid()), Some(old.gid()));
+            }
+            file.write_all(contents)?;
+            file.sync_all()
+        })();
+        if let Err(e) = written {
+            return Outcome::Failed(e);
+        }
+        use std::os::fd::AsRawFd;
+        let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        for attempt in 0..16u32 {
+            let tmp = dir.join(format!(
+                ".{name}.{}.{}.ctxfit-tmp",
+                std::process::id(),
+                unique(attempt)
+            ));
+            match rustix::fs::linkat(CWD, proc_path.as_str(), CWD, &tmp, AtFlags::SYMLINK_FOLLOW) {
+                Ok(()) => {
+                    super::remove_on_interrupt(Some(tmp.clone()));
+                    let renamed = std::fs::rename(&tmp, path);
+                    super::remove_on_interrupt(None);
+                    if let Err(e) = renamed {
+                        let _ = std::fs::remove_file(&tmp);
+                        return Outcome::Failed(e);
+                    }
+                    return Outcome::Written;
+                }
+                Err(rustix::io::Errno::EXIST) => continue,
+                // no /proc, or linking refused: a named temporary instead
+                Err(
+                    rustix::io::Errno::NOENT | rustix::io::Errno::PERM | rustix::io::Errno::XDEV,
+                ) => return Outcome::Unsupported,
+                Err(e) => return Outcome::Failed(e.into()),
+            }
+        }
+        Outcome::Failed(std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            "no free temporary name beside the output",
+        ))
+    }
+
+    /// A name part no other writer is likely to pick: the time's nanoseconds, mixed with the attempt.
+    fn unique(attempt: u32) -> String {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let mixed = (nanos ^ (u64::from(attempt) << 56)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        format!("{:x}", mixed >> 24)
+    }
 }
 
 /// Remove the temporaries of ours beside `dir/name` whose writer is gone: on Linux, those whose process id names

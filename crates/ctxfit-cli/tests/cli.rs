@@ -1535,3 +1535,64 @@ fn a_temporary_left_by_a_killed_writer_is_removed_by_the_next_write() {
     assert_eq!(left.len(), 3, "{left:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Killed (SIGKILL: no handler runs) while it writes its output, the CLI leaves no file beside it: on Linux the
+/// output is written unnamed (`O_TMPFILE`) and named only once whole. The kill comes when the process holds a
+/// file of the output's folder open (seen in `/proc/PID/fd`), that is, in the middle of writing it.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_writer_killed_while_writing_leaves_nothing_beside_its_output() {
+    let dir = temp_dir("killed");
+    let input = dir.join("in.json");
+    let mut messages = vec![serde_json::json!({"role": "user", "content": "go"})];
+    for i in 0..600 {
+        messages.push(serde_json::json!({"role": "assistant", "content": [
+            {"type": "tool_use", "id": format!("t{i}"), "name": "bash", "input": {"command": "cat x"}}]}));
+        messages.push(serde_json::json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": format!("t{i}"), "content": "a line of output\n".repeat(2000)}]}));
+    }
+    std::fs::write(
+        &input,
+        serde_json::json!({ "messages": messages }).to_string(),
+    )
+    .unwrap();
+    let out = dir.join("out.json");
+    let writing = |pid: u32| -> bool {
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+            return false;
+        };
+        fds.flatten()
+            .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+            .any(|target| target.starts_with(&dir) && target != input && target != dir)
+    };
+    let mut caught = 0;
+    for _ in 0..3 {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ctxfit"))
+            .args(["convert", input.to_str().unwrap(), "--to", "openai", "-o"])
+            .arg(&out)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() && started.elapsed().as_secs() < 120 {
+            if writing(child.id()) {
+                let _ = child.kill();
+                caught += 1;
+                break;
+            }
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        let left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "in.json" && n != "out.json")
+            .collect();
+        assert!(left.is_empty(), "killed while writing: {left:?}");
+        let _ = std::fs::remove_file(&out);
+    }
+    assert!(caught >= 1, "never caught writing");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
