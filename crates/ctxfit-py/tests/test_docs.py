@@ -165,3 +165,39 @@ def test_the_agent_loops_run_as_written(sdk, stand_in, tmp_path):
     assert first_output not in last
     assert len(last) < 20_000, len(last)
     assert re.search(r"last request: \d+ tokens of history sent as \d+", done.stdout)
+
+
+@pytest.mark.parametrize("sdk", ["anthropic", "openai"])
+def test_the_agent_loops_type_check(sdk, tmp_path):
+    """The agent loops pass mypy with the SDK's types and ctxfit's stubs (`last_report` a TypedDict)."""
+    pytest.importorskip(sdk)
+    api = pytest.importorskip("mypy.api")
+    [code] = [b for b in doc_blocks() if f"import {sdk}\n" in b]
+    program = tmp_path / f"loop_{sdk}.py"
+    program.write_text(code)
+    out, err, status = api.run([str(program), "--no-error-summary", "--cache-dir", str(tmp_path / ".mypy")])
+    assert status == 0, out + err
+
+
+def test_the_report_s_typed_dicts_name_its_keys():
+    from typing import get_type_hints
+
+    from ctxfit.types import BlockReport, HeldBack, Report
+
+    compactor = ctxfit.Compactor("smart", format="openai")
+    assert compactor.last_report is None
+    messages = [{"role": "user", "content": "x"}]
+    reports = []
+    for n in range(6):
+        messages.append({"role": "assistant", "content": None, "tool_calls": [{"id": f"c{n}", "type": "function",
+                         "function": {"name": "bash", "arguments": json.dumps({"command": f"ls -R src/p_{n}"})}}]})
+        messages.append({"role": "tool", "tool_call_id": f"c{n}",
+                         "content": "\n".join(f"src/p_{n}/mod_{k}.py" for k in range(400))})
+        compactor.compact(messages)
+        reports.append(compactor.last_report)
+    assert all(set(r) == set(get_type_hints(Report)) for r in reports)
+    blocks = [b for r in reports for b in r["new_blocks"]]
+    held = [r["held_back"] for r in reports if r["held_back"] is not None]
+    assert blocks and held, "the session cuts and holds back"
+    assert all(set(b) == set(get_type_hints(BlockReport)) for b in blocks)
+    assert all(set(h) == set(get_type_hints(HeldBack)) for h in held)

@@ -3,6 +3,8 @@
 from os import PathLike
 from typing import Any, Dict, Iterable, List, Literal, Mapping, Optional, Sequence, Tuple, Union
 
+from .types import Report
+
 __version__: str
 
 Message = Dict[str, Any]
@@ -93,9 +95,10 @@ class Compactor:
         ``cache_ttl``. It holds for the later calls too, until another says otherwise.
         """
     @property
-    def last_report(self) -> Optional[Dict[str, Any]]:
+    def last_report(self) -> Optional[Report]:
         """The report of the last ``compact`` call (``tokens_before``, ``tokens_after``, ``new_blocks``,
-        ``first_changed_message`` — where the prompt cache breaks —, ``held_back``, ...)."""
+        ``first_changed_message`` — where the prompt cache breaks —, ``held_back``, ...: :class:`ctxfit.types.Report`);
+        ``None`` before the first."""
     def check_request(self) -> int:
         """The token guard on the last request: returns its estimated tokens; a ``UserWarning`` above the
         profile's warning threshold; raises :class:`PromptTooLarge` above its request budget."""
