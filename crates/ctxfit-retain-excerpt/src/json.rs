@@ -1,5 +1,11 @@
-//! A JSON result's records: where each value lies in the text, and the excerpt that keeps the first items of a
-//! long list of records whole and of each later one its first field.
+//! Lists of records: of a long JSON list of records, the first items whole and of each later one its first field.
+//!
+//! ## What
+//! An API result (not a file read, a listing or shell output) that is one JSON value longer than `json_above`
+//! characters (2,000) keeps, of each array of more than `json_items` (1) objects or arrays, the first `json_items`
+//! — what every record holds, with the lists inside them cut the same way — and of every later one its first
+//! field, the record's key as APIs write it first (`id`, `name`, `flight_number`), with ` …` where the rest was.
+//! `json_items = 0` never cuts.
 //!
 //! Records are data — ids, names, numbers, dates, short fields. A list whose items hold prose (a string of more
 //! than [`PROSE`] bytes: a comment's body, an issue's description, a search hit's text) is text the agent reads,
@@ -8,6 +14,28 @@
 //! The excerpt is cut from the result's own text — its spacing, its key order, its escapes — so what it keeps is
 //! the original's bytes, in order, with ` …` where fields were left out. A value nested deeper than
 //! [`MAX_DEPTH`], or text that is not one JSON value, has no excerpt.
+//!
+//! ## Why
+//! The twenty flights an API offered, once the agent has answered about them, are needed as which there were and
+//! what one holds: the first record shows the shape, the keys of the others say which.
+//!
+//! ## Example
+//! ```text
+//! [{"flight_number": "HAT083", "origin": "SFO", "destination": "JFK", "price": 412},
+//!  {"flight_number": "HAT114" …}, {"flight_number": "HAT202" …}]
+//! ```
+
+use crate::{excerpt_body, found_in_order};
+
+/// The trailer of an excerpt of lists of records says this.
+pub(crate) const RECORDS_NOTE: &str = "of long lists of records, only the first field of ";
+
+/// Is `cut` an excerpt of lists of records this rule wrote (`None` if not), and is it then the original's own
+/// text, in order, with ` …` where fields were left out (`Some(true)`)?
+pub fn keeps_records_of(original: &str, cut: &str) -> Option<bool> {
+    let body = excerpt_body(cut, RECORDS_NOTE)?;
+    Some(found_in_order(original, body.split(LEFT_OUT)))
+}
 
 /// How deep arrays and objects may nest before the text is not read as records (no recursion without a bound).
 pub const MAX_DEPTH: usize = 64;
@@ -167,7 +195,7 @@ fn parse(text: &str) -> Option<Node> {
 
 /// The excerpt of a JSON value whose lists of records (arrays whose items are all objects or arrays, and hold no
 /// prose) are longer than `keep` items: their first `keep` items stay, with the lists inside them cut the same
-/// way, and each later one keeps only its first field ([`brief`]) — at any depth. Returns the excerpt and how
+/// way, and each later one keeps only its first field (`brief`) — at any depth. Returns the excerpt and how
 /// many records were cut, or `None` when the text is not one JSON value or has no such list.
 pub fn records_excerpt(text: &str, keep: usize) -> Option<(String, usize)> {
     let node = parse(text)?;
