@@ -20,11 +20,13 @@
 
 use ctxfit_model::{Content, Value};
 use ctxfit_retention::{
-    char_count, register_rule, thousands, Decision, RetentionRule, RuleConfigError, RuleContext,
+    char_count, read_params, register_rule, thousands, Decision, RetentionRule, RuleConfigError,
+    RuleContext,
 };
 
-/// Head and tail of long shell output.
-#[derive(Debug, Clone)]
+/// Head and tail of long shell output; its parameters are its fields.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct KeepHeadAndTail {
     pub keep_below: usize,
     pub head_tail_above: usize,
@@ -110,41 +112,7 @@ impl RetentionRule for KeepHeadAndTail {
 }
 
 fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
-    let mut rule = KeepHeadAndTail::default();
-    let Some(map) = params.as_object() else {
-        return if params.is_null() {
-            Ok(Box::new(rule))
-        } else {
-            Err(RuleConfigError::new("bash", "params must be a table"))
-        };
-    };
-    for (k, v) in map {
-        let n = || {
-            v.as_u64().map(|n| n as usize).ok_or_else(|| {
-                RuleConfigError::new("bash", format!("`{k}` must be a non-negative integer"))
-            })
-        };
-        match k.as_str() {
-            "keep_below" => rule.keep_below = n()?,
-            "head_tail_above" => rule.head_tail_above = n()?,
-            "head" => rule.head = n()?,
-            "tail" => rule.tail = n()?,
-            "medium_head" => rule.medium_head = n()?,
-            "medium_tail" => rule.medium_tail = n()?,
-            "cut_medium" => {
-                rule.cut_medium = v
-                    .as_bool()
-                    .ok_or_else(|| RuleConfigError::new("bash", "`cut_medium` must be true or false"))?
-            }
-            other => {
-                return Err(RuleConfigError::new(
-                    "bash",
-                    format!("unknown parameter `{other}` (expected keep_below, head_tail_above, head, tail, cut_medium, medium_head, medium_tail)"),
-                ))
-            }
-        }
-    }
-    Ok(Box::new(rule))
+    Ok(Box::new(read_params::<KeepHeadAndTail>("bash", params)?))
 }
 
 register_rule!(

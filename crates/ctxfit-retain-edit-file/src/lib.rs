@@ -23,7 +23,9 @@ mod history;
 pub use history::{changelog, file_state, ChangeEntry, FileState};
 
 use ctxfit_model::{ToolDefinition, Value};
-use ctxfit_retention::{register_rule, Decision, RetentionRule, RuleConfigError, RuleContext};
+use ctxfit_retention::{
+    read_params, register_rule, Decision, RetentionRule, RuleConfigError, RuleContext,
+};
 
 /// Keeps every edit.
 #[derive(Debug, Clone, Copy, Default)]
@@ -39,12 +41,14 @@ impl RetentionRule for KeepEveryEdit {
     }
 }
 
+/// No parameters: `read_params` refuses any.
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Params {}
+
 fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
-    match params {
-        Value::Null => Ok(Box::new(KeepEveryEdit)),
-        Value::Object(m) if m.is_empty() => Ok(Box::new(KeepEveryEdit)),
-        _ => Err(RuleConfigError::new("edit-file", "takes no parameters")),
-    }
+    let Params {} = read_params("edit-file", params)?;
+    Ok(Box::new(KeepEveryEdit))
 }
 
 register_rule!(

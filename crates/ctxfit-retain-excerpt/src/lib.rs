@@ -51,7 +51,8 @@ use ctxfit_model::{Block, Content, Value};
 pub use ctxfit_retention::calls::main_program;
 use ctxfit_retention::calls::{read_target, shell_command, ShellReads};
 use ctxfit_retention::{
-    line_number_prefix, register_rule, Decision, RetentionRule, RuleConfigError, RuleContext,
+    line_number_prefix, read_params, register_rule, Decision, RetentionRule, RuleConfigError,
+    RuleContext,
 };
 
 pub use json::keeps_records_of;
@@ -309,70 +310,82 @@ impl RetentionRule for Excerpt {
     }
 }
 
-fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
-    let mut rule = Excerpt::default();
-    let Some(map) = params.as_object() else {
-        return if params.is_null() {
-            Ok(Box::new(rule))
-        } else {
-            Err(RuleConfigError::new("excerpt", "params must be a table"))
-        };
-    };
-    for (k, v) in map {
-        let n = || {
-            v.as_u64().map(|n| n as usize).ok_or_else(|| {
-                RuleConfigError::new("excerpt", format!("`{k}` must be a non-negative integer"))
-            })
-        };
-        match k.as_str() {
-            "min_run" => rule.min_run = n()?,
-            "log_above" => rule.log_above = n()?,
-            "log_head" => rule.log_head = n()?,
-            "log_tail" => rule.log_tail = n()?,
-            "listing_above" => rule.listing_above = n()?,
-            "listing_keep" => rule.listing_keep = n()?,
-            "frames_first" => rule.frames_first = n()?,
-            "frames_last" => rule.frames_last = n()?,
-            "long_listing_min" => rule.long_listing_min = n()?,
-            "json_above" => rule.json_above = n()?,
-            "json_items" => rule.json_items = n()?,
-            "min_saving" => {
-                rule.min_saving = v
-                    .as_f64()
-                    .filter(|f| (0.0..1.0).contains(f))
-                    .ok_or_else(|| {
-                        RuleConfigError::new("excerpt", "`min_saving` must be a number from 0 to below 1")
-                    })?
-            }
-            "strip_line_numbers" => {
-                rule.strip_line_numbers = v.as_bool().ok_or_else(|| {
-                    RuleConfigError::new("excerpt", "`strip_line_numbers` must be true or false")
-                })?
-            }
-            "record_fields" => {
-                rule.record_fields = v.as_bool().ok_or_else(|| {
-                    RuleConfigError::new("excerpt", "`record_fields` must be true or false")
-                })?
-            }
-            "shell_patterns" => {
-                let patterns: Vec<&str> = v
-                    .as_array()
-                    .and_then(|a| a.iter().map(Value::as_str).collect())
-                    .ok_or_else(|| {
-                        RuleConfigError::new("excerpt", "`shell_patterns` must be a list of strings")
-                    })?;
-                rule.shell = ShellReads::new(&patterns)
-                    .map_err(|e| RuleConfigError::new("excerpt", e))?;
-            }
-            other => {
-                return Err(RuleConfigError::new(
-                    "excerpt",
-                    format!("unknown parameter `{other}` (expected min_run, log_above, log_head, log_tail, listing_above, listing_keep, frames_first, frames_last, long_listing_min, json_above, json_items, record_fields, strip_line_numbers, min_saving, shell_patterns)"),
-                ))
-            }
+/// The parameters: the rule's fields, and `shell_patterns` (regexes of shell reads).
+#[derive(serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct Params {
+    min_run: usize,
+    log_above: usize,
+    log_head: usize,
+    log_tail: usize,
+    listing_above: usize,
+    listing_keep: usize,
+    frames_first: usize,
+    frames_last: usize,
+    long_listing_min: usize,
+    json_above: usize,
+    json_items: usize,
+    record_fields: bool,
+    strip_line_numbers: bool,
+    min_saving: f64,
+    shell_patterns: Option<Vec<String>>,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        let r = Excerpt::default();
+        Params {
+            min_run: r.min_run,
+            log_above: r.log_above,
+            log_head: r.log_head,
+            log_tail: r.log_tail,
+            listing_above: r.listing_above,
+            listing_keep: r.listing_keep,
+            frames_first: r.frames_first,
+            frames_last: r.frames_last,
+            long_listing_min: r.long_listing_min,
+            json_above: r.json_above,
+            json_items: r.json_items,
+            record_fields: r.record_fields,
+            strip_line_numbers: r.strip_line_numbers,
+            min_saving: r.min_saving,
+            shell_patterns: None,
         }
     }
-    Ok(Box::new(rule))
+}
+
+fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
+    let p: Params = read_params("excerpt", params)?;
+    if !(0.0..1.0).contains(&p.min_saving) {
+        return Err(RuleConfigError::new(
+            "excerpt",
+            "`min_saving` must be a number from 0 to below 1",
+        ));
+    }
+    let shell = match &p.shell_patterns {
+        Some(patterns) => {
+            let patterns: Vec<&str> = patterns.iter().map(String::as_str).collect();
+            ShellReads::new(&patterns).map_err(|e| RuleConfigError::new("excerpt", e))?
+        }
+        None => ShellReads::default(),
+    };
+    Ok(Box::new(Excerpt {
+        min_run: p.min_run,
+        log_above: p.log_above,
+        log_head: p.log_head,
+        log_tail: p.log_tail,
+        listing_above: p.listing_above,
+        listing_keep: p.listing_keep,
+        frames_first: p.frames_first,
+        frames_last: p.frames_last,
+        long_listing_min: p.long_listing_min,
+        json_above: p.json_above,
+        json_items: p.json_items,
+        record_fields: p.record_fields,
+        strip_line_numbers: p.strip_line_numbers,
+        min_saving: p.min_saving,
+        shell,
+    }))
 }
 
 register_rule!(

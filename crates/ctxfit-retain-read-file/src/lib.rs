@@ -37,7 +37,8 @@ use ctxfit_retention::calls::{
     edit_call, read_target, shell_command, ShellReads, DEFAULT_SHELL_READS, SHELL_TOOLS,
 };
 use ctxfit_retention::{
-    register_rule, Decision, RetentionRule, RuleConfigError, RuleContext, SiblingResult,
+    read_params, register_rule, Decision, RetentionRule, RuleConfigError, RuleContext,
+    SiblingResult,
 };
 
 pub const DEFAULT_POINTER: &str = "[Re-read of {path} - see earlier read for content]";
@@ -191,56 +192,49 @@ impl RetentionRule for KeepFirstAndLastReads {
     }
 }
 
-fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
-    let mut rule = KeepFirstAndLastReads::default();
-    let Some(map) = params.as_object() else {
-        return if params.is_null() {
-            Ok(Box::new(rule))
-        } else {
-            Err(RuleConfigError::new("read-file", "params must be a table"))
-        };
-    };
-    for (k, v) in map {
-        match k.as_str() {
-            "max_file_reads" => {
-                rule.max_file_reads = v
-                    .as_u64()
-                    .filter(|n| *n >= 2)
-                    .ok_or_else(|| RuleConfigError::new("read-file", "`max_file_reads` must be an integer of 2 or more"))?
-                    as usize
-            }
-            "pointer" => {
-                rule.pointer = v
-                    .as_str()
-                    .ok_or_else(|| RuleConfigError::new("read-file", "`pointer` must be a string"))?
-                    .to_owned()
-            }
-            "shell_patterns" => {
-                let patterns: Vec<&str> = v
-                    .as_array()
-                    .map(|a| a.iter().filter_map(Value::as_str).collect())
-                    .ok_or_else(|| RuleConfigError::new("read-file", "`shell_patterns` must be a list of regexes"))?;
-                let mut all: Vec<&str> = DEFAULT_SHELL_READS.to_vec();
-                all.extend(patterns);
-                rule.shell = ShellReads::new(&all).map_err(|e| RuleConfigError::new("read-file", e))?;
-            }
-            "mark_identical" | "mark_edited" => {
-                let on = v.as_bool().ok_or_else(|| {
-                    RuleConfigError::new("read-file", format!("`{k}` must be true or false"))
-                })?;
-                if k == "mark_identical" {
-                    rule.mark_identical = on;
-                } else {
-                    rule.mark_edited = on;
-                }
-            }
-            other => {
-                return Err(RuleConfigError::new(
-                    "read-file",
-                    format!("unknown parameter `{other}` (expected max_file_reads, pointer, shell_patterns, mark_identical, mark_edited)"),
-                ))
-            }
+/// The parameters: the rule's fields, and `shell_patterns` (regexes of shell reads, beside the built-in ones).
+#[derive(serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct Params {
+    max_file_reads: usize,
+    pointer: String,
+    shell_patterns: Vec<String>,
+    mark_identical: bool,
+    mark_edited: bool,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        let rule = KeepFirstAndLastReads::default();
+        Params {
+            max_file_reads: rule.max_file_reads,
+            pointer: rule.pointer,
+            shell_patterns: Vec::new(),
+            mark_identical: rule.mark_identical,
+            mark_edited: rule.mark_edited,
         }
+    }
+}
+
+fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
+    let p: Params = read_params("read-file", params)?;
+    if p.max_file_reads < 2 {
+        return Err(RuleConfigError::new(
+            "read-file",
+            "`max_file_reads` must be an integer of 2 or more",
+        ));
+    }
+    let mut rule = KeepFirstAndLastReads {
+        max_file_reads: p.max_file_reads,
+        pointer: p.pointer,
+        mark_identical: p.mark_identical,
+        mark_edited: p.mark_edited,
+        ..KeepFirstAndLastReads::default()
+    };
+    if !p.shell_patterns.is_empty() {
+        let mut all: Vec<&str> = DEFAULT_SHELL_READS.to_vec();
+        all.extend(p.shell_patterns.iter().map(String::as_str));
+        rule.shell = ShellReads::new(&all).map_err(|e| RuleConfigError::new("read-file", e))?;
     }
     Ok(Box::new(rule))
 }

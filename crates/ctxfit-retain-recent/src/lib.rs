@@ -29,13 +29,14 @@
 use ctxfit_model::Value;
 use ctxfit_retention::calls::shell_listing;
 use ctxfit_retention::{
-    register_rule, truncate_str, Decision, RetentionRule, RuleConfigError, RuleContext,
+    read_params, register_rule, truncate_str, Decision, RetentionRule, RuleConfigError, RuleContext,
 };
 
 pub const DEFAULT_POINTER: &str = "[Old {tool} result omitted — input: {input}]";
 
-/// Which results compete for the `keep` places.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which results compete for the `keep` places (`scope = "tool"` or `"all"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Scope {
     /// Results of the same tool name.
     Tool,
@@ -43,7 +44,9 @@ pub enum Scope {
     All,
 }
 
-#[derive(Debug, Clone)]
+/// The K most recent results of each navigation tool; its parameters are its fields.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct KeepMostRecent {
     pub keep: usize,
     pub scope: Scope,
@@ -146,34 +149,7 @@ impl RetentionRule for KeepMostRecent {
 }
 
 fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
-    let mut rule = KeepMostRecent::default();
-    let Some(map) = params.as_object() else {
-        return if params.is_null() {
-            Ok(Box::new(rule))
-        } else {
-            Err(RuleConfigError::new("recent", "params must be a table"))
-        };
-    };
-    for (k, v) in map {
-        match (k.as_str(), v) {
-            ("keep", v) => {
-                rule.keep = v
-                    .as_u64()
-                    .ok_or_else(|| RuleConfigError::new("recent", "`keep` must be a non-negative integer"))?
-                    as usize
-            }
-            ("scope", Value::String(s)) if s == "tool" => rule.scope = Scope::Tool,
-            ("scope", Value::String(s)) if s == "all" => rule.scope = Scope::All,
-            ("pointer", Value::String(s)) => rule.pointer = s.clone(),
-            ("shell_listings", Value::Bool(b)) => rule.shell_listings = *b,
-            (other, _) => {
-                return Err(RuleConfigError::new(
-                    "recent",
-                    format!("unknown or ill-typed parameter `{other}` (expected keep, scope = \"tool\"|\"all\", pointer, shell_listings)"),
-                ))
-            }
-        }
-    }
+    let rule: KeepMostRecent = read_params("recent", params)?;
     if rule.shell_listings && rule.scope == Scope::All {
         return Err(RuleConfigError::new(
             "recent",

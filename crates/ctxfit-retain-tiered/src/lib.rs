@@ -21,8 +21,8 @@ use std::collections::HashMap;
 
 use ctxfit_model::Value;
 use ctxfit_retention::{
-    ends_with_marker, register_rule, truncate_content, Decision, RetentionRule, RuleConfigError,
-    RuleContext,
+    ends_with_marker, read_params, register_rule, truncate_content, Decision, RetentionRule,
+    RuleConfigError, RuleContext,
 };
 
 pub const MARKER: &str = "\n...[truncated, already processed]";
@@ -114,55 +114,21 @@ impl RetentionRule for TieredLimits {
     }
 }
 
-fn as_limit(v: &Value, what: &str) -> Result<usize, RuleConfigError> {
-    v.as_u64().map(|n| n as usize).ok_or_else(|| {
-        RuleConfigError::new("tiered", format!("{what} must be a non-negative integer"))
-    })
+/// The parameters: limits per tool over the seed's (the tools not named keep theirs), the default, the marker.
+#[derive(serde::Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct Params {
+    limits: HashMap<String, usize>,
+    default: Option<usize>,
+    marker: Option<String>,
 }
 
 fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
+    let p: Params = read_params("tiered", params)?;
     let mut rule = TieredLimits::default();
-    match params {
-        Value::Null => {}
-        Value::Object(m) => {
-            for (k, v) in m {
-                match k.as_str() {
-                    "default" => rule.default = as_limit(v, "`default`")?,
-                    "marker" => {
-                        rule.marker = v
-                            .as_str()
-                            .ok_or_else(|| {
-                                RuleConfigError::new("tiered", "`marker` must be a string")
-                            })?
-                            .to_owned()
-                    }
-                    "limits" => {
-                        let Value::Object(limits) = v else {
-                            return Err(RuleConfigError::new(
-                                "tiered",
-                                "`limits` must be a table of tool = limit",
-                            ));
-                        };
-                        for (tool, limit) in limits {
-                            rule.limits.insert(
-                                tool.clone(),
-                                as_limit(limit, &format!("limit of `{tool}`"))?,
-                            );
-                        }
-                    }
-                    other => {
-                        return Err(RuleConfigError::new(
-                            "tiered",
-                            format!(
-                            "unknown parameter `{other}` (expected `default`, `limits`, `marker`)"
-                        ),
-                        ))
-                    }
-                }
-            }
-        }
-        _ => return Err(RuleConfigError::new("tiered", "params must be a table")),
-    }
+    rule.limits.extend(p.limits);
+    rule.default = p.default.unwrap_or(rule.default);
+    rule.marker = p.marker.unwrap_or(rule.marker);
     Ok(Box::new(rule))
 }
 

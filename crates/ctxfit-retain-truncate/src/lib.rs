@@ -19,8 +19,8 @@
 
 use ctxfit_model::Value;
 use ctxfit_retention::{
-    ends_with_marker, register_rule, truncate_content, Decision, RetentionRule, RuleConfigError,
-    RuleContext,
+    ends_with_marker, read_params, register_rule, truncate_content, Decision, RetentionRule,
+    RuleConfigError, RuleContext,
 };
 
 /// The marker of seed 000.
@@ -28,8 +28,9 @@ pub const DEFAULT_MARKER: &str = "\n[truncated for context management]";
 /// Seed 000's `retention_chars`.
 pub const DEFAULT_CHARS: usize = 500;
 
-/// Keeps the first `chars` characters of a stale result.
-#[derive(Debug, Clone)]
+/// Keeps the first `chars` characters of a stale result; its parameters are its fields.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct KeepFirstChars {
     pub chars: usize,
     pub marker: String,
@@ -62,30 +63,7 @@ impl RetentionRule for KeepFirstChars {
 }
 
 fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
-    let mut rule = KeepFirstChars::default();
-    if let Value::Object(m) = params {
-        for (k, v) in m {
-            match (k.as_str(), v) {
-                ("chars", v) => {
-                    rule.chars = v.as_u64().ok_or_else(|| {
-                        RuleConfigError::new("truncate", "`chars` must be a non-negative integer")
-                    })? as usize
-                }
-                ("marker", Value::String(s)) => rule.marker = s.clone(),
-                (other, _) => {
-                    return Err(RuleConfigError::new(
-                        "truncate",
-                        format!(
-                            "unknown or ill-typed parameter `{other}` (expected `chars`, `marker`)"
-                        ),
-                    ))
-                }
-            }
-        }
-    } else if !params.is_null() {
-        return Err(RuleConfigError::new("truncate", "params must be a table"));
-    }
-    Ok(Box::new(rule))
+    Ok(Box::new(read_params::<KeepFirstChars>("truncate", params)?))
 }
 
 register_rule!(

@@ -13,6 +13,7 @@
 //! every built-in rule crate, and a custom rule crate must be referenced too (`use my_rule as _;`).
 
 pub mod calls;
+mod params;
 mod record;
 mod shown;
 mod text;
@@ -23,6 +24,7 @@ use std::fmt;
 
 use ctxfit_model::{Block, Content, Conversation, Value};
 
+pub use params::read_params;
 pub use record::{record_member_line, record_members};
 pub use shown::{line_key, line_number_prefix, normalized_line, NothingShown, ShownLines};
 pub use text::{
@@ -254,32 +256,6 @@ impl RuleConfigError {
             rule: rule.to_owned(),
             message: message.into(),
         }
-    }
-}
-
-/// Check a rule's `params` before reading them: `null` (none given) or a table whose keys are all `known`. A
-/// misspelt parameter is an error naming the ones the rule takes, never silently ignored.
-///
-/// ```
-/// use ctxfit_retention::check_params;
-/// use ctxfit_model::Value;
-///
-/// let params: Value = serde_json::json!({"row": 3});
-/// let err = check_params("sql-query", &params, &["rows"]).unwrap_err();
-/// assert_eq!(err.to_string(), "rule `sql-query`: unknown parameter `row` (expected: rows)");
-/// assert!(check_params("sql-query", &Value::Null, &["rows"]).is_ok());
-/// ```
-pub fn check_params(rule: &str, params: &Value, known: &[&str]) -> Result<(), RuleConfigError> {
-    match params {
-        Value::Null => Ok(()),
-        Value::Object(m) => match m.keys().find(|k| !known.contains(&k.as_str())) {
-            None => Ok(()),
-            Some(k) => Err(RuleConfigError::new(
-                rule,
-                format!("unknown parameter `{k}` (expected: {})", known.join(", ")),
-            )),
-        },
-        _ => Err(RuleConfigError::new(rule, "params must be a table")),
     }
 }
 

@@ -22,7 +22,7 @@
 
 use ctxfit_model::{Content, Value};
 use ctxfit_retention::{
-    check_params, register_rule, Decision, RetentionRule, RuleConfigError, RuleContext,
+    read_params, register_rule, Decision, RetentionRule, RuleConfigError, RuleContext,
 };
 
 /// Keeps the header and the first rows of a tabular result.
@@ -49,14 +49,22 @@ impl RetentionRule for KeepHeaderAndFirstRows {
     }
 }
 
+/// The rule's parameters, read through serde: unknown ones are refused with the list of these.
+#[derive(serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct Params {
+    /// Rows kept after the header.
+    rows: usize,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params { rows: 5 }
+    }
+}
+
 fn build(params: &Value) -> Result<Box<dyn RetentionRule>, RuleConfigError> {
-    check_params("sql-query", params, &["rows"])?;
-    let rows = match params.get("rows") {
-        None => 5,
-        Some(v) => v.as_u64().ok_or_else(|| {
-            RuleConfigError::new("sql-query", "`rows` must be a non-negative integer")
-        })? as usize,
-    };
+    let Params { rows } = read_params("sql-query", params)?;
     Ok(Box::new(KeepHeaderAndFirstRows { rows }))
 }
 
