@@ -4,8 +4,9 @@
 pub mod history;
 pub mod pages;
 
-use ctxfit_import::{corpus_dir, corpus_trajectory_files, import_file, Session};
+use ctxfit_import::{import_file, Session};
 use ctxfit_model::Block;
+use ctxfit_testkit::{corpus_dir, corpus_trajectory_files};
 
 /// Every session of the corpus. Panics with a clear message when the corpus is missing: benchmarks need it.
 pub fn corpus_sessions() -> Vec<Session> {

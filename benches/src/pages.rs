@@ -2,7 +2,7 @@
 
 use std::io::Read;
 
-use ctxfit_import::corpus_dir;
+use ctxfit_testkit::corpus_dir;
 
 /// One page: its id, URL, HTML as served, and the article text a human marked as its content.
 pub struct CorpusPage {

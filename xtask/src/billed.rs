@@ -19,9 +19,10 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use ctxfit_import::files::session_files;
-use ctxfit_import::{corpus_dir, import_file};
+use ctxfit_import::import_file;
 use ctxfit_model::{Block, Message};
 use ctxfit_replay::spread::{middle_90, resamples, RESAMPLES};
+use ctxfit_testkit::corpus_dir;
 use ctxfit_tokens::{count_message, FastEstimator};
 
 /// The Claude Code families of the corpus: each a project, the unit of validation.

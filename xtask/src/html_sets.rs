@@ -582,7 +582,7 @@ fn parts_table(set: &Set, rows: &[Row], folds: Option<usize>) {
 }
 
 pub fn eval(args: &[String]) -> Result<()> {
-    let corpus = ctxfit_import::corpus_dir().context(
+    let corpus = ctxfit_testkit::corpus_dir().context(
         "the shared corpus is missing: put it at ../shared/corpus beside the workspace or set CTXFIT_CORPUS",
     )?;
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");

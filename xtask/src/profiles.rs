@@ -3,8 +3,9 @@
 
 use anyhow::{Context, Result};
 use ctxfit_compactor::{Compactor, PolicyFile};
-use ctxfit_import::{corpus_dir, corpus_trajectory_files, import_file};
+use ctxfit_import::import_file;
 use ctxfit_model::Conversation;
+use ctxfit_testkit::{corpus_dir, corpus_trajectory_files};
 use ctxfit_tokens::{count_conversation, FastEstimator};
 
 const PROFILES: &[&str] = &["keep-last-30", "seed-000", "seed-002", "smart"];

@@ -3,8 +3,9 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use ctxfit_import::{corpus_trajectory_files, import_file};
+use ctxfit_import::import_file;
 use ctxfit_model::{Block, Role, ToolCallIndex};
+use ctxfit_testkit::corpus_trajectory_files;
 
 /// What kind of text a sample is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use ctxfit_import::corpus_dir;
+use ctxfit_testkit::corpus_dir;
 use ctxfit_tokens::{pair_counts, Chars4, ExactEstimator, TokenEstimator, CLASS_NAMES, FEATURES};
 
 use crate::samples::{load, Kind, Sample};
@@ -307,7 +307,7 @@ mod tests {
     /// The committed weights are exactly what `cargo xtask fit-tokens` produces from the corpus.
     #[test]
     fn weights_file_is_up_to_date() {
-        ctxfit_import::skip_without_corpus!();
+        ctxfit_testkit::skip_without_corpus!();
         let rows = load_rows().unwrap();
         let fitted = fit(&rows.iter().collect::<Vec<_>>());
         let path = crate::workspace_root().join("crates/ctxfit-tokens/src/weights.rs");
@@ -321,7 +321,7 @@ mod tests {
     /// Held-out (cross-validated) error per tool result stays near the 5% goal; chars/4 is far off.
     #[test]
     fn fast_estimator_beats_chars4_on_held_out_tool_results() {
-        ctxfit_import::skip_without_corpus!();
+        ctxfit_testkit::skip_without_corpus!();
         let rows = load_rows().unwrap();
         let fits: Vec<Fit> = (0..2)
             .map(|fold| fit(&rows.iter().filter(|r| r.fold != fold).collect::<Vec<_>>()))

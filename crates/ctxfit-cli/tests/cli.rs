@@ -35,7 +35,7 @@ fn temp_dir(name: &str) -> PathBuf {
 }
 
 fn corpus() -> PathBuf {
-    ctxfit_import::corpus_dir()
+    ctxfit_testkit::corpus_dir()
         .expect("the shared corpus is missing (../shared/corpus or CTXFIT_CORPUS)")
 }
 
@@ -236,8 +236,8 @@ fn bad_input_names_the_place_exits_2_and_overwrites_nothing() {
 
 #[test]
 fn every_corpus_file_gets_stats_and_converts() {
-    ctxfit_import::skip_without_corpus!();
-    for path in ctxfit_import::corpus_trajectory_files(&corpus()) {
+    ctxfit_testkit::skip_without_corpus!();
+    for path in ctxfit_testkit::corpus_trajectory_files(&corpus()) {
         let p = path.to_str().unwrap();
         let o = ctxfit(&["stats", p], None);
         assert!(o.status.success(), "{p}: {}", stderr(&o));
@@ -493,7 +493,7 @@ fn policy_show_and_policy_errors() {
 
 #[test]
 fn changelog_and_file_state_of_real_sessions() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let traj = corpus().join("trajectories/swe-agent/marshmallow-1867.traj");
     let o = ctxfit(&["changelog", traj.to_str().unwrap()], None);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -645,8 +645,8 @@ fn replay_the_sample_under_every_policy() {
 
 #[test]
 fn replay_many_files_in_parallel_gives_the_serial_result() {
-    ctxfit_import::skip_without_corpus!();
-    let files: Vec<String> = ctxfit_import::corpus_trajectory_files(&corpus())
+    ctxfit_testkit::skip_without_corpus!();
+    let files: Vec<String> = ctxfit_testkit::corpus_trajectory_files(&corpus())
         .into_iter()
         .filter(|p| {
             p.to_string_lossy().contains("swe-agent") || p.to_string_lossy().contains("openhands")
@@ -841,7 +841,7 @@ fn corpus_html_page(dir: &std::path::Path) -> (PathBuf, Vec<u8>) {
 
 #[test]
 fn html_cleans_a_file_or_stdin_and_reports_like_the_page_tool() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let dir = temp_dir("html");
     let (path, html) = corpus_html_page(&dir);
     let path = path.to_str().unwrap();
@@ -1038,7 +1038,7 @@ fn compact_refuses_a_request_over_the_token_guard_and_writes_nothing() {
 
 #[test]
 fn gzipped_sessions_are_read_as_they_are() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let gz = corpus()
         .join("sessions/mini-swe-agent/deepseek_chat_dev__pvlib__pvlib-python-1072.traj.json.gz");
     let o = ctxfit(&["stats", "--json", gz.to_str().unwrap()], None);
@@ -1073,7 +1073,7 @@ fn gzipped_sessions_are_read_as_they_are() {
 
 #[test]
 fn replay_walks_a_folder_reports_what_it_cannot_read_and_goes_on() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let dir = temp_dir("folder");
     let nested = dir.join("project").join("sessions");
     std::fs::create_dir_all(&nested).unwrap();
@@ -1110,7 +1110,7 @@ fn replay_walks_a_folder_reports_what_it_cannot_read_and_goes_on() {
 
 #[test]
 fn a_claude_code_project_folder_with_subagents_is_read_whole() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     // Claude Code keeps `subagents/agent-ID.meta.json` beside each subagent's transcript
     let o = ctxfit(
         &[

@@ -2,7 +2,8 @@
 //! on every corpus session what it keeps is the original's own lines, in order.
 
 use ctxfit_compactor::{Compactor, PolicyFile};
-use ctxfit_import::{corpus_dir, corpus_trajectory_files, import_file};
+use ctxfit_import::import_file;
+use ctxfit_testkit::{corpus_dir, corpus_trajectory_files};
 mod common;
 
 use common::{result_texts, session, EAGER};
@@ -602,7 +603,7 @@ fn is_marker(line: &str) -> bool {
 
 #[test]
 fn on_every_corpus_session_an_excerpt_is_the_originals_lines_in_order() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let corpus =
         corpus_dir().expect("the shared corpus is missing (../shared/corpus or CTXFIT_CORPUS)");
     let (mut excerpts, mut json_excerpts, mut fields_excerpts) = (0, 0, 0);

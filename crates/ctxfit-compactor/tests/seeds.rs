@@ -6,9 +6,10 @@
 //! than the limit, which the seed's cut + marker would make *longer*, is left as it is.
 
 use ctxfit_compactor::{Compactor, PolicyFile, Settings};
-use ctxfit_import::{corpus_dir, import_file, Session};
+use ctxfit_import::{import_file, Session};
 use ctxfit_model::{Block, Content, Conversation, ToolCallIndex};
 use ctxfit_retention::{content_chars, truncate_content};
+use ctxfit_testkit::corpus_dir;
 
 fn settings(profile: &str, env: &[(&str, &str)]) -> Settings {
     let env: Vec<(String, String)> = env
@@ -127,7 +128,7 @@ fn requests(conv: &Conversation) -> Vec<Conversation> {
 
 #[test]
 fn seed_000_matches_the_seed_pass_request_by_request() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     for rel in CLAUDE_CODE {
         for session in sessions(rel) {
             for budget in [1_000usize, 40_000] {
@@ -166,7 +167,7 @@ fn seed_000_matches_the_seed_pass_request_by_request() {
 
 #[test]
 fn seed_002_matches_the_seed_pass_request_by_request() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     for rel in CLAUDE_CODE {
         for session in sessions(rel) {
             let mut c = compactor(settings("seed-002", &[]));
@@ -185,7 +186,7 @@ fn seed_002_matches_the_seed_pass_request_by_request() {
 
 #[test]
 fn seed_000_note_reads_like_the_seed() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let session = &sessions(CLAUDE_CODE[0])[0];
     let mut c = compactor(settings("seed-000", &[]));
     let report = c.compact(&session.conversation, Some(45_231));
@@ -202,7 +203,7 @@ fn seed_000_note_reads_like_the_seed() {
 
 #[test]
 fn streamed_projection_is_the_projected_conversation() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     for rel in CLAUDE_CODE {
         for session in sessions(rel) {
             let mut c = compactor(settings("seed-002", &[]));
@@ -224,7 +225,7 @@ fn streamed_projection_is_the_projected_conversation() {
 /// SWE-agent and tau-bench reuse tool_call ids within a session: each result is still decided on its own.
 #[test]
 fn reused_tool_use_ids_are_compacted_result_by_result() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     for rel in [
         "swe-agent/marshmallow-1867.traj",
         "tau-bench/gpt-4o-airline.fixture-0-19.json",

@@ -6,9 +6,10 @@
 //! Everything else is the sessions as recorded.
 
 use ctxfit_compactor::{Compactor, PolicyFile, Settings};
-use ctxfit_import::{corpus_dir, import_file};
+use ctxfit_import::import_file;
 use ctxfit_model::{Block, Content, Conversation, Message, Role, ToolCallIndex};
 use ctxfit_retention::thousands;
+use ctxfit_testkit::corpus_dir;
 
 fn settings(profile: &str, policy: &str) -> Settings {
     PolicyFile::parse(policy, "test.toml")
@@ -118,7 +119,7 @@ fn first_read_of(conv: &Conversation, suffix: &str) -> String {
 
 #[test]
 fn repeated_reads_keep_first_last_and_samples_with_pointers_for_the_rest() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let real = session(READ_THEN_EDIT);
     let read_id = first_read_of(&real, "research-plan-mode.md");
     let edit_at = real
@@ -176,7 +177,7 @@ fn repeated_reads_keep_first_last_and_samples_with_pointers_for_the_rest() {
 
 #[test]
 fn edits_are_kept_whole_and_read_back_as_changelog_and_file_state() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let writer = session("claude-code/-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1/subagents/agent-a4ca7529859c158c2.jsonl");
     let (out, _) = compact(
         settings("smart", "[profiles.tight]\nextends = \"smart\"\n"),
@@ -287,7 +288,7 @@ fn edits_are_kept_whole_and_read_back_as_changelog_and_file_state() {
 
 #[test]
 fn long_shell_output_keeps_head_and_tail() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let real =
         session("claude-code/-src-experiments-claude_p/2b4ed4c0-b905-41de-9238-273db3ec737a.jsonl");
     let index = ToolCallIndex::build(&real);
@@ -351,7 +352,7 @@ fn long_shell_output_keeps_head_and_tail() {
 
 #[test]
 fn listings_keep_only_the_most_recent() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let real = session("swe-agent/ctf-web-i_got_id.traj");
     // every shell call of this session is a `curl` or similar: make them listings to exercise the rule
     let policy = "[profiles.nav]\nextends = \"smart\"\nrules = [{ rule = \"recent\", tools = [\"listing\"] }]\n[aliases]\nbash = \"listing\"\n";
@@ -380,9 +381,9 @@ fn listings_keep_only_the_most_recent() {
 
 #[test]
 fn smart_keeps_the_invariants_on_every_corpus_session() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let corpus = corpus_dir().unwrap();
-    for path in ctxfit_import::corpus_trajectory_files(&corpus) {
+    for path in ctxfit_testkit::corpus_trajectory_files(&corpus) {
         for s in import_file(&path, None).unwrap() {
             let (once, report) = compact(settings("smart", ""), &s.conversation);
             assert!(report.tokens_after <= report.tokens_before);

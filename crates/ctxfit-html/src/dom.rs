@@ -519,7 +519,7 @@ mod tests {
     #[test]
     fn real_pages_parse_as_rcdom_parses_them() {
         // the corpus's ScrapingHub and Readability.js pages: 118 pages, 22 MB, their scripts and styles skipped
-        let corpus = ctxfit_import::corpus_or_skip!();
+        let corpus = ctxfit_testkit::corpus_or_skip!();
         let mut pages = 0;
         for set in ["html", "html-readability"] {
             for entry in std::fs::read_dir(corpus.join(set).join("pages")).unwrap() {

@@ -383,7 +383,7 @@ mod tests {
         let script = format!("<script>{}</script>", "<div>".repeat(100_000));
         assert!(!tree_is_too_costly(&script));
 
-        let corpus = ctxfit_import::corpus_or_skip!();
+        let corpus = ctxfit_testkit::corpus_or_skip!();
         let mut pages = 0;
         for entry in std::fs::read_dir(corpus.join("html/pages")).unwrap() {
             let mut html = String::new();

@@ -199,9 +199,9 @@ fn deep_nesting_does_not_overflow_the_stack_or_take_quadratic_time() {
 
 #[test]
 fn a_100_mb_page_cleans() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     // a real article, its paragraphs repeated inside one document until the page is 100 MB
-    let corpus = ctxfit_import::corpus_dir().expect("the shared corpus is missing");
+    let corpus = ctxfit_testkit::corpus_dir().expect("the shared corpus is missing");
     let truth: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(corpus.join("html/ground-truth.json")).unwrap(),
     )
@@ -314,8 +314,8 @@ fn chunks_stay_under_the_limit_on_paragraph_boundaries() {
 
 #[test]
 fn real_pages_clean_without_leaks_and_aggressive_finds_the_article() {
-    ctxfit_import::skip_without_corpus!();
-    let corpus = ctxfit_import::corpus_dir()
+    ctxfit_testkit::skip_without_corpus!();
+    let corpus = ctxfit_testkit::corpus_dir()
         .expect("the shared corpus is missing (../shared/corpus or CTXFIT_CORPUS)");
     let truth: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(corpus.join("html/ground-truth.json")).unwrap(),
@@ -367,7 +367,7 @@ fn real_pages_clean_without_leaks_and_aggressive_finds_the_article() {
 /// The titles pages state, against the Readability test set's reference titles (whitespace and case aside).
 #[test]
 fn titles_match_the_readability_reference() {
-    let corpus = ctxfit_import::corpus_or_skip!();
+    let corpus = ctxfit_testkit::corpus_or_skip!();
     let dir = corpus.join("html-readability");
     let truth: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("ground-truth.json")).unwrap())

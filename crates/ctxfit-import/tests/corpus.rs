@@ -4,8 +4,9 @@
 
 use std::path::Path;
 
-use ctxfit_import::{corpus_dir, corpus_trajectory_files, import_file, SourceFormat};
+use ctxfit_import::{import_file, SourceFormat};
 use ctxfit_model::ToolCallIndex;
+use ctxfit_testkit::{corpus_dir, corpus_trajectory_files};
 
 /// (path under trajectories/, format, sessions, messages, tool calls, tool results)
 const EXPECTED: &[(&str, &str, usize, usize, usize, usize)] = &[
@@ -61,7 +62,7 @@ fn counts(path: &Path) -> (SourceFormat, usize, usize, usize, usize) {
 
 #[test]
 fn every_corpus_file_imports_with_the_expected_counts() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let corpus = corpus();
     let root = corpus.join("trajectories");
     let mut actual = Vec::new();
@@ -91,7 +92,7 @@ fn every_corpus_file_imports_with_the_expected_counts() {
 
 #[test]
 fn every_tool_result_answers_a_call_made_before_it() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     for path in corpus_trajectory_files(&corpus()) {
         for session in import_file(&path, None).unwrap() {
             let index = ToolCallIndex::build(&session.conversation);
@@ -123,7 +124,7 @@ fn every_tool_result_answers_a_call_made_before_it() {
 /// text and a call holding the action: the action is not counted twice.
 #[test]
 fn a_swe_agent_action_is_in_its_call_only() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let path = corpus().join("trajectories/swe-agent/ctf-web-i_got_id.traj");
     let conv = &import_file(&path, None).unwrap()[0].conversation;
     let mut calls = 0;
@@ -148,7 +149,7 @@ fn a_swe_agent_action_is_in_its_call_only() {
 /// Real Anthropic and OpenAI messages from the corpus read and write back to the same JSON value.
 #[test]
 fn real_wire_messages_round_trip_losslessly() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let corpus = corpus();
     let mut checked = 0;
     for path in corpus_trajectory_files(&corpus) {

@@ -46,7 +46,7 @@ fn family(corpus: &Path, name: &str) -> Vec<(PathBuf, Result<Vec<Session>, Strin
 
 #[test]
 fn every_long_session_imports_with_the_expected_totals() {
-    let corpus = ctxfit_import::corpus_or_skip!();
+    let corpus = ctxfit_testkit::corpus_or_skip!();
     let mut actual = Vec::new();
     let mut unread = Vec::new();
     for name in ["claude-code-entire", "codex-agentv", "mini-swe-agent"] {
@@ -84,7 +84,7 @@ fn every_long_session_imports_with_the_expected_totals() {
 /// JSON value.
 #[test]
 fn codex_items_round_trip_losslessly() {
-    let corpus = ctxfit_import::corpus_or_skip!();
+    let corpus = ctxfit_testkit::corpus_or_skip!();
     let mut checked = 0;
     for path in gz_files(&corpus.join("sessions/codex-agentv")) {
         for line in gunzip(&path).lines() {
@@ -104,7 +104,7 @@ fn codex_items_round_trip_losslessly() {
 /// is one entry per request but for the five the user interrupted (`turn_aborted`) before the usage came.
 #[test]
 fn codex_sessions_link_calls_and_keep_the_recorded_usage() {
-    let corpus = ctxfit_import::corpus_or_skip!();
+    let corpus = ctxfit_testkit::corpus_or_skip!();
     let (mut requests, mut recorded) = (0, 0);
     for (path, r) in family(&corpus, "codex-agentv") {
         for s in r.unwrap() {
@@ -137,7 +137,7 @@ fn codex_sessions_link_calls_and_keep_the_recorded_usage() {
 fn claude_code_records_written_as_one_json_array_import_as_their_lines_do() {
     // the attio sessions were one JSON array each (a hooks template's `logs/chat.json`), split into lines for
     // the corpus: joined back, they import to the same sessions, gzipped or not, by detection
-    let corpus = ctxfit_import::corpus_or_skip!();
+    let corpus = ctxfit_testkit::corpus_or_skip!();
     let files = gz_files(&corpus.join("sessions").join("claude-code-attio"));
     assert_eq!(files.len(), 6);
     for path in files {

@@ -2,9 +2,11 @@
 //! live loop, the client's own bytes for every message left alone, conversations kept apart, restarts invisible.
 
 use ctxfit_compactor::{Compactor, PolicyFile, Settings};
-use ctxfit_import::{corpus_or_skip, corpus_trajectory_files, import_file};
+use ctxfit_import::import_file;
 use ctxfit_model::{begins_response, Conversation, Value, WireFormat};
 use ctxfit_proxy::{Api, Gateway};
+use ctxfit_testkit::corpus_or_skip;
+use ctxfit_testkit::corpus_trajectory_files;
 
 fn smart() -> Settings {
     PolicyFile::default()

@@ -5,10 +5,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ctxfit_compactor::{PolicyFile, Settings};
-use ctxfit_import::{corpus_or_skip, corpus_trajectory_files, import_file};
+use ctxfit_import::import_file;
 use ctxfit_model::{begins_response, Conversation, Value, WireFormat};
 use ctxfit_proxy::state::{Store, StoreError, StoreLimits};
 use ctxfit_proxy::{Api, Gateway};
+use ctxfit_testkit::corpus_or_skip;
+use ctxfit_testkit::corpus_trajectory_files;
 
 /// Seed 000: compacts only when the previous request's input tokens exceed its budget (40,000).
 fn budgeted() -> Settings {

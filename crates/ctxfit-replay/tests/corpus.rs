@@ -3,8 +3,9 @@
 use std::collections::BTreeMap;
 
 use ctxfit_compactor::{PolicyFile, Settings, BUILT_IN_PROFILES};
-use ctxfit_import::{corpus_dir, corpus_trajectory_files, import_file};
+use ctxfit_import::import_file;
 use ctxfit_replay::{replay, totals, Policy, PriceModel, Prices, SessionReplay};
+use ctxfit_testkit::{corpus_dir, corpus_trajectory_files};
 use ctxfit_tokens::{count_conversation, FastEstimator, TokenEstimator};
 
 fn policies() -> Vec<Policy> {
@@ -50,7 +51,7 @@ fn all_replays() -> Vec<SessionReplay> {
 
 #[test]
 fn no_compaction_sends_the_history_and_reads_it_from_cache() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let registry = ctxfit_plugins::registry().unwrap();
     let corpus = corpus_dir().unwrap();
     let path = corpus.join("trajectories/claude-code/-src-experiments-claude_p/29ccd257-68b1-427f-ae5f-6524b7cb6f20/subagents/agent-a2271d1.jsonl");
@@ -92,7 +93,7 @@ fn no_compaction_sends_the_history_and_reads_it_from_cache() {
 
 #[test]
 fn every_policy_replays_every_session_consistently() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let replays = all_replays();
     let t = totals(&replays);
     let none = t.iter().find(|p| p.policy == "none").unwrap().clone();
@@ -208,7 +209,7 @@ fn assert_one_shot_equals_live(
 /// (and the Gemini CLI and Copilot CLI ones beside them), one shot against the live loop under every profile.
 #[test]
 fn one_shot_compaction_equals_the_live_loop_on_the_long_sessions() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     use std::io::Read;
     let corpus = corpus_dir().unwrap();
     let (mut checked, mut sessions_seen, mut unreadable) = (0, 0, Vec::new());
@@ -267,7 +268,7 @@ fn one_shot_compaction_equals_the_live_loop_on_the_long_sessions() {
 /// have sent at its last request: a fresh compactor fed every request in turn, then the whole history.
 #[test]
 fn one_shot_compaction_equals_the_live_loop_on_every_corpus_file_and_profile() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let corpus = corpus_dir().unwrap();
     // and `smart` with the retrieval handle, whose trailers must come out the same either way
     let retrieving = PolicyFile::parse(
@@ -296,7 +297,7 @@ fn one_shot_compaction_equals_the_live_loop_on_every_corpus_file_and_profile() {
 /// fewer tokens than no compaction whenever there is a stale result to cut.
 #[test]
 fn the_oracle_keeps_every_reference_in_every_session() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let replays = all_replays();
     let oracle: Vec<&SessionReplay> = replays.iter().filter(|r| r.policy == "oracle").collect();
     assert!(!oracle.is_empty());
@@ -314,7 +315,7 @@ fn the_oracle_keeps_every_reference_in_every_session() {
 /// the requests forecast to come (twice as many as so far, at least ten), pay for the cache write it causes.
 #[test]
 fn smart_costs_no_more_than_no_compaction_on_any_family_under_any_price_model() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let registry = ctxfit_plugins::registry().unwrap();
     let corpus = corpus_dir().unwrap();
     let smart = Policy::named("smart").unwrap();

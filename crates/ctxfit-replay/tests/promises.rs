@@ -70,8 +70,8 @@ fn cost(r: &SessionReplay, model: PriceModel) -> f64 {
 
 #[test]
 fn no_session_costs_more_than_three_percent_above_sending_everything() {
-    ctxfit_import::skip_without_corpus!();
-    let corpus = ctxfit_import::corpus_dir().unwrap();
+    ctxfit_testkit::skip_without_corpus!();
+    let corpus = ctxfit_testkit::corpus_dir().unwrap();
     let smart = Policy::named("smart").unwrap();
     let Policy::Profile(settings) = &smart else {
         unreachable!()
@@ -117,8 +117,8 @@ fn no_session_costs_more_than_three_percent_above_sending_everything() {
 
 #[test]
 fn no_request_is_above_the_budget() {
-    ctxfit_import::skip_without_corpus!();
-    let corpus = ctxfit_import::corpus_dir().unwrap();
+    ctxfit_testkit::skip_without_corpus!();
+    let corpus = ctxfit_testkit::corpus_dir().unwrap();
     let (mut windows, mut over) = (0, 0);
     for (name, limit) in [("codex-agentv", 100_000), ("claude-code-attio", 50_000)] {
         let budgeted = smart_with(|s| s.request_budget = limit);

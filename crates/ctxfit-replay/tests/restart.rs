@@ -6,8 +6,9 @@ use std::hash::{Hash, Hasher};
 use std::io::Read;
 
 use ctxfit_compactor::{Compactor, PolicyFile, SavedState, BUILT_IN_PROFILES};
-use ctxfit_import::{corpus_trajectory_files, import_file, import_str};
+use ctxfit_import::{import_file, import_str};
 use ctxfit_model::{begins_response, Conversation};
+use ctxfit_testkit::corpus_trajectory_files;
 use ctxfit_tokens::FastEstimator;
 
 fn compactor(profile: &str) -> Compactor {
@@ -73,7 +74,7 @@ fn check(label: &str, conv: &Conversation, profile: &str) -> usize {
 
 #[test]
 fn a_restored_compactor_sends_what_the_uninterrupted_one_sends() {
-    let corpus = ctxfit_import::corpus_or_skip!();
+    let corpus = ctxfit_testkit::corpus_or_skip!();
     let mut checked = 0;
     let mut conversations = Vec::new();
     for path in corpus_trajectory_files(&corpus) {

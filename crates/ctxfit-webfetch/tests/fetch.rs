@@ -21,7 +21,7 @@ const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 
 /// A real page of the corpus, served as `/corpus`.
 fn corpus_page() -> (String, String) {
-    let corpus = ctxfit_import::corpus_dir().expect("the shared corpus is missing");
+    let corpus = ctxfit_testkit::corpus_dir().expect("the shared corpus is missing");
     let truth: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(corpus.join("html/ground-truth.json")).unwrap(),
     )
@@ -214,7 +214,7 @@ fn fetcher(options: FetchOptions) -> Fetcher {
 
 #[test]
 fn a_page_is_fetched_decoded_and_cleaned() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let server = serve();
     let result = fetcher(FetchOptions::default()).fetch_markdown(&server.url("/article"));
     let link = format!("[relative link]({})", server.url("/other"));
@@ -285,7 +285,7 @@ fn text_comes_back_as_it_is_and_binaries_are_refused() {
 
 #[test]
 fn a_real_page_comes_back_as_the_cleaner_makes_it() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let server = serve();
     let (id, html) = corpus_page();
     let options = FetchOptions {
@@ -309,7 +309,7 @@ fn a_real_page_comes_back_as_the_cleaner_makes_it() {
 
 #[test]
 fn long_pages_are_truncated_or_read_in_chunks() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let server = serve();
     let url = server.url("/long");
     let get = |chunk| {
@@ -359,7 +359,7 @@ fn long_pages_are_truncated_or_read_in_chunks() {
 
 #[test]
 fn non_public_addresses_are_refused_before_connecting() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let server = serve();
     for url in [
         server.url("/article"),
@@ -401,7 +401,7 @@ fn non_public_addresses_are_refused_before_connecting() {
 
 #[test]
 fn a_page_says_its_title_url_date_and_author_when_it_states_them() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let server = serve();
     let result = fetcher(FetchOptions::default()).fetch_markdown(&server.url("/meta"));
     assert!(result.success, "{}", result.message);
@@ -419,7 +419,7 @@ fn a_page_says_its_title_url_date_and_author_when_it_states_them() {
 
 #[test]
 fn compressed_pages_are_capped_on_what_they_inflate_to() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let server = serve();
     let page = fetcher(FetchOptions::default())
         .fetch(&server.url("/gzip"))
@@ -438,7 +438,7 @@ fn compressed_pages_are_capped_on_what_they_inflate_to() {
 
 #[test]
 fn redirects_go_only_to_web_pages_and_credentials_never_reach_the_model() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let server = serve();
     let fetch = fetcher(FetchOptions::default());
     let err = fetch.fetch(&server.url("/to-file")).unwrap_err();
@@ -482,7 +482,7 @@ fn redirects_go_only_to_web_pages_and_credentials_never_reach_the_model() {
 
 #[test]
 fn limits_give_clear_errors() {
-    ctxfit_import::skip_without_corpus!();
+    ctxfit_testkit::skip_without_corpus!();
     let server = serve();
     let fetch = |path: &str, options: FetchOptions| {
         fetcher(options)
