@@ -1,0 +1,354 @@
+//! Unit tests of `lib.rs`.
+
+use super::*;
+use ctxfit_model::Role;
+
+#[test]
+fn numbers_keep_their_spelling_in_documents_and_lines() {
+    let Ok(Parsed::Document(v)) = parse(r#"{"a": [1E+2, 1e2, 2E-3]}"#) else {
+        panic!("a document")
+    };
+    assert_eq!(v.to_string(), r#"{"a":[1E+2,1e2,2E-3]}"#);
+    let Ok(Parsed::Lines(lines)) = parse("{\"a\": 1E2}\n{\"b\": 5e1}{\"c\": 7E0}\n") else {
+        panic!("lines")
+    };
+    let written: Vec<String> = lines.iter().map(|(_, v)| v.to_string()).collect();
+    assert_eq!(written, [r#"{"a":1E2}"#, r#"{"b":5e1}"#, r#"{"c":7E0}"#]);
+}
+
+fn line(kind: &str, uuid: &str, content: &str) -> String {
+    format!(
+        r#"{{"type":"{kind}","sessionId":"s","uuid":"{uuid}","message":{{"role":"{kind}","content":"{content}"}}}}"#
+    )
+}
+
+#[test]
+fn two_values_on_one_line_are_read_as_the_two_they_are() {
+    let text = format!(
+        "{}\n{}{}\n",
+        line("user", "1", "hi"),
+        line("assistant", "2", "hello"),
+        line("user", "3", "bye")
+    );
+    let sessions = import_str(&text, None).unwrap();
+    assert_eq!(sessions[0].source, SourceFormat::ClaudeCode);
+    assert_eq!(sessions[0].conversation.messages.len(), 3);
+    // a broken second value still names its line and column
+    let bad = format!(
+        "{}\n{}{{\"type\":\n",
+        line("user", "1", "hi"),
+        line("user", "2", "x")
+    );
+    match import_str(&bad, None) {
+        Err(ImportError::Json { line, .. }) => assert_eq!(line, 2),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_compacted_claude_code_session_is_one_session_per_context_window() {
+    let boundary = r#"{"type":"system","subtype":"compact_boundary","sessionId":"s","parentUuid":null,"content":"Conversation compacted","compactMetadata":{"trigger":"auto","preTokens":168483}}"#;
+    let text = [
+        line("user", "1", "fix the parser"),
+        line("assistant", "2", "done"),
+        boundary.to_owned(),
+        line(
+            "user",
+            "3",
+            "This session is being continued from a previous conversation.",
+        ),
+        line("assistant", "4", "continuing"),
+        // a boundary right after another (or at the start) opens no empty window
+        boundary.to_owned(),
+        boundary.to_owned(),
+        line("user", "5", "summary again"),
+    ]
+    .join("\n");
+    let sessions = import_str(&text, None).unwrap();
+    let shape: Vec<(&str, usize)> = sessions
+        .iter()
+        .map(|s| (s.name.as_str(), s.conversation.messages.len()))
+        .collect();
+    assert_eq!(shape, [("window 1", 2), ("window 2", 2), ("window 3", 1)]);
+    assert!(sessions
+        .iter()
+        .all(|s| s.source == SourceFormat::ClaudeCode));
+    assert_eq!(
+        sessions[1].conversation.messages[0].content.joined_text(),
+        "This session is being continued from a previous conversation."
+    );
+    // a session that never compacted is one unnamed session; a boundary at the end opens no window
+    let once = format!("{}\n{boundary}\n", line("user", "1", "hi"));
+    let sessions = import_str(&once, None).unwrap();
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(sessions[0].name, "");
+}
+
+#[test]
+fn an_older_claude_code_log_gives_its_subagents_conversations_as_sessions_of_their_own() {
+    // Claude Code up to 2.0: the subagent's lines sit in the session's log, between the `Task` call and
+    // its result, marked `isSidechain`; two subagents ran in parallel
+    let side = |uuid: &str, parent: &str, kind: &str, content: &str| {
+        let parent = if parent.is_empty() {
+            "null".to_owned()
+        } else {
+            format!("\"{parent}\"")
+        };
+        format!(
+            r#"{{"type":"{kind}","isSidechain":true,"uuid":"{uuid}","parentUuid":{parent},"sessionId":"s","message":{{"role":"{kind}","content":"{content}"}}}}"#
+        )
+    };
+    let task = r#"{"type":"assistant","isSidechain":false,"uuid":"m2","sessionId":"s","message":{"id":"msg_1","role":"assistant","content":[{"type":"tool_use","id":"toolu_a","name":"Task","input":{"prompt":"look"}},{"type":"tool_use","id":"toolu_b","name":"Task","input":{"prompt":"count"}}]}}"#;
+    let results = r#"{"type":"user","uuid":"m3","sessionId":"s","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_a","content":"found it"},{"type":"tool_result","tool_use_id":"toolu_b","content":"42"}]}}"#;
+    let text = [
+        line("user", "m1", "explore"),
+        task.to_owned(),
+        // a marked line that is no message starts no subagent
+        r#"{"type":"progress","isSidechain":true,"uuid":"p1","parentUuid":null}"#.to_owned(),
+        side("a1", "", "user", "look"),
+        side("b1", "", "user", "count"),
+        side("a2", "a1", "assistant", "looking"),
+        side("b2", "b1", "assistant", "42"),
+        side("a3", "a2", "user", "more"),
+        results.to_owned(),
+        line("assistant", "m4", "done"),
+    ]
+    .join("\n");
+    let sessions = import_str(&text, None).unwrap();
+    let shape: Vec<(&str, Vec<String>)> = sessions
+        .iter()
+        .map(|s| {
+            let texts = s
+                .conversation
+                .messages
+                .iter()
+                .map(|m| m.content.joined_text());
+            (s.name.as_str(), texts.collect())
+        })
+        .collect();
+    assert_eq!(
+        shape[1],
+        (
+            "subagent 1",
+            vec!["look".into(), "looking".into(), "more".into()]
+        )
+    );
+    assert_eq!(shape[2], ("subagent 2", vec!["count".into(), "42".into()]));
+    assert_eq!(shape.len(), 3);
+    // the main conversation: the calls answered right after them
+    assert_eq!(shape[0].0, "");
+    let main = &sessions[0].conversation;
+    assert_eq!(main.messages.len(), 4);
+    assert_eq!(main.tool_use_count(), 2);
+    assert!(main.messages[2].is_tool_results());
+    assert!(ctxfit_model::ToolCallIndex::build(main)
+        .orphan_results()
+        .next()
+        .is_none());
+    // a subagent's own log (every line marked) reads as it is
+    let own = [
+        side("a1", "", "user", "look"),
+        side("a2", "a1", "assistant", "looking"),
+    ]
+    .join("\n");
+    let sessions = import_str(&own, None).unwrap();
+    assert_eq!((sessions.len(), sessions[0].name.as_str()), (1, ""));
+    assert_eq!(sessions[0].conversation.messages.len(), 2);
+}
+
+#[test]
+fn logs_without_messages_are_sessions_without_messages() {
+    assert!(import_str("", None).unwrap().is_empty());
+    assert!(import_str(" \n\n", None).unwrap().is_empty());
+    for text in [
+        r#"{"type":"summary","summary":"Fix the parser","leafUuid":"a1"}"#,
+        "{\"type\":\"file-history-snapshot\",\"messageId\":\"m\",\"snapshot\":{}}\n{\"type\":\"summary\",\"summary\":\"x\",\"leafUuid\":\"b\"}\n",
+    ] {
+        let sessions = import_str(text, None).unwrap();
+        assert_eq!(sessions[0].source, SourceFormat::ClaudeCode);
+        assert!(sessions[0].conversation.messages.is_empty());
+    }
+}
+
+#[test]
+fn a_one_line_claude_code_log_is_not_taken_for_a_request() {
+    let text = r#"{"type":"summary","sessionId":"s","summary":"x","messages":[{"id":"a"}]}"#;
+    assert_eq!(detect(text), Some(SourceFormat::ClaudeCode));
+}
+
+#[test]
+fn mini_swe_agent_without_tool_calls_links_each_bash_block_to_its_output() {
+    let doc = serde_json::json!({
+        "trajectory_format": "mini-swe-agent-1",
+        "info": {"exit_status": "Submitted"},
+        "messages": [
+            {"role": "system", "content": "Your response must contain exactly ONE bash code block."},
+            {"role": "user", "content": "<pr_description>fix it</pr_description>"},
+            {"role": "assistant", "content": "THOUGHT: look.\n\n```bash\nls -la\n```"},
+            {"role": "user", "content": "<returncode>0</returncode>\n<output>\nsetup.py\n</output>"},
+            {"role": "assistant", "content": "```bash\nls\n```\n```bash\npwd\n```"},
+            {"role": "user", "content": "Please always provide EXACTLY ONE action in triple backticks, found 2 actions."},
+            {"role": "assistant", "content": "THOUGHT: done.\n```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```"},
+            {"role": "user", "content": "<returncode>0</returncode>\n<output>\nCOMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n</output>"},
+            {"role": "exit", "content": "", "extra": {"exit_status": "Submitted"}}
+        ]
+    });
+    let sessions = import_str(&doc.to_string(), None).unwrap();
+    assert_eq!(sessions[0].source, SourceFormat::MiniSweAgent);
+    let conv = &sessions[0].conversation;
+    assert_eq!(conv.messages.len(), 8);
+    assert_eq!((conv.tool_use_count(), conv.tool_result_count()), (2, 2));
+    assert!(ctxfit_model::problems(conv).is_empty());
+    let calls: Vec<_> = conv.messages[2].tool_uses().collect();
+    assert_eq!(calls[0].name, "bash");
+    assert_eq!(calls[0].input["command"], "ls -la");
+    // the thought stays the assistant's text, the block is the call
+    assert_eq!(conv.messages[2].content.joined_text(), "THOUGHT: look.");
+    let result = conv.messages[3].tool_results().next().unwrap();
+    assert_eq!(
+        (result.tool_use_id.as_str(), conv.messages[3].role.clone()),
+        ("mini-2", Role::Tool)
+    );
+    assert!(result.content.joined_text().contains("setup.py"));
+    // two blocks are no call: the complaint after them is the user's
+    assert_eq!(conv.messages[4].tool_uses().count(), 0);
+    assert_eq!(conv.messages[5].role, Role::User);
+    assert_eq!(conv.messages[7].tool_results().count(), 1);
+}
+
+#[test]
+fn codex_rollouts_of_2025_link_shell_calls_to_their_outputs() {
+    // Codex CLI before its plain-text output: a `shell` tool taking an argument vector, or the API's
+    // `local_shell` tool, and every output a JSON object of the output and its metadata
+    let lines = [
+        r#"{"type":"session_meta","payload":{"id":"y","cli_version":"0.30.0","instructions":null}}"#,
+        r#"{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"list files"}]}}"#,
+        r#"{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"ls\"],\"workdir\":\"/w\"}","call_id":"call_1"}}"#,
+        r#"{"type":"response_item","payload":{"type":"function_call_output","call_id":"call_1","output":"{\"output\":\"a.rs\\nb.rs\\n\",\"metadata\":{\"exit_code\":0,\"duration_seconds\":0.0}}"}}"#,
+        r#"{"type":"response_item","payload":{"type":"local_shell_call","id":"lsh_1","call_id":"call_2","status":"completed","action":{"type":"exec","command":["cat","a.rs"]}}}"#,
+        r#"{"type":"response_item","payload":{"type":"function_call_output","call_id":"call_2","output":"{\"output\":\"fn main() {}\\n\",\"metadata\":{\"exit_code\":0,\"duration_seconds\":0.1}}"}}"#,
+        r#"{"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Two files."}]}}"#,
+    ];
+    let sessions = import_str(&lines.join("\n"), None).unwrap();
+    assert_eq!(sessions[0].source, SourceFormat::Codex);
+    let conv = &sessions[0].conversation;
+    assert_eq!((conv.tool_use_count(), conv.tool_result_count()), (2, 2));
+    assert!(
+        ctxfit_model::problems(conv).is_empty(),
+        "every output answers its call"
+    );
+    let index = ctxfit_model::ToolCallIndex::build(conv);
+    let names: Vec<&str> = conv
+        .messages
+        .iter()
+        .flat_map(|m| m.tool_results())
+        .map(|r| index.tool_name(&r.tool_use_id).unwrap_or(""))
+        .collect();
+    assert_eq!(names, ["shell", "local_shell"]);
+}
+
+#[test]
+fn codex_rollouts_split_at_compaction_and_count_each_usage_once() {
+    let lines = [
+        r#"{"type":"session_meta","payload":{"id":"x","base_instructions":{"text":"You are Codex."}}}"#,
+        r#"{"type":"turn_context","payload":{"model":"gpt-5.5"}}"#,
+        r#"{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"list files"}]}}"#,
+        r#"{"type":"event_msg","payload":{"type":"user_message","message":"list files"}}"#,
+        r#"{"type":"response_item","payload":{"type":"reasoning","summary":[],"encrypted_content":"e"}}"#,
+        r#"{"type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"ls\"}","call_id":"c1"}}"#,
+        r#"{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"a.rs\nb.rs"}}"#,
+        r#"{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"total_tokens":120},"last_token_usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":20}}}}"#,
+        r#"{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"total_tokens":120},"last_token_usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":20}}}}"#,
+        r#"{"type":"event_msg","payload":{"type":"token_count","info":null}}"#,
+        r#"{"type":"compacted","payload":{"message":"","replacement_history":[{"type":"message","role":"user","content":[{"type":"input_text","text":"list files"}]},{"type":"compaction","encrypted_content":"s"}]}}"#,
+        r#"{"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"a.rs and b.rs"}]}}"#,
+    ];
+    let sessions = import_str(&lines.join("\n"), None).unwrap();
+    assert_eq!(sessions.len(), 2);
+    assert_eq!(sessions[0].source, SourceFormat::Codex);
+    assert_eq!(sessions[0].name, "window 1");
+    let first = &sessions[0].conversation;
+    assert_eq!(first.format, ctxfit_model::WireFormat::Responses);
+    assert_eq!(
+        first.system.as_ref().unwrap().joined_text(),
+        "You are Codex."
+    );
+    assert_eq!(first.extra["model"], "gpt-5.5");
+    assert_eq!(
+        first.messages.len(),
+        4,
+        "the UI's copy of the prompt is not a message"
+    );
+    assert_eq!((first.tool_use_count(), first.tool_result_count()), (1, 1));
+    assert_eq!(
+        sessions[0].usage.len(),
+        1,
+        "a repeated token_count is one request"
+    );
+    assert_eq!(sessions[0].usage[0].input_tokens, 100);
+    // the next window starts from the replacement history, with the same instructions
+    let second = &sessions[1].conversation;
+    assert_eq!(second.messages.len(), 3);
+    assert_eq!(second.system, first.system);
+    assert!(sessions[1].usage.is_empty());
+}
+
+#[test]
+fn gemini_cli_sessions_link_each_call_to_its_logged_result() {
+    let text = r#"{"sessionId":"s","projectHash":"p","messages":[
+        {"id":"1","type":"user","content":"append hi to a.txt"},
+        {"id":"2","type":"gemini","content":"","thoughts":[{"subject":"x","description":"y"}],
+         "tokens":{"input":1000,"cached":800,"output":12},
+         "toolCalls":[
+           {"id":"read-1","name":"read_file","args":{"file_path":"a.txt"},"status":"success",
+            "result":[{"functionResponse":{"id":"read-1","name":"read_file","response":{"output":"hello"}}}]},
+           {"id":"write-1","name":"write_file","args":{"file_path":"a.txt","content":"hello hi"},"status":"error",
+            "result":[{"functionResponse":{"id":"write-1","name":"write_file","response":{"error":"denied"}}}]}]},
+        {"id":"3","type":"info","content":"update available"},
+        {"id":"4","type":"gemini","content":"Done."}]}"#;
+    let sessions = import_str(text, None).unwrap();
+    assert_eq!(sessions[0].source, SourceFormat::GeminiCli);
+    let conv = &sessions[0].conversation;
+    assert_eq!(
+        conv.messages.len(),
+        4,
+        "user, calls, their results, answer; the note skipped"
+    );
+    let results: Vec<_> = conv.messages[2].tool_results().collect();
+    assert_eq!(results[0].tool_use_id, "read-1");
+    assert_eq!(results[0].content.joined_text(), "hello");
+    assert_eq!(results[1].content.joined_text(), "denied");
+    assert_eq!(results[1].is_error, Some(true));
+    assert_eq!(sessions[0].usage[0].cached_input_tokens, 800);
+}
+
+#[test]
+fn copilot_cli_logs_keep_what_was_sent() {
+    let lines = [
+        r#"{"type":"session.start","data":{"sessionId":"s","producer":"copilot-agent"}}"#,
+        r#"{"type":"system.message","data":{"role":"system","content":"You are Copilot."}}"#,
+        r#"{"type":"user.message","data":{"content":"fix it","transformedContent":"<date/>\nfix it"}}"#,
+        r#"{"type":"hook.start","data":{"hookType":"userPromptSubmitted"}}"#,
+        r#"{"type":"assistant.message","data":{"content":"Looking.","toolRequests":[{"toolCallId":"t1","name":"bash","arguments":{"command":"ls"}},{"toolCallId":"t2","name":"view","arguments":{"path":"a.rs"}}]}}"#,
+        r#"{"type":"tool.execution_complete","data":{"toolCallId":"t1","success":true,"result":{"content":"a.rs"}}}"#,
+        r#"{"type":"tool.execution_complete","data":{"toolCallId":"t2","success":false,"error":{"message":"no such file"}}}"#,
+        r#"{"type":"assistant.message","data":{"content":"Fixed.","toolRequests":[]}}"#,
+    ];
+    let sessions = import_str(&lines.join("\n"), None).unwrap();
+    assert_eq!(sessions[0].source, SourceFormat::CopilotCli);
+    let conv = &sessions[0].conversation;
+    assert_eq!(
+        conv.system.as_ref().unwrap().joined_text(),
+        "You are Copilot."
+    );
+    assert_eq!(conv.messages.len(), 4);
+    assert_eq!(conv.messages[0].content.joined_text(), "<date/>\nfix it");
+    let results: Vec<_> = conv.messages[2].tool_results().collect();
+    assert_eq!(
+        results.len(),
+        2,
+        "one user message holds the results of one response"
+    );
+    assert_eq!(results[1].content.joined_text(), "no such file");
+    assert_eq!(results[1].is_error, Some(true));
+}
