@@ -25,7 +25,7 @@ use std::rc::Rc;
 
 use markup5ever_rcdom::{Handle, NodeData};
 
-use crate::render::{dropped, BLOCKS, HEADINGS};
+use crate::strip::{dropped, BLOCKS, HEADINGS};
 use crate::{sum_text, tag, StripLevel};
 
 mod standfirst;

@@ -16,7 +16,8 @@ use html5ever::tokenizer::{
     BufferQueue, Tag, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
 };
 
-use crate::render::{dropped_element, push_escaped, visible, BLOCKS, HEADINGS};
+use crate::render::{push_escaped, visible};
+use crate::strip::{dropped_element, BLOCKS, HEADINGS};
 use crate::StripLevel;
 
 /// What the pre-scan and the flat writer need to know of a tag name (lower case).

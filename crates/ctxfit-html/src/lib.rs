@@ -42,6 +42,7 @@ mod flat;
 mod links;
 mod metadata;
 mod render;
+mod strip;
 
 use std::rc::Rc;
 

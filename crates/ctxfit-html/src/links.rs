@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use markup5ever_rcdom::{Handle, NodeData};
 
-use crate::render::dropped;
+use crate::strip::dropped;
 use crate::{tag, StripLevel};
 
 /// Links a block needs to be a link list.
