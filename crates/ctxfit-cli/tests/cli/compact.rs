@@ -1,0 +1,553 @@
+//! `compact`, `policy`, `changelog` and `file-state`, bad input, and outputs never half-written.
+
+use super::*;
+
+#[test]
+fn bad_input_names_the_place_exits_2_and_overwrites_nothing() {
+    let dir = temp_dir("bad");
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, "[{\"role\":\"user\",\n \"content\": \"x\",,}]").unwrap();
+    let out = dir.join("out.json");
+    std::fs::write(&out, "precious").unwrap();
+    let o = ctxfit(
+        &[
+            "convert",
+            bad.to_str().unwrap(),
+            "--to",
+            "openai",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("bad.json:2:17: malformed JSON: key must be a string"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "precious");
+
+    let o = ctxfit(&["stats", dir.join("missing.json").to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("missing.json: cannot read"),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = ctxfit(&["tokens", "-"], Some(b"ok\xff"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("<stdin>:1:3: not UTF-8 text (byte 0xff at offset 2)"),
+        "{}",
+        stderr(&o)
+    );
+    // the line and column of a bad byte, counted in characters as for malformed JSON
+    let o = ctxfit(
+        &["stats", "-"],
+        Some(b"[{\"role\": \"user\",\n \"content\": \"caf\xc3\xa9 \xff\"}]"),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("<stdin>:2:19: not UTF-8 text (byte 0xff at offset 37)"),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = ctxfit(&["stats", "-"], Some(br#"{"hello": "world"}"#));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("not a recognised session format"),
+        "{}",
+        stderr(&o)
+    );
+
+    // an empty input (a failed pipe) is refused, and the output file is left as it was
+    for args in [
+        vec!["compact", "-", "-o", out.to_str().unwrap()],
+        vec![
+            "convert",
+            "-",
+            "--to",
+            "openai",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        vec!["stats", "-"],
+    ] {
+        let o = ctxfit(&args, Some(b" \n"));
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&o).contains("<stdin>: empty: no conversation to read"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "precious");
+    // a text to count may be empty
+    let o = ctxfit(&["tokens", "-"], Some(b""));
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let o = ctxfit(&["tokens", "--estimator", "gpt2", "-"], Some(b"x"));
+    assert_eq!(o.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn compact_the_sample_with_a_report() {
+    let o = ctxfit(
+        &[
+            "compact",
+            "--sample",
+            "--profile",
+            "seed-000",
+            "--budget",
+            "10000",
+            "--report",
+            "json",
+            "--compact",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let note = err.lines().next().unwrap();
+    assert!(
+        note.starts_with("Note: Compacted 37 old tool result(s) — input tokens ("),
+        "{err}"
+    );
+    assert!(note.ends_with(") exceeded budget (10,000)"), "{err}");
+    let report: serde_json::Value = serde_json::from_str(&err[note.len()..]).unwrap();
+    let r = &report[0]["report"];
+    // as a live agent would have: each request over the budget compacted what was stale then
+    assert_eq!(r["new_blocks"].as_array().unwrap().len(), 37);
+    assert_eq!(r["first_changed_message"], 4);
+    assert!(r["tokens_after"].as_u64() < r["tokens_before"].as_u64());
+    // the output is the compacted conversation in the session's wire format (Anthropic)
+    let out: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let text = out["messages"][4]["content"][0]["content"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.ends_with("\n[truncated for context management]"),
+        "{text}"
+    );
+    assert_eq!(
+        text.chars().count(),
+        500 + "\n[truncated for context management]".chars().count()
+    );
+}
+
+#[test]
+fn compact_says_which_cuts_wait_for_the_payback_rule_and_how_to_make_them_now() {
+    let dir = temp_dir("payback");
+    let file = dir.join("conv.json");
+    let read: Vec<String> = (1..=300)
+        .map(|i| format!("{i:>6}\u{2192}    let value_{i} = compute(input, {i});"))
+        .collect();
+    let conv = serde_json::json!({"model": "m", "messages": [
+        {"role": "user", "content": "fix it"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "src/lib.rs"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": read.join("\n")}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "git status"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "clean"}]},
+        {"role": "assistant", "content": "Done."}
+    ]});
+    std::fs::write(&file, conv.to_string()).unwrap();
+    let path = file.to_str().unwrap();
+    // smart: dropping the read's number column is a small cut, which three requests do not pay back
+    let o = ctxfit(
+        &["compact", path, "--profile", "smart", "--report", "text"],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("held back: 1 cut(s) reclaiming")
+            && err.contains("would not pay back the cache write yet: they wait (cache_write_premium = 0 in a policy file makes every cut at once)"),
+        "{err}"
+    );
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap(),
+        conv
+    );
+    // smart is the profile when none is named, as in the proxy and the Python package
+    let o = ctxfit(&["compact", path, "--report", "text"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("held back: 1 cut(s)"), "{}", stderr(&o));
+    let o = ctxfit(&["policy", "show"], None);
+    assert!(
+        stdout(&o).starts_with("# effective profile `smart`"),
+        "{}",
+        stdout(&o)
+    );
+    // as the message says
+    let policy = dir.join("eager.toml");
+    std::fs::write(
+        &policy,
+        "default_profile = \"eager\"\n[profiles.eager]\nextends = \"smart\"\ncache_write_premium = 0\n",
+    )
+    .unwrap();
+    let o = ctxfit(
+        &["compact", path, "--policy", policy.to_str().unwrap()],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let text = out["messages"][2]["content"][0]["content"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.starts_with("[lines 1–300; numbers dropped, count from 1]\n"),
+        "{text}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn compact_in_place_rewrites_only_plain_json() {
+    let dir = temp_dir("inplace");
+    let file = dir.join("conv.json");
+    let long = "x".repeat(2000);
+    let conv = serde_json::json!({"model": "m", "messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "get_orderbook", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": long, "cache_control": {"type": "ephemeral"}}]},
+        {"role": "assistant", "content": "ok"}
+    ]});
+    std::fs::write(&file, serde_json::to_string(&conv).unwrap()).unwrap();
+    let o = ctxfit(
+        &[
+            "compact",
+            file.to_str().unwrap(),
+            "--profile",
+            "seed-002",
+            "--in-place",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let after: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let result = &after["messages"][2]["content"][0];
+    assert_eq!(
+        result["content"].as_str().unwrap().chars().count(),
+        400 + "\n...[truncated, already processed]".len()
+    );
+    assert_eq!(
+        result["cache_control"]["type"], "ephemeral",
+        "unknown fields survive"
+    );
+    assert_eq!(after["model"], "m");
+
+    // a byte-order mark is read past, and numbers keep every digit (also beyond 64 bits) and their spelling
+    let text = format!(
+        "\u{feff}{{\"model\": \"m\", \"seed\": 18446744073709551616, \"trace\": 123456789012345678901234567890, \"t\": [1E+2, 2e3], \"messages\": {}}}",
+        conv["messages"]
+    );
+    std::fs::write(&file, text).unwrap();
+    let o = ctxfit(&["compact", file.to_str().unwrap(), "--in-place"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let after = std::fs::read_to_string(&file).unwrap();
+    assert!(after.contains("18446744073709551616"), "{after}");
+    assert!(after.contains("123456789012345678901234567890"), "{after}");
+    assert!(after.contains("1E+2") && after.contains("2e3"), "{after}");
+
+    let o = ctxfit(&["compact", "--sample", "--in-place"], None);
+    assert_eq!(o.status.code(), Some(2));
+    let jsonl = dir.join("s.jsonl");
+    std::fs::write(&jsonl, super_sample()).unwrap();
+    let o = ctxfit(&["compact", jsonl.to_str().unwrap(), "--in-place"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(
+            "--in-place only rewrites plain Anthropic, OpenAI Chat or OpenAI Responses JSON (this is claude-code)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&jsonl).unwrap(),
+        super_sample(),
+        "the file is untouched"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn super_sample() -> String {
+    "{\"type\":\"user\",\"sessionId\":\"s\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n"
+        .to_owned()
+}
+
+#[test]
+fn policy_show_and_policy_errors() {
+    let o = ctxfit(&["policy", "show", "--profile", "seed-002"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("[profiles.seed-002]") && out.contains("trigger = \"always\""),
+        "{out}"
+    );
+    assert!(out.contains("#   tiered "), "{out}");
+    let dir = temp_dir("policy");
+    let policy = dir.join("p.toml");
+    std::fs::write(
+        &policy,
+        "[profiles.x]\nextends = \"seed-000\"\nbudget = -1\n",
+    )
+    .unwrap();
+    let o = ctxfit(
+        &[
+            "policy",
+            "show",
+            "--policy",
+            policy.to_str().unwrap(),
+            "--profile",
+            "x",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("profiles.x.budget: must be 0 or more, got -1"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(
+        &policy,
+        "[profiles.x]\nextends = \"seed-000\"\nbudget = 5\n",
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_ctxfit"))
+        .args([
+            "policy",
+            "show",
+            "--policy",
+            policy.to_str().unwrap(),
+            "--profile",
+            "x",
+        ])
+        .env("CTXFIT_BUDGET", "777")
+        .output()
+        .unwrap();
+    assert!(stdout(&o).contains("budget = 777"), "{}", stdout(&o));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn changelog_and_file_state_of_real_sessions() {
+    ctxfit_testkit::skip_without_corpus!();
+    let traj = corpus().join("trajectories/swe-agent/marshmallow-1867.traj");
+    let o = ctxfit(&["changelog", traj.to_str().unwrap()], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("reproduce.py\n"), "{out}");
+    assert!(out.contains("src/marshmallow/fields.py\n"), "{out}");
+    assert!(out.contains("append 9 line(s)"), "{out}");
+
+    let o = ctxfit(
+        &[
+            "file-state",
+            traj.to_str().unwrap(),
+            "--path",
+            "reproduce.py",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("from marshmallow.fields import TimeDelta\n"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stderr(&o)
+        .contains("written by create at message 2; insert at message 4: append 9 line(s)"));
+
+    let o = ctxfit(
+        &[
+            "file-state",
+            traj.to_str().unwrap(),
+            "--path",
+            "reproduce.py",
+            "--turn",
+            "0",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("reproduce.py: unknown — no full read or write"),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = ctxfit(
+        &[
+            "file-state",
+            traj.to_str().unwrap(),
+            "--path",
+            "src/marshmallow/fields.py",
+            "--json",
+        ],
+        None,
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["state"], "unknown");
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("only part of the file was read"),
+        "{v}"
+    );
+
+    let cc = corpus().join("trajectories/claude-code/-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1/subagents/agent-a4ca7529859c158c2.jsonl");
+    let o = ctxfit(&["changelog", "--json", cc.to_str().unwrap()], None);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (_, entries) = v.as_object().unwrap().iter().next().unwrap();
+    assert_eq!(entries.as_array().unwrap().len(), 5);
+}
+
+#[test]
+fn compact_refuses_a_request_over_the_token_guard_and_writes_nothing() {
+    let dir = temp_dir("guard");
+    let policy = dir.join("policy.toml");
+    std::fs::write(
+        &policy,
+        "[agents.small]\nrequest_budget = 5000\n\n[agents.large]\nrequest_budget = 1000000\nwarning_threshold = 10000\n",
+    )
+    .unwrap();
+    let out = dir.join("request.json");
+    let run = |agent: &str| {
+        ctxfit(
+            &[
+                "compact",
+                "--sample",
+                "--policy",
+                policy.to_str().unwrap(),
+                "--agent",
+                agent,
+                "-o",
+                out.to_str().unwrap(),
+            ],
+            None,
+        )
+    };
+    let refused = run("small");
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains("Prompt too large:")
+            && stderr(&refused).contains("exceeds budget of 5000"),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(!out.exists(), "nothing is written");
+    let warned = run("large");
+    assert!(warned.status.success(), "{}", stderr(&warned));
+    assert!(
+        stderr(&warned).contains("above the warning threshold of 10,000"),
+        "{}",
+        stderr(&warned)
+    );
+    assert!(out.exists());
+}
+
+#[test]
+fn a_temporary_left_by_a_killed_writer_is_removed_by_the_next_write() {
+    let dir = temp_dir("stale");
+    let out = dir.join("out.json");
+    // a writer that was killed (no process has this id) and one still running (this test)
+    let stale = dir.join(".out.json.4194303999.aB3dE.ctxfit-tmp");
+    let live = dir.join(format!(".out.json.{}.zZ9yX.ctxfit-tmp", std::process::id()));
+    let other = dir.join(".other.json.4194303999.aB3dE.ctxfit-tmp");
+    for f in [&stale, &live, &other] {
+        std::fs::write(f, "half written").unwrap();
+    }
+    let o = ctxfit(
+        &[
+            "convert",
+            "--sample",
+            "--to",
+            "anthropic",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out.is_file());
+    assert!(!stale.exists(), "the dead writer's temporary is gone");
+    assert!(
+        live.exists() && other.exists(),
+        "a live writer's, and another output's, stay"
+    );
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left.len(), 3, "{left:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Killed (SIGKILL: no handler runs) while it writes its output, the CLI leaves no file beside it: on Linux the
+/// output is written unnamed (`O_TMPFILE`) and named only once whole. The kill comes when the process holds a
+/// file of the output's folder open (seen in `/proc/PID/fd`), that is, in the middle of writing it.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_writer_killed_while_writing_leaves_nothing_beside_its_output() {
+    let dir = temp_dir("killed");
+    let input = dir.join("in.json");
+    let mut messages = vec![serde_json::json!({"role": "user", "content": "go"})];
+    for i in 0..600 {
+        messages.push(serde_json::json!({"role": "assistant", "content": [
+            {"type": "tool_use", "id": format!("t{i}"), "name": "bash", "input": {"command": "cat x"}}]}));
+        messages.push(serde_json::json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": format!("t{i}"), "content": "a line of output\n".repeat(2000)}]}));
+    }
+    std::fs::write(
+        &input,
+        serde_json::json!({ "messages": messages }).to_string(),
+    )
+    .unwrap();
+    let out = dir.join("out.json");
+    let writing = |pid: u32| -> bool {
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+            return false;
+        };
+        fds.flatten()
+            .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+            .any(|target| target.starts_with(&dir) && target != input && target != dir)
+    };
+    let mut caught = 0;
+    for _ in 0..3 {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ctxfit"))
+            .args(["convert", input.to_str().unwrap(), "--to", "openai", "-o"])
+            .arg(&out)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() && started.elapsed().as_secs() < 120 {
+            if writing(child.id()) {
+                let _ = child.kill();
+                caught += 1;
+                break;
+            }
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        let left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "in.json" && n != "out.json")
+            .collect();
+        assert!(left.is_empty(), "killed while writing: {left:?}");
+        let _ = std::fs::remove_file(&out);
+    }
+    assert!(caught >= 1, "never caught writing");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,495 @@
+//! `replay`: every policy, files in parallel, profiles of a file, the bill, folders, `--by-tool`, `--json`, the README's figures.
+
+use super::*;
+
+#[test]
+fn replay_the_sample_under_every_policy() {
+    let dir = temp_dir("replay");
+    let svg = dir.join("tokens.svg");
+    let frontier = dir.join("frontier.svg");
+    let o = ctxfit(
+        &[
+            "replay",
+            "--sample",
+            "--plot",
+            svg.to_str().unwrap(),
+            "--frontier",
+            frontier.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let policies: Vec<&str> = out
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.starts_with("against what") && !l.starts_with("sessions against none"))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .filter(|p| !p.ends_with(':'))
+        .collect();
+    assert_eq!(
+        policies,
+        [
+            "none",
+            "oracle",
+            "anthropic-clear",
+            "keep-last-30",
+            "mask-last-10",
+            "seed-000",
+            "seed-002",
+            "seed-004",
+            "smart"
+        ]
+    );
+    assert!(
+        out.lines().nth(1).unwrap().contains("+0.0%   100.0%")
+            && out.lines().nth(2).unwrap().contains("100%")
+            && out.contains("oracle: evaluation only"),
+        "{out}"
+    );
+    let plot = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        plot.starts_with("<svg")
+            && plot.contains("each session&apos;s cost against none (anthropic prices), sorted")
+            && plot.contains("smart")
+            && plot.contains("+3%"),
+        "{plot}"
+    );
+    // the frontier: tokens and cost saved against recall, up to 100%
+    let frontier = std::fs::read_to_string(&frontier).unwrap();
+    assert!(
+        frontier.contains("tokens (circles), cost (triangles)") && frontier.contains("smart"),
+        "{frontier}"
+    );
+    // it compares with none: without it, a clear error and no file
+    let other = dir.join("other.svg");
+    let o = ctxfit(
+        &[
+            "replay",
+            "--sample",
+            "--policy",
+            "smart",
+            "--plot",
+            other.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("add --policy none"), "{}", stderr(&o));
+    assert!(!other.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn replay_many_files_in_parallel_gives_the_serial_result() {
+    ctxfit_testkit::skip_without_corpus!();
+    let files: Vec<String> = ctxfit_testkit::corpus_trajectory_files(&corpus())
+        .into_iter()
+        .filter(|p| {
+            p.to_string_lossy().contains("swe-agent") || p.to_string_lossy().contains("openhands")
+        })
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let mut args = vec![
+        "replay", "--json", "--policy", "none", "--policy", "smart", "--policy", "seed-002",
+    ];
+    args.extend(files.iter().map(String::as_str));
+    let parallel = ctxfit(&args, None);
+    assert!(parallel.status.success(), "{}", stderr(&parallel));
+    let serial = Command::new(env!("CARGO_BIN_EXE_ctxfit"))
+        .args(&args)
+        .env("RAYON_NUM_THREADS", "1")
+        .output()
+        .unwrap();
+    assert_eq!(parallel.stdout, serial.stdout);
+    let v: serde_json::Value = serde_json::from_slice(&parallel.stdout).unwrap();
+    assert_eq!(v["policies"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        v["sessions"].as_array().unwrap().len(),
+        3 * 10,
+        "10 sessions × 3 policies"
+    );
+    let o = ctxfit(&["replay", "--sample", "--policy", "nope"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--policy nope: profile `nope`: no such profile"),
+        "{}",
+        stderr(&o)
+    );
+    for missing in ["policies/mine.toml", "mine.json"] {
+        let o = ctxfit(&["replay", "--sample", "--policy", missing], None);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).contains(&format!("--policy {missing}: no such policy file")),
+            "{}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
+fn replay_rows_say_which_profile_of_a_file_ran() {
+    let dir = temp_dir("replay-policy-files");
+    let only = dir.join("only.toml");
+    std::fs::write(
+        &only,
+        "[profiles.smart-150k]\nextends = \"smart\"\nbudget = 150000\n",
+    )
+    .unwrap();
+    let two = dir.join("two.toml");
+    std::fs::write(
+        &two,
+        "[profiles.smart]\ncache_write_premium = 0\n[profiles.lean]\nextends = \"seed-002\"\n",
+    )
+    .unwrap();
+    let (only, two) = (only.to_str().unwrap(), two.to_str().unwrap());
+    let rows = |args: &[&str]| -> Vec<(String, u64)> {
+        let mut all = vec!["replay", "--sample", "--json"];
+        all.extend_from_slice(args);
+        let o = ctxfit(&all, None);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["policies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["policy"].as_str().unwrap().to_owned(),
+                    r["sessions"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    // a file's only profile runs, under its own name; a file's change to a built-in profile is labelled by both
+    let got = rows(&[
+        "--policy",
+        "smart",
+        "--policy",
+        only,
+        "--policy",
+        &format!("{two}:smart"),
+        "--policy",
+        &format!("{two}:lean"),
+    ]);
+    let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["smart", "smart-150k", &format!("{two}:smart"), "lean"]
+    );
+    assert!(got.iter().all(|(_, n)| *n == got[0].1), "{got:?}");
+    // a file of several profiles and no default must say which; the same policy twice is refused
+    for (args, says) in [
+        (
+            vec!["--policy", two],
+            "it defines the profiles lean, smart and no `default_profile`",
+        ),
+        (
+            vec!["--policy", "smart", "--policy", "smart"],
+            "both run as `smart`",
+        ),
+        (
+            vec!["--policy", only, "--policy", &format!("{only}:smart-150k")],
+            "both run as `smart-150k`",
+        ),
+    ] {
+        let mut all = vec!["replay", "--sample"];
+        all.extend_from_slice(&args);
+        let o = ctxfit(&all, None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn replay_measures_savings_against_what_the_log_says_was_billed() {
+    let o = ctxfit(
+        &[
+            "replay", "--sample", "--json", "--policy", "none", "--policy", "smart",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["policies"].as_array().unwrap();
+    let (none, smart) = (&rows[0], &rows[1]);
+    // the sample's log records every request's usage: the bill is larger than the messages it shows
+    let (billed, logged) = (
+        none["billed"]["input_tokens"].as_f64().unwrap(),
+        none["input_tokens"].as_f64().unwrap(),
+    );
+    assert_eq!(none["billed"]["requests"], none["turns"]);
+    assert!(billed > 1.5 * logged, "{billed} billed, {logged} logged");
+    // the tokens smart saves, counted as Anthropic bills tool results (each request's cut rounded); against the
+    // bill they are a smaller share
+    let saved = |r: &serde_json::Value| r["input_tokens"].as_f64().unwrap();
+    let billed_saved = none["billed"]["input_tokens"].as_f64().unwrap()
+        - smart["billed"]["input_tokens"].as_f64().unwrap();
+    let scaled = ctxfit_replay::ANTHROPIC_TOOL_RESULT_SCALE * (saved(none) - saved(smart));
+    let turns = none["turns"].as_f64().unwrap();
+    assert!(
+        (billed_saved - scaled).abs() <= turns,
+        "{billed_saved} billed saved, {scaled} scaled"
+    );
+    let (share, billed_share) = (
+        smart["tokens_saved"].as_f64().unwrap(),
+        smart["billed"]["tokens_saved"].as_f64().unwrap(),
+    );
+    assert!(
+        0.0 < billed_share && billed_share < share,
+        "{billed_share} {share}"
+    );
+    assert!(
+        smart["billed"]["cost_vs_none"]["anthropic"]
+            .as_f64()
+            .unwrap()
+            < 0.0
+    );
+    // and the table says so
+    let table = stdout(&ctxfit(
+        &[
+            "replay", "--sample", "--policy", "none", "--policy", "smart",
+        ],
+        None,
+    ));
+    assert!(
+        table.contains("against what the logs say was billed (53 of 53 requests"),
+        "{table}"
+    );
+}
+
+#[test]
+fn replay_walks_a_folder_reports_what_it_cannot_read_and_goes_on() {
+    ctxfit_testkit::skip_without_corpus!();
+    let dir = temp_dir("folder");
+    let nested = dir.join("project").join("sessions");
+    std::fs::create_dir_all(&nested).unwrap();
+    let swe = corpus().join("trajectories/swe-agent/marshmallow-1867.traj");
+    std::fs::copy(&swe, nested.join("marshmallow-1867.traj")).unwrap();
+    std::fs::write(nested.join("broken.json"), "{\"messages\": [").unwrap();
+    std::fs::write(dir.join("notes.txt"), "not a session").unwrap();
+    let o = ctxfit(
+        &[
+            "replay",
+            dir.to_str().unwrap(),
+            "--policy",
+            "none",
+            "--policy",
+            "smart",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(
+        out.lines().nth(1).unwrap().starts_with("none           1"),
+        "{out}"
+    );
+    assert!(out.contains("smart"), "{out}");
+    assert!(err.contains("1 file(s) passed over"), "{err}");
+    assert!(
+        err.contains("skipped: ") && err.contains("broken.json:1:"),
+        "{err}"
+    );
+    assert!(err.contains("1 of 2 files could not be read"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn replay_by_tool_shows_where_the_tokens_go() {
+    let args = [
+        "replay", "--sample", "--policy", "none", "--policy", "smart",
+    ];
+    let o = ctxfit(&[&args[..], &["--by-tool", "2"]].concat(), None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let table: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("where the tokens go"))
+        .take_while(|l| !l.starts_with("what the agent used again"))
+        .collect();
+    assert_eq!(
+        table.len(),
+        6,
+        "a header, the two costliest tools, the others, the rest:\n{out}"
+    );
+    assert!(
+        table[1].starts_with("tool ") && table[1].ends_with("smart"),
+        "{out}"
+    );
+    // the sample's reads cost most, then its searches; `smart` cuts both
+    assert!(
+        table[2].starts_with("Read ") && table[2].ends_with('%'),
+        "{out}"
+    );
+    assert!(table[3].starts_with("Grep "), "{out}");
+    assert!(table[4].starts_with("(4 other tools)"), "{out}");
+    assert!(
+        table[5].starts_with("(not results: system, messages, calls)")
+            && table[5].ends_with("+0.0%")
+    );
+    // the shares of the input add up to the whole
+    let share = |l: &str| -> f64 {
+        l.split_whitespace()
+            .rev()
+            .nth(1)
+            .unwrap()
+            .trim_end_matches('%')
+            .parse()
+            .unwrap()
+    };
+    let total: f64 = table[2..].iter().map(|l| share(l)).sum();
+    assert!((total - 100.0).abs() < 0.3, "{total}: {out}");
+    // without the flag no such table; the JSON has every tool of every policy
+    assert!(!stdout(&ctxfit(&args, None)).contains("where the tokens go"));
+    let o = ctxfit(&[&args[..], &["--json"]].concat(), None);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows = v["policies"].as_array().unwrap();
+    let tools = |i: usize| rows[i]["tools"].as_array().unwrap().clone();
+    assert_eq!(tools(0).len(), 6);
+    let read = |i: usize| tools(i).into_iter().find(|t| t["tool"] == "Read").unwrap();
+    assert_eq!(read(0)["input_tokens"], read(0)["uncompacted_tokens"]);
+    assert!(read(1)["input_tokens"].as_u64() < read(1)["uncompacted_tokens"].as_u64());
+    // every reference is counted under one tool: per tool they add up to the policy's own, kept and all
+    for (i, row) in rows.iter().enumerate() {
+        let sum =
+            |field: &str| -> u64 { tools(i).iter().map(|t| t[field].as_u64().unwrap()).sum() };
+        assert_eq!(sum("references"), row["references"].as_u64().unwrap());
+        assert_eq!(
+            sum("references_visible"),
+            row["references_visible"].as_u64().unwrap()
+        );
+    }
+    assert!(rows[1]["references_visible"].as_u64() < rows[1]["references"].as_u64());
+    // and the table of them: most used first, `smart`'s share of each; none keeps every one
+    let used: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("what the agent used again"))
+        .collect();
+    assert_eq!(used.len(), 5, "a header, two tools, the others:\n{out}");
+    assert!(
+        used[1].starts_with("tool ") && used[1].ends_with("smart"),
+        "{out}"
+    );
+    assert!(
+        used[2].starts_with("Read ") && used[3].starts_with("Grep "),
+        "{out}"
+    );
+    assert!(used[2..].iter().all(|l| l.ends_with('%')), "{out}");
+}
+
+#[test]
+fn replay_json_carries_tokens_peak_costs_recall_and_the_oracle_share() {
+    let o = ctxfit(
+        &[
+            "replay", "--sample", "--json", "--prices", "all", "--policy", "none", "--policy",
+            "oracle", "--policy", "smart",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        v["prices"]["openai"],
+        serde_json::json!({"base": 1.0, "cache_read": 0.1, "cache_write": 1.0})
+    );
+    let rows = v["policies"].as_array().unwrap();
+    let row = |name: &str| rows.iter().find(|r| r["policy"] == name).unwrap();
+    let (none, oracle, smart) = (row("none"), row("oracle"), row("smart"));
+    for r in [none, oracle, smart] {
+        for key in ["input_tokens", "peak_tokens", "cost", "recall"] {
+            assert!(r[key].is_number(), "{key} in {r}");
+        }
+        // every token costs 1.0 uncached: the cost is the input tokens
+        assert_eq!(r["costs"]["uncached"].as_f64(), r["input_tokens"].as_f64());
+        assert_eq!(
+            r["cost"], r["costs"]["anthropic"],
+            "the first price model is `cost`"
+        );
+    }
+    assert_eq!(
+        oracle["recall"], 1.0,
+        "the oracle keeps every later reference"
+    );
+    assert_eq!(oracle["share_of_oracle"], 1.0);
+    assert!(oracle["input_tokens"].as_u64() < smart["input_tokens"].as_u64());
+    assert!(smart["input_tokens"].as_u64() < none["input_tokens"].as_u64());
+    assert!(smart["peak_tokens"].as_u64() < none["peak_tokens"].as_u64());
+    // session by session against no compaction, under each price model
+    for model in ["anthropic", "openai", "uncached"] {
+        assert_eq!(
+            smart["costlier_sessions"][model],
+            serde_json::json!({"costlier": 0, "over_3_percent": 0, "worst": 0.0}),
+            "{model}"
+        );
+    }
+    let table = stdout(&ctxfit(
+        &[
+            "replay",
+            "--sample",
+            "--policy",
+            "none",
+            "--policy",
+            "keep-last-30",
+        ],
+        None,
+    ));
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("keep-last-30"))
+        .unwrap();
+    assert!(row.ends_with("1 (+193.1%)"), "{table}");
+    assert!(table
+        .contains("costlier: sessions that cost more than with no compaction (anthropic prices)"));
+    let o = ctxfit(&["replay", "--sample", "--prices", "azure"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("unknown price model `azure`"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn the_readmes_figures_are_what_the_sample_replays_to() {
+    // README, "What works today": `smart` on the embedded sample, against the bill and of the messages alone
+    let o = ctxfit(
+        &[
+            "replay", "--sample", "--json", "--policy", "none", "--policy", "oracle", "--policy",
+            "smart",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let smart = &v["policies"][2];
+    assert_eq!(smart["policy"], "smart");
+    let pct = |x: &serde_json::Value| format!("{:.1}", 100.0 * x.as_f64().unwrap());
+    assert_eq!(
+        [
+            pct(&smart["billed"]["tokens_saved"]),
+            pct(&smart["recall"]),
+            pct(&smart["billed"]["cost_vs_none"]["anthropic"]),
+            pct(&smart["tokens_saved"]),
+            pct(&smart["cost_vs_none"]["anthropic"]),
+        ],
+        ["11.2", "98.5", "-7.4", "20.0", "-12.8"]
+    );
+    assert_eq!(
+        format!("{:.0}", 100.0 * smart["share_of_oracle"].as_f64().unwrap()),
+        "42"
+    );
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    for figure in [
+        "11.2% fewer",
+        "98.5% recall",
+        "7.4% less",
+        "20.0% and 12.8%",
+    ] {
+        assert!(
+            readme.contains(figure),
+            "the README no longer says {figure:?}"
+        );
+    }
+}

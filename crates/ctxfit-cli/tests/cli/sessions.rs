@@ -1,0 +1,348 @@
+//! Reading sessions as users have them: `stats`, `tokens`, `convert`, folders, gzip, problems.
+
+use super::*;
+
+#[test]
+fn stats_of_the_sample() {
+    let o = ctxfit(&["stats", "--sample", "--json"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["format"], "claude-code");
+    assert_eq!(v["messages"], 108);
+    assert_eq!(v["tool_calls"], 48);
+    assert_eq!(v["tool_results"], 48);
+    assert_eq!(v["tools"]["Read"]["results"], 16);
+    assert_eq!(v["tools"]["Grep"]["results"], 12);
+    assert_eq!(v["tools"]["Bash"]["results"], 9);
+    assert_eq!(v["largest_tool_results"].as_array().unwrap().len(), 5);
+    let text = ctxfit(&["stats", "--sample"], None);
+    assert!(
+        stdout(&text).contains("tool results  48\n"),
+        "{}",
+        stdout(&text)
+    );
+}
+
+#[test]
+fn tokens_of_text() {
+    let check = |args: &[&str], input: &str, expected: &str| {
+        let o = ctxfit(args, Some(input.as_bytes()));
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(stdout(&o), expected, "{args:?}");
+    };
+    check(&["tokens", "--estimator", "chars4", "-"], "abcdefgh", "2\n");
+    check(
+        &["tokens", "--estimator", "chars4", "-"],
+        "日本語のテキスト",
+        "2\n",
+    );
+    check(
+        &["tokens", "--estimator", "o200k", "-"],
+        "hello world",
+        "2\n",
+    );
+    check(
+        &["tokens", "--estimator", "cl100k", "-"],
+        "hello world",
+        "2\n",
+    );
+    let o = ctxfit(&["tokens", "--json", "-"], Some(b"hello world"));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        (v["estimator"].as_str(), v["characters"].as_u64()),
+        (Some("fast"), Some(11))
+    );
+}
+
+#[test]
+fn tokens_of_a_conversation() {
+    let o = ctxfit(
+        &["tokens", "--conversation", "--json", "-"],
+        Some(br#"[{"role":"user","content":"hello world"}]"#),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["sessions"][0]["messages"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn convert_there_and_back_keeps_every_tool_call() {
+    let dir = temp_dir("convert");
+    let openai = dir.join("sample.openai.json");
+    let anthropic = dir.join("sample.anthropic.json");
+    let responses = dir.join("sample.responses.json");
+    let convert = |input: &str, to: &str, out: &Path| {
+        let o = ctxfit(
+            &["convert", input, "--to", to, "-o", out.to_str().unwrap()],
+            None,
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        stderr(&o)
+    };
+    let notes = convert("--sample", "openai", &openai);
+    assert!(notes.contains("11 tool_result is_error flag"), "{notes}");
+    convert(openai.to_str().unwrap(), "anthropic", &anthropic);
+    // and through the Responses format: every call and result its own item
+    convert(anthropic.to_str().unwrap(), "responses", &responses);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&responses).unwrap()).unwrap();
+    let items = doc["input"].as_array().unwrap();
+    let calls = items
+        .iter()
+        .filter(|i| i["type"] == "function_call")
+        .count();
+    assert_eq!(calls, 48);
+    for file in [&openai, &anthropic, &responses] {
+        let o = ctxfit(&["stats", "--json", file.to_str().unwrap()], None);
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(
+            (v["tool_calls"].as_u64(), v["tool_results"].as_u64()),
+            (Some(48), Some(48)),
+            "{}",
+            file.display()
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn every_corpus_file_gets_stats_and_converts() {
+    ctxfit_testkit::skip_without_corpus!();
+    for path in ctxfit_testkit::corpus_trajectory_files(&corpus()) {
+        let p = path.to_str().unwrap();
+        let o = ctxfit(&["stats", p], None);
+        assert!(o.status.success(), "{p}: {}", stderr(&o));
+        let o = ctxfit(&["convert", p, "--to", "anthropic", "--compact"], None);
+        assert!(o.status.success(), "{p}: {}", stderr(&o));
+        assert!(
+            serde_json::from_slice::<serde_json::Value>(&o.stdout).is_ok(),
+            "{p}"
+        );
+    }
+}
+
+#[test]
+fn gzipped_sessions_are_read_as_they_are() {
+    ctxfit_testkit::skip_without_corpus!();
+    let gz = corpus()
+        .join("sessions/mini-swe-agent/deepseek_chat_dev__pvlib__pvlib-python-1072.traj.json.gz");
+    let o = ctxfit(&["stats", "--json", gz.to_str().unwrap()], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        (v["format"].as_str(), v["tool_results"].as_u64()),
+        (Some("mini-swe-agent"), Some(73))
+    );
+    let rollout =
+        corpus().join("sessions/codex-agentv/019ed917-1cf7-72a3-92f5-c0aa98fb134e.jsonl.gz");
+    let o = ctxfit(&["stats", "--json", rollout.to_str().unwrap()], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        (v["format"].as_str(), v["tool_calls"].as_u64()),
+        (Some("codex"), Some(98))
+    );
+
+    let dir = temp_dir("gz");
+    let broken = dir.join("broken.json.gz");
+    std::fs::write(&broken, [0x1f, 0x8b, 8, 0, 1, 2, 3]).unwrap();
+    let o = ctxfit(&["stats", broken.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("not a readable gzip file"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_claude_code_project_folder_with_subagents_is_read_whole() {
+    ctxfit_testkit::skip_without_corpus!();
+    // Claude Code keeps `subagents/agent-ID.meta.json` beside each subagent's transcript
+    let o = ctxfit(
+        &[
+            "stats",
+            "--json",
+            corpus().join("trajectories/claude-code").to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("6 metadata file(s) passed over"),
+        "{}",
+        stderr(&o)
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        (v["files"].as_u64(), v["files_skipped"].as_u64()),
+        (Some(13), Some(0))
+    );
+}
+
+#[test]
+fn problems_are_warned_about_and_refused_under_strict() {
+    let dir = temp_dir("strict");
+    let file = dir.join("reused.json");
+    let conv = serde_json::json!({"model": "m", "messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "read_file", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "one"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "bash", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "two"}]},
+        {"role": "assistant", "content": "done"}
+    ]});
+    std::fs::write(&file, conv.to_string()).unwrap();
+    let path = file.to_str().unwrap();
+    let o = ctxfit(&["stats", "--json", path], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["warnings"].as_array().unwrap().len(), 1);
+    // each result is credited to its own call
+    assert_eq!(v["tools"]["read_file"]["results"], 1);
+    assert_eq!(v["tools"]["bash"]["results"], 1);
+    let o = ctxfit(&["convert", path, "--to", "openai"], None);
+    assert!(o.status.success());
+    assert!(
+        stderr(&o).contains("warning: ") && stderr(&o).contains("used by 2 calls"),
+        "{}",
+        stderr(&o)
+    );
+    for args in [
+        &["stats", "--strict", path][..],
+        &["compact", "--strict", path],
+        &["replay", "--strict", path],
+    ] {
+        let o = ctxfit(args, None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&o).contains("refused under --strict: tool_use id `a` is used by 2 calls"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn stats_and_convert_walk_a_folder() {
+    let dir = temp_dir("walk");
+    let input = dir.join("in");
+    std::fs::create_dir_all(input.join("sub")).unwrap();
+    let conv = |text: &str| {
+        serde_json::json!({"model": "m", "messages": [
+            {"role": "user", "content": text},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "ls", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "a.rs"}]},
+            {"role": "assistant", "content": "done"}
+        ]})
+        .to_string()
+    };
+    std::fs::write(input.join("a.json"), conv("one")).unwrap();
+    std::fs::write(input.join("sub/b.json"), conv("two")).unwrap();
+    std::fs::write(input.join("broken.json"), "{\"messages\": [").unwrap();
+    std::fs::write(input.join("notes.txt"), "not a session").unwrap();
+    let folder = input.to_str().unwrap();
+
+    let o = ctxfit(&["stats", "--json", folder], None);
+    assert_eq!(o.status.code(), Some(2), "one file is broken");
+    assert!(stderr(&o).contains("skipped: ") && stderr(&o).contains("broken.json"));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        (v["files"].as_u64(), v["files_skipped"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(
+        (v["sessions"].as_u64(), v["tool_results"].as_u64()),
+        (Some(2), Some(2))
+    );
+
+    let o = ctxfit(&["convert", folder, "--to", "openai"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("give it with -o"), "{}", stderr(&o));
+    let out = dir.join("out");
+    let o = ctxfit(
+        &[
+            "convert",
+            folder,
+            "--to",
+            "openai",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    for file in ["a.openai.json", "sub/b.openai.json"] {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join(file)).unwrap()).unwrap();
+        assert_eq!(v["messages"][2]["role"], "tool", "{file}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_gzip_bomb_is_refused_at_the_limit_and_the_limit_can_be_raised() {
+    use std::io::Write;
+    let dir = temp_dir("bomb");
+    let path = dir.join("bomb.jsonl.gz");
+    // 8 MiB of one byte: a few kilobytes gzipped
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(&vec![b' '; 8 << 20]).unwrap();
+    std::fs::write(&path, gz.finish().unwrap()).unwrap();
+    let o = ctxfit(
+        &["stats", path.to_str().unwrap(), "--max-inflated", "1M"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("inflates to more than 1048576 bytes, the limit"),
+        "{}",
+        stderr(&o)
+    );
+    // raised past it, the file is read (and is empty of sessions: blank lines)
+    let o = ctxfit(
+        &["stats", path.to_str().unwrap(), "--max-inflated", "16M"],
+        None,
+    );
+    assert!(!stderr(&o).contains("the limit"), "{}", stderr(&o));
+    let o = ctxfit(
+        &["stats", path.to_str().unwrap(), "--max-inflated", "lots"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("is not a size"), "{}", stderr(&o));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_folder_walk_passes_over_links_to_folders_and_fifos_by_name() {
+    let dir = temp_dir("walk");
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    let sample = ctxfit(&["convert", "--sample", "--to", "anthropic"], None);
+    assert!(sample.status.success(), "{}", stderr(&sample));
+    std::fs::write(dir.join("good.json"), &sample.stdout).unwrap();
+    std::os::unix::fs::symlink("..", dir.join("sub/up")).unwrap();
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(dir.join("pipe.jsonl"))
+        .status()
+        .is_ok_and(|s| s.success());
+    let o = ctxfit(&["stats", "--json", dir.to_str().unwrap()], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["files"], 1, "the one file, once");
+    assert!(
+        stderr(&o).contains("sub/up: passed over: a link to a folder"),
+        "{}",
+        stderr(&o)
+    );
+    if fifo {
+        assert!(
+            stderr(&o).contains("pipe.jsonl: passed over: not a regular file"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
