@@ -60,7 +60,8 @@ struct Conv {
     /// Per message read: whether it held a `cache_control` marker when it was read.
     marked: Vec<bool>,
     start: ChainHash,
-    /// Per message: the JSON written for it as compacted, and the count of changes it was written with.
+    /// Per message: the JSON written for it as compacted, and the stamp of the decisions it was written with
+    /// (`Projection::changes`).
     written: Vec<Option<(usize, String)>>,
     /// Input tokens the upstream reported for this conversation's previous request.
     reported: Option<usize>,
@@ -559,10 +560,10 @@ impl Gateway {
 
         // the body: the client's bytes where nothing changed
         let projection = c.compactor.projection(&c.conv);
-        for (i, changes) in projection.changes() {
-            if !matches!(&c.written[i], Some((n, _)) if *n == changes) {
+        for (i, stamp) in projection.changes() {
+            if !matches!(&c.written[i], Some((n, _)) if *n == stamp) {
                 let json = write_message(format, &projection.message(i)).to_string();
-                c.written[i] = Some((changes, json));
+                c.written[i] = Some((stamp, json));
             }
         }
         let dropped = projection.dropped().unwrap_or(0..0);

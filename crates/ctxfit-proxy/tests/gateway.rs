@@ -665,3 +665,52 @@ fn each_conversation_counts_its_savings_and_the_cut_results_its_agent_fetched_ag
     assert!(s.tokens_forwarded < s.tokens_in, "{s:?}");
     assert!(s.cost_saved > 0.0, "{s:?}");
 }
+
+/// Under a request budget the escalation makes again decisions it made before (a cut result becomes a pointer:
+/// as many decisions in the message as before): the gateway forwards the new ones, not what it wrote before.
+#[test]
+fn a_result_cut_again_to_hold_the_budget_is_forwarded_as_cut_again() {
+    let corpus = corpus_or_skip!();
+    let s = longest_session(&corpus);
+    let format = s.conversation.format;
+    let api = api(format);
+    let registry = ctxfit_plugins::registry().unwrap();
+    let bodies = requests(&s.conversation, "You are a test agent.");
+    // a budget under the session's largest request sent whole
+    let peak: usize = (s.conversation.messages.iter())
+        .map(|m| ctxfit_tokens::count_message(&ctxfit_tokens::FastEstimator, m))
+        .sum();
+    let policy = format!(
+        "[profiles.tight]\nextends = \"smart\"\nrequest_budget = {}\n",
+        peak * 6 / 10
+    );
+    let settings = PolicyFile::parse(&policy, "test")
+        .unwrap()
+        .resolve(Some("tight"), None, &|_| None)
+        .unwrap();
+    let gateway = Gateway::new(settings.clone()).unwrap();
+    let mut library =
+        Compactor::new(settings, &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
+    let mut made_again = 0;
+    for (n, (messages, bytes)) in bodies.iter().enumerate() {
+        let out = gateway.forward(api, bytes, None).unwrap();
+        let mut conv = Conversation::new(format);
+        conv.system = (format == WireFormat::Anthropic)
+            .then(|| ctxfit_model::Content::from_json("You are a test agent.".into()));
+        conv.messages = s.conversation.messages[..messages.len()].to_vec();
+        let report = library.compact(&conv, None);
+        let expected: Vec<Value> = (library.projection(&conv).messages())
+            .map(|m| wire(format, &m))
+            .collect();
+        made_again += report
+            .new_blocks
+            .iter()
+            .filter(|b| b.rule == "budget" && b.action == ctxfit_compactor::Action::Pointer)
+            .count();
+        assert_eq!(forwarded_messages(api, &out.body), expected, "request {n}");
+    }
+    assert!(
+        made_again > 0,
+        "the budget never turned a result into a pointer"
+    );
+}

@@ -59,8 +59,8 @@ pub struct Compactor {
     sent: Py<PyList>,
     /// The caller's system prompt object (Anthropic's top-level `system`), if given.
     system: Option<Py<PyAny>>,
-    /// Per message, the dict made of it as compacted and the count of changes it was made with (decisions are
-    /// sticky: the same count is the same message).
+    /// Per message, the dict made of it as compacted and the stamp of the decisions it was made with
+    /// (`Projection::changes`: the same stamp is the same message).
     returned: Vec<Option<(usize, Py<PyAny>)>>,
     last_report: Option<Report>,
     /// A panic left the state unknown: start over on the next call.
@@ -181,11 +181,11 @@ impl Compactor {
 
         // the request: the caller's own objects where nothing changed, a dict made once per change otherwise
         let projection = self.inner.projection(&self.conv);
-        for (i, changes) in projection.changes() {
-            if !matches!(&self.returned[i], Some((n, _)) if *n == changes) {
+        for (i, stamp) in projection.changes() {
+            if !matches!(&self.returned[i], Some((n, _)) if *n == stamp) {
                 let obj = to_py(py, &write_message(format, &projection.message(i)))?;
                 sent.set_item(i, &obj)?;
-                self.returned[i] = Some((changes, obj.unbind()));
+                self.returned[i] = Some((stamp, obj.unbind()));
             }
         }
         let out = sent.get_slice(0, sent.len());

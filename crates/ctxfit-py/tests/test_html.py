@@ -34,7 +34,9 @@ def test_levels_on_real_pages_keep_the_article(corpus):
         want = shingles(article)
         if want:
             recalls.append(len(want & shingles(markdown)) / len(want))
-    assert sum(recalls) / len(recalls) > 0.8
+    # measured 0.948 (the least 0.842): floors just under it, so that a loss shows
+    assert sum(recalls) / len(recalls) > 0.93
+    assert min(recalls) > 0.8
 
 
 def test_text_and_bytes_give_the_same_markdown_and_metadata():

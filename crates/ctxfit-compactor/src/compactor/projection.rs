@@ -68,6 +68,26 @@ impl<'a> Projection<'a> {
             .filter(|i| !self.drop.as_ref().is_some_and(|r| r.contains(i)))
     }
 
+    /// What a message's decisions are, as one number: the blocks they change, and for each result what it is cut
+    /// to (its size after the cut, in tokens and characters). A decision made again is always smaller, so its
+    /// stamp differs.
+    fn stamp(&self, changes: &[(usize, Replacement)]) -> usize {
+        use std::hash::{Hash, Hasher};
+        let mut h = rustc_hash::FxHasher::default();
+        changes.len().hash(&mut h);
+        for (block, replacement) in changes {
+            block.hash(&mut h);
+            match replacement {
+                Replacement::Result(key) => match self.decided.get(key) {
+                    Some(d) => (1u8, d.tokens_after, d.chars_after).hash(&mut h),
+                    None => 2u8.hash(&mut h),
+                },
+                Replacement::ClearInput => 3u8.hash(&mut h),
+            }
+        }
+        h.finish() as usize
+    }
+
     /// Message `i` of the source as the request sends it.
     pub fn message(&self, i: usize) -> std::borrow::Cow<'a, Message> {
         let msg = &self.source.messages[i];
@@ -113,15 +133,17 @@ impl<'a> Projection<'a> {
         self.drop.clone()
     }
 
-    /// The source messages with sticky decisions — `(index, how many of its blocks)` in no particular order —
-    /// among those the request keeps; every other kept message is sent as the source has it. Decisions never
-    /// change once made, so while a message's count stays the same, [`Projection::message`] gives the same
-    /// message: a caller holding its own copy of the source's messages (a binding to another language, a proxy
-    /// with the client's bytes) sends that copy for the rest and converts each of these once per count.
+    /// The source messages with sticky decisions — `(index, stamp)` in no particular order — among those the
+    /// request keeps; every other kept message is sent as the source has it. While a message's stamp stays the
+    /// same, [`Projection::message`] gives the same message: a caller holding its own copy of the source's
+    /// messages (a binding to another language, a proxy with the client's bytes) sends that copy for the rest and
+    /// converts each of these once per stamp. The stamp changes with every decision about the message's blocks —
+    /// one more, and one made again (the budget's escalation turns a cut result into a pointer: as many decisions
+    /// as before, one of them smaller) — so a stale copy is never sent.
     pub fn changes(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
         self.replaced
             .iter()
-            .map(|(&i, changes)| (i, changes.len()))
+            .map(|(&i, changes)| (i, self.stamp(changes)))
             .filter(|(i, _)| {
                 *i < self.source.messages.len()
                     && !self.drop.as_ref().is_some_and(|r| r.contains(i))

@@ -49,8 +49,9 @@ fn real_pages_clean_without_leaks_and_aggressive_finds_the_article() {
         mean[2] > mean[0],
         "main-content extraction beats keeping the whole page"
     );
-    // measured 0.965 (moderate 0.781, minimal 0.669); the goal is 0.95
-    assert!(mean[2] >= 0.95, "aggressive F1 {:.3}", mean[2]);
+    // measured 0.971 (moderate 0.872, minimal 0.669): a floor just under it, so that a loss shows
+    assert!(mean[2] >= 0.965, "aggressive F1 {:.3}", mean[2]);
+    assert!(mean[1] >= 0.86, "moderate F1 {:.3}", mean[1]);
     assert!(mean[1] > mean[0], "moderate beats minimal");
 }
 
@@ -91,9 +92,9 @@ fn titles_match_the_readability_reference() {
         }
     }
     assert!(pages >= 60, "{pages}");
-    // 62 of 67 when measured
+    // 62 of 67 when measured: one more miss fails
     assert!(
-        matched * 100 >= pages * 85,
+        matched + 5 >= pages,
         "{matched} of {pages}:\n{}",
         misses.join("\n")
     );
