@@ -3,6 +3,7 @@
     cargo build --release -p ctxfit-cli
     pip install ./crates/ctxfit-py httpx     # ctxfit loads the session; httpx is the client
     python benches/python/proxy_load.py [target/release/ctxfit] [../shared/corpus] [--state] [--moving-breakpoint]
+        [--wrap-newest] [--head-of-line]
 
 The stand-in (loopback) answers every request at once with a short stream of server-sent events.
 
@@ -20,7 +21,9 @@ The stand-in (loopback) answers every request at once with a short stream of ser
 
 With `--state`, the proxy runs with `--state` in a temporary directory (its writes are part of what is timed).
 With `--moving-breakpoint`, every request is sent as Claude Code sends it: each message's content a list of blocks,
-a `cache_control` breakpoint on the newest message and none on the earlier ones (it moves on every request). Prints one JSON object.
+a `cache_control` breakpoint on the newest message and none on the earlier ones (it moves on every request). With
+`--wrap-newest`, as the SDK examples send it: messages as the program holds them, the newest wrapped in a block list
+to carry the breakpoint (a string wrapped in one request is a string again in the next). Prints one JSON object.
 """
 
 import asyncio
@@ -119,8 +122,22 @@ def with_breakpoint(history):
     return messages
 
 
+WRAP = "--wrap-newest" in sys.argv
+
+
+def with_newest_wrapped(history):
+    """The SDK examples' pattern: messages kept as the program holds them (strings stay strings), the newest one
+    wrapped in a list of blocks to carry the breakpoint — so the message a request wrapped is a string again in
+    the next."""
+    messages = list(history)
+    last = as_blocks(messages[-1])
+    last["content"][-1] = dict(last["content"][-1], cache_control={"type": "ephemeral"})
+    messages[-1] = last
+    return messages
+
+
 def body(history, system):
-    messages = with_breakpoint(history) if MOVING else history
+    messages = with_breakpoint(history) if MOVING else with_newest_wrapped(history) if WRAP else history
     return json.dumps({"model": "m", "max_tokens": 16, "stream": True, "system": system, "messages": messages}).encode()
 
 
@@ -194,7 +211,7 @@ async def run(exe, corpus, conversations=100, state=None):
     reqs = requests_of(session["messages"])
     system = session["system"] or "You are a coding agent."
     out = {"session": Path(name).name, "largest_request_tokens": peaks[name], "requests_in_session": len(reqs),
-           "moving_breakpoint": MOVING}
+           "moving_breakpoint": MOVING, "wrap_newest": WRAP}
 
     async with httpx.AsyncClient(timeout=120, limits=httpx.Limits(max_connections=200)) as client:
         if HEAD_OF_LINE:
@@ -254,7 +271,7 @@ async def run(exe, corpus, conversations=100, state=None):
 if __name__ == "__main__":
     import tempfile
 
-    args = [a for a in sys.argv[1:] if a not in ("--state", "--moving-breakpoint", "--head-of-line")]
+    args = [a for a in sys.argv[1:] if a not in ("--state", "--moving-breakpoint", "--head-of-line", "--wrap-newest")]
     exe = args[0] if args else "target/release/ctxfit"
     corpus = Path(args[1] if len(args) > 1 else "../shared/corpus")
     with tempfile.TemporaryDirectory() as tmp:
