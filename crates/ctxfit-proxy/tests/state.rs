@@ -233,13 +233,25 @@ fn conversations_unused_longer_than_the_time_to_live_leave_the_state() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
     conversations(&mut with_store(&store), 2);
+    store.flush();
+    assert_eq!(store.conversations(), 2, "both were saved");
     drop(store);
     std::thread::sleep(Duration::from_millis(30));
-    let limits = StoreLimits {
+    // younger than a time to live of an hour: kept
+    let limits = |ttl| StoreLimits {
         max_conversations: 100,
-        ttl: Some(Duration::from_millis(10)),
+        ttl: Some(ttl),
     };
-    assert_eq!(Store::open(dir.path(), limits).unwrap().conversations(), 0);
+    let kept = Store::open(dir.path(), limits(Duration::from_secs(3600))).unwrap();
+    assert_eq!(kept.conversations(), 2);
+    drop(kept);
+    // older than one of 10 ms: gone
+    assert_eq!(
+        Store::open(dir.path(), limits(Duration::from_millis(10)))
+            .unwrap()
+            .conversations(),
+        0
+    );
 }
 
 #[test]
