@@ -8,7 +8,6 @@
 use ctxfit_compactor::{Compactor, PolicyFile, Settings};
 use ctxfit_import::{import_file, Session};
 use ctxfit_model::{Block, Content, Conversation, ToolCallIndex};
-use ctxfit_retention::{content_chars, truncate_content};
 use ctxfit_testkit::corpus_dir;
 
 fn settings(profile: &str, env: &[(&str, &str)]) -> Settings {
@@ -40,19 +39,82 @@ const CLAUDE_CODE: &[&str] = &[
     "claude-code/-Users-dain-workspace-danieldemmel-me-next/f852ad25-1024-47da-964e-5eaae5bd6e6a.jsonl",
 ];
 
-/// Cut `content` to `limit` + `marker` unless it already ends with the marker or would grow.
+/// The seeds' cut, written here from their text alone (not with the library's `truncate_content`, so that a fault
+/// there cannot show on both sides): a result's text, its first `limit` characters (Unicode scalar values, as
+/// Python counts them) and then `marker`; unless it already ends with the marker, or is no longer than `limit`.
+/// A result that is a list of blocks has its text blocks' characters counted in order: the block the limit falls
+/// in is cut and gets the marker, the text blocks after it go, and other blocks (images) stay.
 fn seed_cut(content: &Content, limit: usize, marker: &str) -> Option<Content> {
-    let last_text = content
-        .blocks
-        .iter()
-        .rev()
-        .find_map(Block::as_text)
-        .unwrap_or("");
-    if last_text.ends_with(marker) {
+    let texts: Vec<&str> = content.blocks.iter().filter_map(Block::as_text).collect();
+    if texts.last().is_some_and(|t| t.ends_with(marker)) {
         return None;
     }
-    let cut = truncate_content(content, limit, marker)?;
-    (content_chars(&cut) < content_chars(content)).then_some(cut)
+    if texts.iter().map(|t| t.chars().count()).sum::<usize>() <= limit {
+        return None;
+    }
+    let mut left = limit;
+    let mut done = false;
+    let mut blocks = Vec::new();
+    for block in &content.blocks {
+        let Some(text) = block.as_text() else {
+            blocks.push(block.clone());
+            continue;
+        };
+        if done {
+            continue;
+        }
+        let n = text.chars().count();
+        if n <= left {
+            left -= n;
+            blocks.push(block.clone());
+            continue;
+        }
+        let kept: String = text.chars().take(left).chain(marker.chars()).collect();
+        let mut cut = block.clone();
+        if let Block::Text(t) = &mut cut {
+            t.text = kept;
+        }
+        blocks.push(cut);
+        done = true;
+    }
+    let shape = if content.shape == ctxfit_model::Shape::String && blocks.len() == 1 {
+        ctxfit_model::Shape::String
+    } else {
+        ctxfit_model::Shape::List
+    };
+    let cut = Content { blocks, shape };
+    let chars = |c: &Content| -> usize {
+        c.blocks
+            .iter()
+            .filter_map(Block::as_text)
+            .map(|t| t.chars().count())
+            .sum()
+    };
+    (chars(&cut) < chars(content) || cut.blocks.len() < content.blocks.len()).then_some(cut)
+}
+
+/// Seed 002's tiers, as its text lists them: confirmations 150 characters, actions 300, data 400, search 600,
+/// anything else 800.
+fn seed_002_limit(tool: &str) -> usize {
+    match tool {
+        "store_memory" | "update_memory" | "delete_memory" | "explore_memory"
+        | "manage_clusters" => 150,
+        "execute_trade" | "close_position" | "modify_position" | "manage_watchpoints"
+        | "manage_conflicts" => 300,
+        "get_market_data"
+        | "get_multi_timeframe"
+        | "get_orderbook"
+        | "get_funding_history"
+        | "get_liquidations"
+        | "get_options_flow"
+        | "get_institutional_flow"
+        | "get_global_sentiment"
+        | "get_trade_stats"
+        | "get_my_costs"
+        | "get_account" => 400,
+        "recall_memory" | "search_web" => 600,
+        _ => 800,
+    }
 }
 
 fn has_results(conv: &Conversation, i: usize) -> bool {
@@ -94,14 +156,13 @@ fn seed_002(conv: &Conversation) -> Conversation {
     let mut out = conv.clone();
     let n = out.messages.len();
     let skip_last = n > 0 && has_results(conv, n - 1);
-    let tiers = ctxfit_retain_tiered::TieredLimits::default();
     for (i, msg) in out.messages.iter_mut().enumerate() {
         if skip_last && i == n - 1 {
             continue;
         }
         for block in &mut msg.content.blocks {
             if let Block::ToolResult(r) = block {
-                let limit = tiers.limit_for(index.tool_name(&r.tool_use_id).unwrap_or(""));
+                let limit = seed_002_limit(index.tool_name(&r.tool_use_id).unwrap_or(""));
                 if let Some(cut) =
                     seed_cut(&r.content, limit, "\n...[truncated, already processed]")
                 {
