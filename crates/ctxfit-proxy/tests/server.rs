@@ -1,0 +1,206 @@
+//! The HTTP server on loopback, with a scripted upstream: what it forwards and answers, its control endpoints,
+//! and what it refuses before anything reaches the upstream. (The official SDKs and the real agents drive it in
+//! `crates/ctxfit-py/tests`.)
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+
+use ctxfit_proxy::{start, ProxyConfig};
+
+/// An upstream on 127.0.0.1 that answers every request with a small Messages (or Chat) answer, and keeps what it
+/// received: (request line, body).
+struct Upstream {
+    url: String,
+    received: Arc<Mutex<Vec<(String, Vec<u8>)>>>,
+}
+
+fn upstream() -> Upstream {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let received = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&received);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let log = Arc::clone(&log);
+            std::thread::spawn(move || serve(stream, &log));
+        }
+    });
+    Upstream { url, received }
+}
+
+/// One connection of the upstream: requests one after the other, each answered at once.
+fn serve(stream: TcpStream, log: &Mutex<Vec<(String, Vec<u8>)>>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut out = stream;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let mut length = 0;
+        loop {
+            let mut h = String::new();
+            reader.read_line(&mut h).unwrap();
+            if h.trim().is_empty() {
+                break;
+            }
+            if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap();
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
+        log.lock().unwrap().push((line.trim().to_owned(), body));
+        let answer = r#"{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":40,"output_tokens":1}}"#;
+        let _ = write!(
+            out,
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{answer}",
+            answer.len()
+        );
+    }
+}
+
+/// One request to the proxy over a fresh connection: (status, headers lower-cased, body).
+fn send(addr: &str, head: &str, body: &[u8]) -> (u16, Vec<(String, String)>, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "{head}\r\nhost: {addr}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    s.write_all(body).unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let (top, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = top.lines();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    (status, headers, rest.to_owned())
+}
+
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// The proxy on 127.0.0.1, both APIs' origin the upstream.
+fn proxy(rt: &tokio::runtime::Runtime, upstream: &Upstream) -> String {
+    let config = ProxyConfig {
+        anthropic: upstream.url.parse().unwrap(),
+        openai: upstream.url.parse().unwrap(),
+        ..ProxyConfig::default()
+    };
+    let running = rt.block_on(start(config, "127.0.0.1:0")).unwrap();
+    running.addr.to_string()
+}
+
+fn messages_body(turns: &[&str]) -> Vec<u8> {
+    let messages: Vec<serde_json::Value> = (turns.iter().enumerate())
+        .map(|(i, t)| serde_json::json!({"role": if i % 2 == 0 { "user" } else { "assistant" }, "content": t}))
+        .collect();
+    serde_json::to_vec_pretty(
+        &serde_json::json!({"model": "m", "max_tokens": 8, "messages": messages}),
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_request_goes_upstream_as_the_client_wrote_it_and_its_conversation_is_named() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let up = upstream();
+    let addr = proxy(&rt, &up);
+    let first = messages_body(&["list the files"]);
+    let (status, headers, body) = send(&addr, "POST /v1/messages HTTP/1.1", &first);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("\"text\":\"ok\""), "{body}");
+    let conversation = header(&headers, "x-ctxfit-conversation")
+        .unwrap()
+        .to_owned();
+    // nothing to compact: the upstream got the client's request on the client's path, each message (and each
+    // field's value) the client's own bytes
+    {
+        let got = up.received.lock().unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].0, "POST /v1/messages HTTP/1.1");
+        let sent: serde_json::Value = serde_json::from_slice(&got[0].1).unwrap();
+        assert_eq!(
+            sent,
+            serde_json::from_slice::<serde_json::Value>(&first).unwrap()
+        );
+        let message = "{\n      \"role\": \"user\",\n      \"content\": \"list the files\"\n    }";
+        assert!(String::from_utf8_lossy(&first).contains(message));
+        assert!(String::from_utf8_lossy(&got[0].1).contains(message));
+    }
+    // the next request of the same conversation continues it
+    let (status, headers, _) = send(
+        &addr,
+        "POST /v1/messages HTTP/1.1",
+        &messages_body(&["list the files", "a.rs b.rs", "read a.rs"]),
+    );
+    assert_eq!(status, 200);
+    assert_eq!(
+        header(&headers, "x-ctxfit-conversation"),
+        Some(conversation.as_str())
+    );
+    // the control endpoints count them, and are not forwarded
+    let (status, _, stats) = send(&addr, "GET /ctxfit/stats HTTP/1.1", b"");
+    assert_eq!(status, 200);
+    let stats: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(
+        stats["apis"]["anthropic-messages"]["requests"], 2,
+        "{stats}"
+    );
+    let (status, _, metrics) = send(&addr, "GET /metrics HTTP/1.1", b"");
+    assert_eq!(status, 200);
+    assert!(
+        metrics.contains("ctxfit_proxy_requests_total{api=\"anthropic-messages\"} 2"),
+        "{metrics}"
+    );
+    assert_eq!(up.received.lock().unwrap().len(), 2);
+}
+
+#[test]
+fn what_cannot_be_compacted_is_refused_before_the_upstream_hears_of_it() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let up = upstream();
+    let addr = proxy(&rt, &up);
+    // malformed JSON: the API's error shape, naming the place
+    let (status, _, body) = send(
+        &addr,
+        "POST /v1/messages HTTP/1.1",
+        b"{\"model\": \"m\", \"messages\": [",
+    );
+    assert_eq!(status, 400, "{body}");
+    let error: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(error["type"], "error", "{body}");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("line 1"),
+        "{body}"
+    );
+    // a WebSocket upgrade of the Responses API: 426 at once, so the client falls back to HTTP
+    let (status, _, body) = send(
+        &addr,
+        "GET /v1/responses HTTP/1.1\r\nupgrade: websocket\r\nconnection: upgrade\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==",
+        b"",
+    );
+    assert_eq!(status, 426, "{body}");
+    assert!(body.contains("not over a WebSocket"), "{body}");
+    assert!(up.received.lock().unwrap().is_empty());
+}
