@@ -8,11 +8,14 @@ use std::sync::{Arc, Mutex};
 
 use ctxfit_proxy::{start, ProxyConfig};
 
+/// What the upstream received: (request line, body) per request.
+type Received = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
+
 /// An upstream on 127.0.0.1 that answers every request with a small Messages (or Chat) answer, and keeps what it
-/// received: (request line, body).
+/// received.
 struct Upstream {
     url: String,
-    received: Arc<Mutex<Vec<(String, Vec<u8>)>>>,
+    received: Received,
 }
 
 fn upstream() -> Upstream {
