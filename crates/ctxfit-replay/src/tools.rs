@@ -55,8 +55,8 @@ pub fn tool_label(name: &str, input: &Value) -> String {
 pub(crate) struct Tally {
     tools: Vec<ToolTokens>,
     by_label: FxHashMap<String, usize>,
-    /// call id → its tool's index in `tools`
-    calls: FxHashMap<String, usize>,
+    /// call id → its calls, in order (an id may be reused)
+    calls: FxHashMap<String, Vec<CallOf>>,
     /// every result so far: (message, tool, tokens as the request sends it now)
     results: Vec<(usize, usize, usize)>,
     /// (message, block) → index in `results`
@@ -89,11 +89,15 @@ impl Tally {
             match block {
                 Block::ToolUse(u) => {
                     let t = self.tool(tool_label(&u.name, &u.input));
-                    self.calls.insert(u.id.clone(), t);
+                    (self.calls.entry(u.id.clone()).or_default()).push(CallOf {
+                        message: mi,
+                        tool: t,
+                        answered: false,
+                    });
                 }
                 Block::ToolResult(r) => {
-                    let t = match self.calls.get(&r.tool_use_id) {
-                        Some(&t) => t,
+                    let t = match self.calls.get_mut(&r.tool_use_id).and_then(|c| answered(c)) {
+                        Some(t) => t,
                         None => self.tool("(a result without its call)".to_owned()),
                     };
                     let tokens = count_block(est, block);
@@ -237,4 +241,24 @@ mod tests {
             assert_eq!(tool_label(name, &input), want, "{input}");
         }
     }
+}
+
+/// A call with an id, as the tally met it: where, of which tool, and whether a result answered it yet.
+#[derive(Debug, Clone)]
+pub(crate) struct CallOf {
+    message: usize,
+    tool: usize,
+    answered: bool,
+}
+
+/// The tool a result answers, of the calls with its id so far: of those in the latest message that has one, the
+/// first not answered yet (parallel calls sharing an id take their results in order), else the latest — as
+/// `ToolCallIndex::call_before` pairs them.
+fn answered(calls: &mut [CallOf]) -> Option<usize> {
+    let message = calls.last()?.message;
+    if let Some(c) = (calls.iter_mut()).find(|c| c.message == message && !c.answered) {
+        c.answered = true;
+        return Some(c.tool);
+    }
+    calls.last().map(|c| c.tool)
 }

@@ -493,3 +493,42 @@ fn the_readmes_figures_are_what_the_sample_replays_to() {
         );
     }
 }
+
+#[test]
+fn parallel_calls_sharing_an_id_are_counted_under_their_own_tools() {
+    let dir = temp_dir("parallel-ids");
+    let file = dir.join("s.json");
+    std::fs::write(
+        &file,
+        r#"{"messages":[{"role":"user","content":"go"},
+{"role":"assistant","content":null,"tool_calls":[{"id":"x","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"a.py\"}"}},{"id":"x","type":"function","function":{"name":"bash","arguments":"{\"command\":\"ls\"}"}}]},
+{"role":"tool","tool_call_id":"x","content":"print('a')"},
+{"role":"tool","tool_call_id":"x","content":"a.py\nb.py"},
+{"role":"assistant","content":"done"}]}"#,
+    )
+    .unwrap();
+    let o = ctxfit(
+        &[
+            "replay",
+            file.to_str().unwrap(),
+            "--policy",
+            "none",
+            "--by-tool",
+            "6",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let results = |tool: &str| -> Option<String> {
+        let line = out.lines().find(|l| l.starts_with(tool))?;
+        line[tool.len()..]
+            .split_whitespace()
+            .next()
+            .map(str::to_owned)
+    };
+    // the first result is the read's, the second the listing's: one each
+    assert_eq!(results("read_file").as_deref(), Some("1"), "{out}");
+    assert_eq!(results("bash: ls").as_deref(), Some("1"), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
