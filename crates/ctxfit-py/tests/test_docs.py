@@ -75,6 +75,7 @@ class StandIn(http.server.BaseHTTPRequestHandler):
 
     requests = []
     problems = []
+    retrieved = []
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -123,9 +124,18 @@ class StandIn(http.server.BaseHTTPRequestHandler):
             elif m["role"] == "tool" and m["tool_call_id"] not in calls:
                 StandIn.problems.append(f"messages[{i}]: result {m['tool_call_id']} answers no call")
         turn = sum(m["role"] == "assistant" for m in messages)
+        offered = {t["function"]["name"] for t in body.get("tools", [])}
+        handles = [h for m in messages if m["role"] == "tool" and isinstance(m["content"], str)
+                   for h in re.findall(r'call ctxfit_retrieve with \{"handle":"([^"]+)"\}', m["content"])]
         if turn < len(COMMANDS):
             message = {"role": "assistant", "content": None, "tool_calls": [{"id": f"call_{turn}", "type": "function",
                        "function": {"name": "bash", "arguments": json.dumps({"command": COMMANDS[turn]})}}]}
+            finish = "tool_calls"
+        elif turn == len(COMMANDS) and "ctxfit_retrieve" in offered and handles:
+            # a model that wants back what a cut left out asks for it by the marker's handle
+            StandIn.retrieved.append(handles[0])
+            message = {"role": "assistant", "content": None, "tool_calls": [{"id": "call_back", "type": "function",
+                       "function": {"name": "ctxfit_retrieve", "arguments": json.dumps({"handle": handles[0]})}}]}
             finish = "tool_calls"
         else:
             message = {"role": "assistant", "content": "A stand-in answer."}
@@ -141,39 +151,84 @@ class StandIn(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def stand_in():
-    StandIn.requests, StandIn.problems = [], []
+    StandIn.requests, StandIn.problems, StandIn.retrieved = [], [], []
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StandIn)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.shutdown()
 
 
-@pytest.mark.parametrize("sdk", ["anthropic", "openai"])
-def test_the_agent_loops_run_as_written(sdk, stand_in, tmp_path):
-    pytest.importorskip(sdk)
-    [code] = [b for b in doc_blocks() if f"import {sdk}\n" in b]
+# each example of docs/python.md, by what marks it, and the packages it needs
+EXAMPLES = {
+    "anthropic-sdk": ("import anthropic\n", ["anthropic"]),
+    "openai-sdk": ("compactor = ctxfit.Compactor(\"smart\")\nmessages: list[dict", ["openai"]),
+    "retrieval": ("compactor.retrieval_tool_definition(\"openai\")", ["openai"]),
+    "create_agent": ("middleware=[CompactionMiddleware(", ["langchain.agents", "langchain_anthropic"]),
+    "create_react_agent": ("pre_model_hook=pre_model_hook(", ["langgraph.prebuilt", "langchain_anthropic"]),
+    "reference": ("ctxfit.estimate_tokens(", []),
+}
+
+
+def example(name):
+    mark, needs = EXAMPLES[name]
+    for module in needs:
+        pytest.importorskip(module)
+    [code] = [b for b in doc_blocks() if mark in b]
+    return code
+
+
+def test_every_example_is_one_of_those_run():
+    for block in doc_blocks():
+        assert sum(mark in block for mark, _ in EXAMPLES.values()) == 1, block[:200]
+    assert len(doc_blocks()) == len(EXAMPLES)
+
+
+def run_example(code, stand_in, cwd):
     env = dict(os.environ, ANTHROPIC_BASE_URL=stand_in, ANTHROPIC_API_KEY="stand-in",
                OPENAI_BASE_URL=stand_in + "/v1", OPENAI_API_KEY="stand-in")
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "A stand-in answer." in done.stdout
+    return done.stdout
+
+
+@pytest.mark.parametrize("name", ["anthropic-sdk", "openai-sdk", "retrieval", "create_agent", "create_react_agent"])
+def test_the_agent_loops_run_as_written(name, stand_in, tmp_path):
+    out = run_example(example(name), stand_in, tmp_path)
+    assert "A stand-in answer." in out
     assert not StandIn.problems, StandIn.problems
+    first_output = "\n".join(str(n) for n in range(1, 20001))
+    last = StandIn.requests[-1][1]
+    if name == "retrieval":
+        # the model asked for the first output back by the handle its cut named, and was given all of it (all
+        # the tool returned: its last 100,000 characters), where its own place in the request holds an excerpt
+        assert StandIn.retrieved == ["call_0"], StandIn.retrieved
+        assert len(StandIn.requests) == len(COMMANDS) + 2
+        [first, back] = [m for m in last["messages"] if m.get("tool_call_id") in ("call_0", "call_back")]
+        assert back["content"] == (first_output + "\n")[-100_000:]
+        assert len(first["content"]) < 10_000 and "ctxfit_retrieve" in first["content"]
+        return
     assert len(StandIn.requests) == len(COMMANDS) + 1
     # by the last request, the long outputs the model had answered are cut to excerpts
-    last = json.dumps(StandIn.requests[-1][1])
-    first_output = "\n".join(str(n) for n in range(1, 20001))
-    assert first_output not in last
-    assert len(last) < 20_000, len(last)
-    assert re.search(r"last request: \d+ tokens of history sent as \d+", done.stdout)
+    assert first_output not in json.dumps(last)
+    assert len(json.dumps(last)) < 20_000, len(json.dumps(last))
+    if name.endswith("-sdk"):
+        assert re.search(r"last request: \d+ tokens of history sent as \d+", out)
 
 
-@pytest.mark.parametrize("sdk", ["anthropic", "openai"])
-def test_the_agent_loops_type_check(sdk, tmp_path):
-    """The agent loops pass mypy with the SDK's types and ctxfit's stubs (`last_report` a TypedDict)."""
-    pytest.importorskip(sdk)
+def test_the_reference_card_runs_as_written(tmp_path):
+    out = run_example(example("reference"), "http://127.0.0.1:9", tmp_path).splitlines()
+    assert out[:3] == ["# Notes", "", "The [first](https://example.com/a) note."]
+    assert out[-2].startswith("False could not fetch http://127.0.0.1/admin: refused to connect"), out[-2]
+    assert out[-1] == "4 messages; ['none', 'oracle', 'smart']"
+
+
+@pytest.mark.parametrize("name", ["anthropic-sdk", "openai-sdk", "retrieval", "reference"])
+def test_the_examples_type_check(name, tmp_path):
+    """The SDK loops and the reference card pass mypy with the SDKs' types and ctxfit's stubs (`last_report` a
+    TypedDict)."""
     api = pytest.importorskip("mypy.api")
-    [code] = [b for b in doc_blocks() if f"import {sdk}\n" in b]
-    program = tmp_path / f"loop_{sdk}.py"
+    code = example(name)
+    program = tmp_path / f"example_{name.replace('-', '_')}.py"
     program.write_text(code)
     out, err, status = api.run([str(program), "--no-error-summary", "--cache-dir", str(tmp_path / ".mypy")])
     assert status == 0, out + err
