@@ -535,52 +535,6 @@ fn yardstick_leads(set: &Set, aggressive: &[PageScore], yardstick: &Row, count: 
     println!();
 }
 
-/// The figures of aggressive and the yardsticks on parts of a set: with `--folds N`, each fold of sites (every
-/// figure of a fitted part would be chosen on the other folds and scored on this one; no part of the extractor is
-/// fitted yet, so the folds' pooled figures are the whole set's); always, the sealed sites apart from the rest.
-fn parts_table(set: &Set, rows: &[Row], folds: Option<usize>) {
-    let mut parts: Vec<(String, Vec<usize>)> = Vec::new();
-    if let Some(n) = folds {
-        for k in 0..n {
-            let pages = (0..set.pages.len())
-                .filter(|&i| html_folds::fold(&set.pages[i].site, n) == k)
-                .collect();
-            parts.push((format!("fold {}", k + 1), pages));
-        }
-    }
-    let (sealed, open): (Vec<usize>, Vec<usize>) =
-        (0..set.pages.len()).partition(|&i| set.pages[i].sealed());
-    parts.push(("sites opened page by page".to_owned(), open));
-    parts.push((
-        "**sealed sites** (never listed by --pages)".to_owned(),
-        sealed,
-    ));
-    let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
-    println!();
-    println!(
-        "| part of {} | sites | pages | {} |",
-        set.name,
-        names.join(" F1 | ") + " F1"
-    );
-    println!("|---|---|---|{}", "---|".repeat(rows.len()));
-    for (name, pages) in parts {
-        let mut sites: Vec<&str> = pages.iter().map(|&i| set.pages[i].site.as_str()).collect();
-        sites.sort_unstable();
-        sites.dedup();
-        let f1s: Vec<String> = rows
-            .iter()
-            .map(|r| format!("{:.4}", combine(pages.iter().map(|&i| &r.pages[i])).f1))
-            .collect();
-        println!(
-            "| {name} | {} | {} | {} |",
-            sites.len(),
-            pages.len(),
-            f1s.join(" | ")
-        );
-    }
-    println!();
-}
-
 pub fn eval(args: &[String]) -> Result<()> {
     let corpus = ctxfit_testkit::corpus_dir().context(
         "the shared corpus is missing: put it at ../shared/corpus beside the workspace or set CTXFIT_CORPUS",
@@ -685,7 +639,8 @@ pub fn eval(args: &[String]) -> Result<()> {
                 100.0 * by_site
             );
         }
-        parts_table(set, &rows[2..], folds);
+        parts::by_site(set, &rows[2..], folds);
+        parts::by_kind(set, &rows[2..]);
         if let (Some(count), Some(yardstick)) = (pages, anchors.first()) {
             yardstick_leads(set, &aggressive.pages, yardstick, count);
         }
@@ -713,5 +668,6 @@ pub fn eval(args: &[String]) -> Result<()> {
     Ok(())
 }
 
+mod parts;
 #[cfg(test)]
 mod tests;
