@@ -14,12 +14,15 @@
 //!   fold of sites; `--pages` (`--pages=N`) lists each set's 15 (N) worst pages, sealed sites left out. `eval-html --htmd` is the older table: the ScrapingHub pages with htmd beside the levels (`--pages`
 //!   adds each page's scores, `--deep` the cost of 100,000 nested elements).
 //! * `compare-profiles` — tokens of the final request of every corpus session under each built-in profile.
+//! * `figures` — replay every corpus family under every policy and rewrite the replay tables of
+//!   `docs/benchmarks.md`; `--check` fails when they differ instead (CI runs it).
 //! * `gen-history --tokens N --seed S [-o FILE]` — a long realistic session (Anthropic JSON) made of real turns
 //!   sampled from the corpus, reproducible from its seed.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod billed;
+mod figures;
 mod html;
 mod html_folds;
 mod html_sets;
@@ -106,9 +109,10 @@ fn main() -> Result<()> {
         Some("eval-html") if args.iter().any(|a| a == "--htmd") => html::eval(&args[1..]),
         Some("eval-html") => html_sets::eval(&args[1..]),
         Some("compare-profiles") => profiles::compare(),
+        Some("figures") => figures::run(&args[1..]),
         Some("gen-history") => gen_history(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <tidy | fit-tokens | fit-billed [--write] | eval-tokens | eval-html [--folds N] [--pages[=N]] | compare-profiles | gen-history --tokens N --seed S [-o FILE]>");
+            eprintln!("usage: cargo xtask <tidy | fit-tokens | fit-billed [--write] | eval-tokens | eval-html [--folds N] [--pages[=N]] | compare-profiles | figures [--check] | gen-history --tokens N --seed S [-o FILE]>");
             bail!("unknown or missing command")
         }
     }
