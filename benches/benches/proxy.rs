@@ -1,0 +1,64 @@
+//! The proxy's per-request work before compaction, on a request as Claude Code sends it (~200k tokens, every
+//! message's content a list of blocks, the `cache_control` breakpoint on the newest): parsing the body into its
+//! messages, and the conversation's identity (a SHA-256 chain over every message with the markers left out) —
+//! beside one SHA-256 pass over the whole body, the least any hash of it costs, in the same run.
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use ctxfit_benches::history::{corpus_turns, generate_history};
+use ctxfit_proxy::identity::Chain;
+use ctxfit_proxy::{Api, RequestBody};
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+/// The body of a request of `history` (Anthropic messages) in Claude Code's form.
+fn claude_code_body(history: &Value) -> Vec<u8> {
+    let mut messages: Vec<Value> = history
+        .as_array()
+        .expect("a message list")
+        .iter()
+        .map(|m| {
+            let mut m = m.clone();
+            if let Some(text) = m["content"].as_str() {
+                m["content"] = json!([{"type": "text", "text": text}]);
+            }
+            m
+        })
+        .collect();
+    if let Some(last) = messages
+        .last_mut()
+        .and_then(|m| m["content"].as_array_mut())
+        .and_then(|blocks| blocks.last_mut())
+    {
+        last["cache_control"] = json!({"type": "ephemeral"});
+    }
+    serde_json::to_vec(&json!({"model": "m", "max_tokens": 16, "stream": true,
+        "system": [{"type": "text", "text": "You are a coding agent.", "cache_control": {"type": "ephemeral"}}],
+        "messages": messages}))
+    .expect("JSON")
+}
+
+fn benches(c: &mut Criterion) {
+    let history = generate_history(&corpus_turns(), 200_000, 7);
+    let body = claude_code_body(&ctxfit_model::to_value(&history)["messages"]);
+    let mut group = c.benchmark_group("proxy_request_200k");
+    group.throughput(Throughput::Bytes(body.len() as u64));
+    group.bench_function("parse", |b| {
+        b.iter(|| {
+            RequestBody::parse(Api::AnthropicMessages, &body)
+                .unwrap()
+                .messages
+                .len()
+        })
+    });
+    let parsed = RequestBody::parse(Api::AnthropicMessages, &body).unwrap();
+    group.bench_function("identity_chain", |b| {
+        b.iter(|| Chain::of(Api::AnthropicMessages, &parsed).hashes.len())
+    });
+    group.bench_function("sha256_of_the_body", |b| {
+        b.iter(|| Sha256::digest(&body)[0])
+    });
+    group.finish();
+}
+
+criterion_group!(proxy, benches);
+criterion_main!(proxy);
