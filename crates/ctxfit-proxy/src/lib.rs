@@ -3,7 +3,8 @@
 //! [`Gateway::forward`] takes a request body as the client sent it (Anthropic Messages, OpenAI Chat
 //! Completions, or OpenAI Responses with the whole conversation in `input`), finds the conversation it
 //! continues, compacts it with the conversation's own sticky compactor, and writes the body to send upstream.
-//! Three properties make it safe for the provider's prompt cache, each tested in `tests/gateway.rs`:
+//! Four properties make it safe for the provider's prompt cache, each tested in `tests/gateway.rs` and
+//! `tests/gateway_live.rs`:
 //!
 //! * **Identity without collisions** — a hash chain over the client's messages ([`identity`]), blind to the
 //!   `cache_control` markers clients move between requests; two conversations that share a system prompt stay

@@ -60,3 +60,39 @@ pub fn result_texts(c: &mut Compactor, conv: &Conversation) -> Vec<String> {
         .flat_map(|m| m.tool_results().map(|r| r.content.joined_text()))
         .collect()
 }
+
+#[allow(dead_code)]
+/// `smart` with the `excerpt` rule at its own defaults (`smart` keeps more of logs and listings), every cut
+/// made at once.
+pub const EXCERPT: &str = "[profiles.excerpt]\nextends = \"smart\"\ncache_write_premium = 0\n\
+    [[profiles.excerpt.rules]]\nrule = \"edit-file\"\ntools = [\"edit_file\"]\n\
+    [[profiles.excerpt.rules]]\nrule = \"excerpt\"\n";
+
+/// The text of every result after one-shot compaction by the `excerpt` rule at its defaults.
+#[allow(dead_code)]
+pub fn excerpted(conv: &Conversation) -> Vec<String> {
+    under(
+        conv,
+        &PolicyFile::parse(EXCERPT, "excerpt.toml").unwrap(),
+        "excerpt",
+    )
+}
+
+/// The text of every result after one-shot compaction under `profile` of `policy`.
+#[allow(dead_code)]
+pub fn under(conv: &Conversation, policy: &PolicyFile, profile: &str) -> Vec<String> {
+    let settings = policy.resolve(Some(profile), None, &|_| None).unwrap();
+    let registry = ctxfit_plugins::registry().unwrap();
+    let mut c =
+        Compactor::new(settings, &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
+    result_texts(&mut c, conv)
+}
+
+/// A shell command's output, made stale by one more command after it.
+#[allow(dead_code)]
+pub fn stale_shell(command: &str, output: &[String]) -> Conversation {
+    session(&[
+        ("Bash", json!({ "command": command }), output.join("\n")),
+        ("Bash", json!({"command": "git status"}), "clean".into()),
+    ])
+}
