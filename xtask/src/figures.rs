@@ -13,6 +13,8 @@ use anyhow::{bail, Context, Result};
 use ctxfit_compactor::BUILT_IN_PROFILES;
 use serde_json::Value;
 
+mod budget;
+
 /// The families, as the docs name them, and where each lives in the corpus.
 const FAMILIES: [(&str, &str); 9] = [
     ("claude-code", "trajectories/claude-code"),
@@ -43,18 +45,33 @@ pub fn run(args: &[String]) -> Result<()> {
     let corpus = ctxfit_testkit::corpus_dir().context(
         "the shared corpus is missing: put it at ../shared/corpus beside the workspace or set CTXFIT_CORPUS",
     )?;
-    let mut families = Vec::new();
+    let every: Vec<String> = policies().into_iter().map(str::to_owned).collect();
+    let budgeted = budget::policies()?;
+    let (mut families, mut budgets) = (Vec::new(), Vec::new());
     for (name, dir) in FAMILIES {
         eprintln!("figures: replaying {name} ({dir})");
+        let (rows, _) = replay(&corpus.join(dir), &every)?;
         families.push(Family {
             name,
-            rows: replay(&corpus.join(dir))?,
+            rows,
+            sessions: Vec::new(),
+        });
+        let (rows, sessions) = replay(&corpus.join(dir), &budgeted)?;
+        budgets.push(Family {
+            name,
+            rows,
+            sessions,
         });
     }
-    let generated = render(&families)?;
     let path = crate::workspace_root().join("docs/benchmarks.md");
     let text = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
-    let updated = splice(&text, &generated)?;
+    let updated = splice(&text, START, END, &render(&families)?)?;
+    let updated = splice(
+        &updated,
+        budget::START,
+        budget::END,
+        &budget::render(&families, &budgets)?,
+    )?;
     if check {
         if updated != text {
             bail!(
@@ -72,14 +89,16 @@ pub fn run(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-struct Family {
-    name: &'static str,
-    /// One replay row per policy of [`policies`], in order.
-    rows: Vec<Value>,
+pub(crate) struct Family {
+    pub(crate) name: &'static str,
+    /// One replay row per policy replayed, in order.
+    pub(crate) rows: Vec<Value>,
+    /// Each session under each policy, request by request (kept where a table needs them).
+    pub(crate) sessions: Vec<Value>,
 }
 
 impl Family {
-    fn row(&self, policy: &str) -> &Value {
+    pub(crate) fn row(&self, policy: &str) -> &Value {
         self.rows
             .iter()
             .find(|r| r["policy"] == policy)
@@ -87,8 +106,9 @@ impl Family {
     }
 }
 
-/// The CLI's JSON report of one family, one row per policy.
-fn replay(dir: &Path) -> Result<Vec<Value>> {
+/// The CLI's JSON report of one family: one row per policy of `policies` (each as `--policy` takes it), in order,
+/// and each session under each policy, request by request.
+fn replay(dir: &Path, policies: &[String]) -> Result<(Vec<Value>, Vec<Value>)> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
     command
@@ -105,7 +125,7 @@ fn replay(dir: &Path) -> Result<Vec<Value>> {
         ])
         .arg(dir)
         .args(["--prices", "all", "--json"]);
-    for p in policies() {
+    for p in policies {
         command.args(["--policy", p]);
     }
     let out = command
@@ -123,20 +143,25 @@ fn replay(dir: &Path) -> Result<Vec<Value>> {
         .as_array()
         .context("the replay's JSON has no `policies`")?
         .clone();
-    let names: Vec<&str> = rows.iter().filter_map(|r| r["policy"].as_str()).collect();
-    if names != policies() {
-        bail!("replay of {}: policies {names:?}", dir.display());
+    if rows.len() != policies.len() {
+        bail!(
+            "replay of {}: {} rows for {} policies",
+            dir.display(),
+            rows.len(),
+            policies.len()
+        );
     }
-    Ok(rows)
+    let sessions = report["sessions"].as_array().cloned().unwrap_or_default();
+    Ok((rows, sessions))
 }
 
 /// A share as a signed percentage with a true minus sign: `-0.051` → `−5.1%`.
-fn signed(x: f64) -> String {
+pub(crate) fn signed(x: f64) -> String {
     format!("{:+.1}%", 100.0 * x).replace('-', "−")
 }
 
 /// Tokens saved (a positive share) as a change of input: `0.051` → `−5.1%`; nothing saved → `0`.
-fn change(saved: f64) -> String {
+pub(crate) fn change(saved: f64) -> String {
     if saved == 0.0 {
         "0".to_owned()
     } else {
@@ -144,15 +169,15 @@ fn change(saved: f64) -> String {
     }
 }
 
-fn num(v: &Value) -> f64 {
+pub(crate) fn num(v: &Value) -> f64 {
     v.as_f64().unwrap_or(0.0)
 }
 
-fn spread(v: &Value) -> (f64, f64) {
+pub(crate) fn spread(v: &Value) -> (f64, f64) {
     (num(&v[0]), num(&v[1]))
 }
 
-fn recall(row: &Value) -> String {
+pub(crate) fn recall(row: &Value) -> String {
     let (low, high) = spread(&row["recall_spread"]);
     let r = num(&row["recall"]);
     if r == 1.0 && low == 1.0 && high == 1.0 {
@@ -167,7 +192,7 @@ fn recall(row: &Value) -> String {
     }
 }
 
-fn costlier(row: &Value) -> String {
+pub(crate) fn costlier(row: &Value) -> String {
     ["anthropic", "openai"]
         .iter()
         .map(|m| {
@@ -395,15 +420,15 @@ fn render(families: &[Family]) -> Result<String> {
     Ok(out)
 }
 
-/// `text` with the part from [`START`] to [`END`] (both lines included) replaced by `generated`.
-fn splice(text: &str, generated: &str) -> Result<String> {
+/// `text` with the part from the line `start` to the line `end` (both included) replaced by `generated`.
+fn splice(text: &str, start_marker: &str, end_marker: &str, generated: &str) -> Result<String> {
     let start = text
-        .find(START)
-        .context("docs/benchmarks.md has no start marker of the generated figures")?;
+        .find(start_marker)
+        .with_context(|| format!("docs/benchmarks.md has no marker {start_marker}"))?;
     let end = text[start..]
-        .find(END)
-        .map(|e| start + e + END.len())
-        .context("docs/benchmarks.md has no end marker of the generated figures")?;
+        .find(end_marker)
+        .map(|e| start + e + end_marker.len())
+        .with_context(|| format!("docs/benchmarks.md has no marker {end_marker}"))?;
     let end = if text[end..].starts_with('\n') {
         end + 1
     } else {
@@ -429,9 +454,9 @@ mod tests {
         let text = format!("before\n{START}\nold\n{END}\nafter\n");
         let generated = format!("{START}\nnew\n{END}\n");
         assert_eq!(
-            splice(&text, &generated).unwrap(),
+            splice(&text, START, END, &generated).unwrap(),
             format!("before\n{START}\nnew\n{END}\nafter\n")
         );
-        assert!(splice("no markers", &generated).is_err());
+        assert!(splice("no markers", START, END, &generated).is_err());
     }
 }
