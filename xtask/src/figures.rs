@@ -250,17 +250,11 @@ fn oracle_share(f: &Family, billed: bool) -> Option<(f64, bool)> {
 }
 
 fn render(families: &[Family]) -> Result<String> {
-    let mut out = String::new();
-    let mut line = |s: String| {
-        out.push_str(&s);
-        out.push('\n');
-    };
-    line(START.to_owned());
-    line(String::new());
-    line("**`smart`, per family**:".to_owned());
-    line(String::new());
-    line("| family | sessions | tokens (oracle) | of oracle (spread) | recall (spread) | cost vs none: anthropic / openai | costlier: anthropic · openai | billed tokens / cost (oracle) | dominated by |".to_owned());
-    line("|---|---|---|---|---|---|---|---|---|".to_owned());
+    let mut out: Vec<String> = vec![START.to_owned(), String::new()];
+    out.push("**`smart`, per family**:".to_owned());
+    out.push(String::new());
+    out.push("| family | sessions | tokens (oracle) | of oracle (spread) | recall (spread) | cost vs none: anthropic / openai | costlier: anthropic · openai | billed tokens / cost (oracle) | dominated by |".to_owned());
+    out.push("|---|---|---|---|---|---|---|---|---|".to_owned());
     for f in families {
         let (s, o) = (f.row("smart"), f.row("oracle"));
         let (low, high) = spread(&s["share_of_oracle_spread"]);
@@ -283,7 +277,7 @@ fn render(families: &[Family]) -> Result<String> {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        line(format!(
+        out.push(format!(
             "| {} | {} | {} ({}) | {:.0}% ({:.0}–{:.0}%) | {} | {} / {} | {} | {} | {} |",
             f.name,
             s["sessions"],
@@ -300,12 +294,12 @@ fn render(families: &[Family]) -> Result<String> {
             dominated
         ));
     }
-    line(String::new());
-    line("**Beside the baselines** (tokens, cost under Anthropic's prices, recall; `seed-004` is seed 004's strategy as written):".to_owned());
-    line(String::new());
+    out.push(String::new());
+    out.push("**Beside the baselines** (tokens, cost under Anthropic's prices, recall; `seed-004` is seed 004's strategy as written):".to_owned());
+    out.push(String::new());
     let shown = &policies()[1..];
-    line(format!("| family | {} |", shown.join(" | ")));
-    line(format!("|---|{}", "---|".repeat(shown.len())));
+    out.push(format!("| family | {} |", shown.join(" | ")));
+    out.push(format!("|---|{}", "---|".repeat(shown.len())));
     for f in families {
         let cells: Vec<String> = shown
             .iter()
@@ -324,11 +318,11 @@ fn render(families: &[Family]) -> Result<String> {
                 }
             })
             .collect();
-        line(format!("| {} | {} |", f.name, cells.join(" | ")));
+        out.push(format!("| {} | {} |", f.name, cells.join(" | ")));
     }
-    line(String::new());
-    line("**The policy issue's goals, on these figures** (its order):".to_owned());
-    line(String::new());
+    out.push(String::new());
+    out.push("**The policy issue's goals, on these figures** (its order):".to_owned());
+    out.push(String::new());
     let worst = |m: &str| {
         families
             .iter()
@@ -347,7 +341,7 @@ fn render(families: &[Family]) -> Result<String> {
         num(&f.row("smart")["costlier_sessions"]["anthropic"]["worst"]) > 0.03
             || num(&f.row("smart")["costlier_sessions"]["openai"]["worst"]) > 0.03
     });
-    line(format!(
+    out.push(format!(
         "- **No session more than 3% above `none`**: {} (the worst: {} under Anthropic's prices, {wa_family}; {} under OpenAI's, {wo_family}).",
         if over { "**not held**" } else { "held on every family" },
         signed(wa),
@@ -358,7 +352,7 @@ fn render(families: &[Family]) -> Result<String> {
         .map(|f| (num(&f.row("smart")["recall"]), f.name))
         .min_by(|a, b| a.0.total_cmp(&b.0))
         .context("no family")?;
-    line(format!(
+    out.push(format!(
         "- **Recall ≥ 95%**: {} (the lowest: {:.1}%, {low_family}).",
         if low >= 0.95 {
             "on every family"
@@ -372,7 +366,7 @@ fn render(families: &[Family]) -> Result<String> {
         .filter(|f| !dominating(f).is_empty())
         .map(|f| f.name)
         .collect();
-    line(format!(
+    out.push(format!(
         "- **Not dominated** by a baseline: on {} families of {}{}.",
         families.len() - dominated.len(),
         families.len(),
@@ -408,16 +402,16 @@ fn render(families: &[Family]) -> Result<String> {
                 v.join(", ")
             }
         };
-        line(format!(
+        out.push(format!(
             "- **≥ 50% of the oracle's saving where it saves ≥ 15%**, on {what}: met on {}; not on {}; the oracle saves less than 15% on {}.",
             list(&met),
             list(&missed),
             if exempt.is_empty() { "none".to_owned() } else { exempt.join(", ") }
         ));
     }
-    line(String::new());
-    line(END.to_owned());
-    Ok(out)
+    out.push(String::new());
+    out.push(END.to_owned());
+    Ok(out.join("\n") + "\n")
 }
 
 /// `text` with the part from the line `start` to the line `end` (both included) replaced by `generated`.

@@ -158,14 +158,8 @@ fn cell(family: &Family, budget: usize) -> (String, bool) {
 }
 
 pub(crate) fn render(families: &[Family], budgets: &[Family]) -> Result<String> {
-    let mut out = String::new();
-    let mut line = |s: String| {
-        out.push_str(&s);
-        out.push('\n');
-    };
-    line(START.to_owned());
-    line(String::new());
-    line(format!(
+    let mut out: Vec<String> = vec![START.to_owned(), String::new()];
+    out.push(format!(
         "| family | peak: none → `smart` (the floor) | {} |",
         BUDGETS
             .iter()
@@ -176,7 +170,7 @@ pub(crate) fn render(families: &[Family], budgets: &[Family]) -> Result<String> 
             .collect::<Vec<_>>()
             .join(" | ")
     ));
-    line(format!("|---|---|{}", "---|".repeat(BUDGETS.len())));
+    out.push(format!("|---|---|{}", "---|".repeat(BUDGETS.len())));
     let mut broken = Vec::new();
     for (f, b) in families.iter().zip(budgets) {
         let cells: Vec<String> = BUDGETS
@@ -189,7 +183,7 @@ pub(crate) fn render(families: &[Family], budgets: &[Family]) -> Result<String> 
                 text
             })
             .collect();
-        line(format!(
+        out.push(format!(
             "| {} | {} → {} ({}) | {} |",
             f.name,
             thousands(peak(b.row("none"))),
@@ -198,8 +192,8 @@ pub(crate) fn render(families: &[Family], budgets: &[Family]) -> Result<String> 
             cells.join(" | ")
         ));
     }
-    line(String::new());
-    line(format!(
+    out.push(String::new());
+    out.push(format!(
         "The budget {}.",
         if broken.is_empty() {
             "holds wherever the rest of the request fits: every request is sent at or under it, or refused because \
@@ -209,9 +203,9 @@ pub(crate) fn render(families: &[Family], budgets: &[Family]) -> Result<String> 
             format!("**is not held** on {}", broken.join(", "))
         }
     ));
-    line(String::new());
-    line(END.to_owned());
-    Ok(out)
+    out.push(String::new());
+    out.push(END.to_owned());
+    Ok(out.join("\n") + "\n")
 }
 
 #[cfg(test)]
