@@ -8,7 +8,7 @@ from typing import Any, Awaitable, Callable, Hashable, Optional
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 
 from . import Compactor
-from .langchain import _current_thread_id, _retrieval_tool, _Threads
+from ._hooks import _current_thread_id, _retrieval_tool, _Threads
 
 
 class CompactionMiddleware(AgentMiddleware):
