@@ -1,10 +1,11 @@
 //! `cargo xtask figures`: the replay tables of `docs/benchmarks.md` ("Replay: every corpus family, every
-//! policy"), regenerated from the corpus so they cannot drift from the code.
+//! policy", and "The request budget"), regenerated from the corpus so they cannot drift from the code.
 //!
 //! Every family is replayed by the CLI itself (`ctxfit replay DIR --prices all --policy … --json`, the command
-//! the docs name), and the part of the docs between the two `figures` markers is rewritten: `smart` per family,
-//! the baselines beside it, and the policy issue's goals checked against those figures. `--check` rewrites
-//! nothing and fails when the docs differ from what the corpus replays to (CI runs it).
+//! the docs name), twice: under every built-in policy, and under `smart` with request budgets ([`budget`]). The
+//! parts of the docs between each pair of markers are rewritten: `smart` per family, the baselines beside it,
+//! the policy issue's goals checked against those figures, and the budget table. `--check` rewrites nothing and
+//! fails when the docs differ from what the corpus replays to (CI runs it).
 
 use std::path::Path;
 use std::process::Command;
