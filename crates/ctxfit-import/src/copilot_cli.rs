@@ -93,13 +93,5 @@ pub(crate) fn import(parsed: Parsed) -> Result<Vec<Session>, ImportError> {
             _ => {}
         }
     }
-    Ok(vec![Session {
-        name: String::new(),
-        source: SourceFormat::CopilotCli,
-        conversation: conv,
-        usage: Vec::new(),
-        times: Vec::new(),
-        cache_ttl: None,
-        billed: Vec::new(),
-    }])
+    Ok(vec![Session::of("", SourceFormat::CopilotCli, conv)])
 }

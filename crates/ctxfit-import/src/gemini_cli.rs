@@ -85,13 +85,8 @@ pub(crate) fn import(doc: Value) -> Result<Vec<Session>, ImportError> {
         }
     }
     Ok(vec![Session {
-        name: String::new(),
-        source: SourceFormat::GeminiCli,
-        conversation: conv,
         usage,
-        times: Vec::new(),
-        cache_ttl: None,
-        billed: Vec::new(),
+        ..Session::of("", SourceFormat::GeminiCli, conv)
     }])
 }
 

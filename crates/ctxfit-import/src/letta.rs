@@ -35,15 +35,11 @@ pub(crate) fn import(doc: Value) -> Result<Vec<Session>, ImportError> {
                     .messages
                     .push(read_message(Role::parse(role), m));
             }
-            Ok(Session {
-                name: str_field(agent, "name").unwrap_or("agent").to_owned(),
-                source: SourceFormat::Letta,
+            Ok(Session::of(
+                str_field(agent, "name").unwrap_or("agent"),
+                SourceFormat::Letta,
                 conversation,
-                usage: Vec::new(),
-                times: Vec::new(),
-                cache_ttl: None,
-                billed: Vec::new(),
-            })
+            ))
         })
         .collect()
 }

@@ -138,6 +138,25 @@ pub struct Session {
     pub cache_ttl: Option<u64>,
 }
 
+impl Session {
+    /// A session of a log that records no usage, no times and no cache lifetime: its name, format and messages.
+    pub fn of(
+        name: impl Into<String>,
+        source: SourceFormat,
+        conversation: Conversation,
+    ) -> Session {
+        Session {
+            name: name.into(),
+            source,
+            conversation,
+            usage: Vec::new(),
+            times: Vec::new(),
+            billed: Vec::new(),
+            cache_ttl: None,
+        }
+    }
+}
+
 /// The sessions of a log cut into context windows (the agent compacted its conversation): `window 1`,
 /// `window 2`, ... — or one unnamed session when it never compacted.
 pub(crate) fn context_windows(windows: Vec<Window>, source: SourceFormat) -> Vec<Session> {
@@ -531,17 +550,7 @@ pub fn import_str(text: &str, format: Option<SourceFormat>) -> Result<Vec<Sessio
         Some(f) => f,
         None => detect_parsed(&parsed).ok_or(ImportError::Unrecognised)?,
     };
-    let single = |conversation: Conversation| {
-        vec![Session {
-            name: String::new(),
-            source: format,
-            conversation,
-            usage: Vec::new(),
-            times: Vec::new(),
-            cache_ttl: None,
-            billed: Vec::new(),
-        }]
-    };
+    let single = |conversation: Conversation| vec![Session::of("", format, conversation)];
     let document = |parsed: Parsed| match parsed {
         Parsed::Document(v) => Ok(v),
         Parsed::Lines(_) => Err(ImportError::shape(

@@ -33,15 +33,8 @@ const NOT_INPUT: &[&str] = &[
 ];
 
 pub(crate) fn import(parsed: Parsed) -> Result<Vec<Session>, ImportError> {
-    let session = |name: String, conversation| Session {
-        name,
-        source: SourceFormat::OpenHands,
-        conversation,
-        usage: Vec::new(),
-        times: Vec::new(),
-        cache_ttl: None,
-        billed: Vec::new(),
-    };
+    let session =
+        |name: String, conversation| Session::of(name, SourceFormat::OpenHands, conversation);
     match parsed {
         Parsed::Document(Value::Array(events)) => {
             Ok(vec![session(String::new(), import_events(&events))])

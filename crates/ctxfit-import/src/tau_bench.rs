@@ -33,15 +33,11 @@ pub(crate) fn import(doc: Value) -> Result<Vec<Session>, ImportError> {
             conversation.envelope = Envelope::BareList;
             conversation.messages = openai::read_messages(traj)
                 .map_err(|e| ImportError::from(e).within(&format!("{path}.traj.")))?;
-            Ok(Session {
-                name: format!("task {task} trial {trial}"),
-                source: SourceFormat::TauBench,
+            Ok(Session::of(
+                format!("task {task} trial {trial}"),
+                SourceFormat::TauBench,
                 conversation,
-                usage: Vec::new(),
-                times: Vec::new(),
-                cache_ttl: None,
-                billed: Vec::new(),
-            })
+            ))
         })
         .collect()
 }
