@@ -5,38 +5,20 @@ use serde_json::{Map, Value};
 use crate::conversation::{Conversation, Envelope, Message, ToolDefinition, WireFormat};
 use crate::error::ModelError;
 use crate::wire::{
-    extend, kind_of, read_content_at, split_envelope, take_role, take_string, write_content,
+    extend, finish_document, kind_of, read_content_at, read_document, read_each, take_role,
+    take_string, write_content, write_flat_tool,
 };
 
 const F: WireFormat = WireFormat::Anthropic;
 
 /// Read an Anthropic Messages document. Unknown fields and blocks are kept verbatim.
 pub fn from_value(value: Value) -> Result<Conversation, ModelError> {
-    let (items, envelope) = split_envelope(value)?;
-    let mut conv = Conversation::new(F);
-    conv.messages = read_messages(items)?;
-    match envelope {
-        None => conv.envelope = Envelope::BareList,
-        Some(mut top) => {
-            if let Some(system) = top.shift_remove("system") {
-                conv.system = Some(read_content_at(Some(system), F, "system")?);
-            }
-            if let Some(tools) = top.shift_remove("tools") {
-                conv.tools = Some(read_tools(tools)?);
-            }
-            conv.extra = top;
-        }
-    }
-    Ok(conv)
+    read_document(value, F, true, read_messages, read_tools)
 }
 
 /// Read a list of Anthropic message objects.
 pub fn read_messages(items: Vec<Value>) -> Result<Vec<Message>, ModelError> {
-    items
-        .into_iter()
-        .enumerate()
-        .map(|(i, item)| read_message(item, &format!("messages[{i}]")))
-        .collect()
+    read_each(items, "messages", read_message)
 }
 
 /// Read one Anthropic message object; `path` names it in errors.
@@ -95,14 +77,7 @@ pub fn to_value(conv: &Conversation) -> Value {
         }
     }
     top.insert("messages".into(), messages);
-    if let Some(tools) = &conv.tools {
-        top.insert(
-            "tools".into(),
-            Value::Array(tools.iter().map(write_tool).collect()),
-        );
-    }
-    extend(&mut top, &conv.extra);
-    Value::Object(top)
+    finish_document(top, conv.tools.as_deref(), write_tool, &conv.extra)
 }
 
 /// Write one message as an Anthropic message object.
@@ -117,14 +92,5 @@ pub fn write_message(msg: &Message) -> Value {
 }
 
 fn write_tool(tool: &ToolDefinition) -> Value {
-    let mut m = Map::new();
-    m.insert("name".into(), tool.name.clone().into());
-    if let Some(d) = &tool.description {
-        m.insert("description".into(), d.clone().into());
-    }
-    if let Some(s) = &tool.input_schema {
-        m.insert("input_schema".into(), s.clone());
-    }
-    extend(&mut m, &tool.extra);
-    Value::Object(m)
+    write_flat_tool(tool, "input_schema")
 }

@@ -9,36 +9,20 @@ use crate::block::{Block, Content, ToolResult, ToolUse};
 use crate::conversation::{Conversation, Envelope, Message, Role, ToolDefinition, WireFormat};
 use crate::error::ModelError;
 use crate::wire::{
-    extend, kind_of, read_content, read_content_at, split_envelope, take_role, take_string,
-    write_content,
+    extend, finish_document, kind_of, read_content, read_content_at, read_document, read_each,
+    take_role, take_string, write_content,
 };
 
 const F: WireFormat = WireFormat::OpenAi;
 
 /// Read an OpenAI Chat Completions document (request object or bare message list).
 pub fn from_value(value: Value) -> Result<Conversation, ModelError> {
-    let (items, envelope) = split_envelope(value)?;
-    let mut conv = Conversation::new(F);
-    conv.messages = read_messages(items)?;
-    match envelope {
-        None => conv.envelope = Envelope::BareList,
-        Some(mut top) => {
-            if let Some(tools) = top.shift_remove("tools") {
-                conv.tools = Some(read_tools(tools)?);
-            }
-            conv.extra = top;
-        }
-    }
-    Ok(conv)
+    read_document(value, F, false, read_messages, read_tools)
 }
 
 /// Read a list of OpenAI message objects.
 pub fn read_messages(items: Vec<Value>) -> Result<Vec<Message>, ModelError> {
-    items
-        .into_iter()
-        .enumerate()
-        .map(|(i, item)| read_message(item, &format!("messages[{i}]")))
-        .collect()
+    read_each(items, "messages", read_message)
 }
 
 /// Read one OpenAI message object; `path` names it in errors.
@@ -157,14 +141,7 @@ pub fn to_value(conv: &Conversation) -> Value {
     }
     let mut top = Map::new();
     top.insert("messages".into(), messages);
-    if let Some(tools) = &conv.tools {
-        top.insert(
-            "tools".into(),
-            Value::Array(tools.iter().map(write_tool).collect()),
-        );
-    }
-    extend(&mut top, &conv.extra);
-    Value::Object(top)
+    finish_document(top, conv.tools.as_deref(), write_tool, &conv.extra)
 }
 
 /// Write one message as an OpenAI message object.

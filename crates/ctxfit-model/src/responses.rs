@@ -28,7 +28,7 @@ use serde_json::{Map, Value};
 use crate::block::{Block, Content, Shape, TextBlock, ToolResult, ToolUse};
 use crate::conversation::{Conversation, Envelope, Message, Role, ToolDefinition, WireFormat};
 use crate::error::ModelError;
-use crate::wire::{extend, kind_of, take_string};
+use crate::wire::{extend, finish_document, kind_of, read_each, take_string, write_flat_tool};
 
 const F: WireFormat = WireFormat::Responses;
 
@@ -106,11 +106,7 @@ pub fn from_value(value: Value) -> Result<Conversation, ModelError> {
 
 /// Read a list of Responses items.
 pub fn read_items(items: Vec<Value>) -> Result<Vec<Message>, ModelError> {
-    items
-        .into_iter()
-        .enumerate()
-        .map(|(i, item)| read_item(item, &format!("input[{i}]")))
-        .collect()
+    read_each(items, "input", read_item)
 }
 
 /// Which side produced an item of this type, by the API's naming: the model (`reasoning`, `*_call`), the
@@ -368,14 +364,7 @@ pub fn to_value(conv: &Conversation) -> Value {
     if !conv.extra.contains_key("input") || !conv.messages.is_empty() {
         top.insert("input".into(), items);
     }
-    if let Some(tools) = &conv.tools {
-        top.insert(
-            "tools".into(),
-            Value::Array(tools.iter().map(write_tool).collect()),
-        );
-    }
-    extend(&mut top, &conv.extra);
-    Value::Object(top)
+    finish_document(top, conv.tools.as_deref(), write_tool, &conv.extra)
 }
 
 /// Write one message as the item it was read from.
@@ -508,14 +497,5 @@ fn write_part(block: &Block, output: bool) -> Value {
 
 fn write_tool(tool: &ToolDefinition) -> Value {
     // `type` is in `extra` when it was read (and set by `convert`): a tool written without one stays so
-    let mut m = Map::new();
-    m.insert("name".into(), tool.name.clone().into());
-    if let Some(d) = &tool.description {
-        m.insert("description".into(), d.clone().into());
-    }
-    if let Some(s) = &tool.input_schema {
-        m.insert("parameters".into(), s.clone());
-    }
-    extend(&mut m, &tool.extra);
-    Value::Object(m)
+    write_flat_tool(tool, "parameters")
 }

@@ -232,6 +232,88 @@ pub(crate) fn extend(out: &mut Map<String, Value>, extra: &Map<String, Value>) {
     }
 }
 
+/// A tool definition as one flat object: `name`, `description`, its input schema under `schema_key`
+/// (Anthropic's `input_schema`, the Responses API's `parameters`), then the fields kept as read.
+pub(crate) fn write_flat_tool(
+    tool: &crate::conversation::ToolDefinition,
+    schema_key: &str,
+) -> Value {
+    let mut m = Map::new();
+    m.insert("name".into(), tool.name.clone().into());
+    if let Some(d) = &tool.description {
+        m.insert("description".into(), d.clone().into());
+    }
+    if let Some(s) = &tool.input_schema {
+        m.insert(schema_key.into(), s.clone());
+    }
+    extend(&mut m, &tool.extra);
+    Value::Object(m)
+}
+
+/// A Messages or Chat Completions document (a request object or a bare message list): its messages read by
+/// `read_messages`; of a request object, the system prompt when the format has one there (`system`), the tools
+/// read by `read_tools`, and every other field kept as read.
+pub(crate) fn read_document(
+    value: Value,
+    format: WireFormat,
+    system: bool,
+    read_messages: fn(Vec<Value>) -> Result<Vec<crate::conversation::Message>, ModelError>,
+    read_tools: fn(Value) -> Result<Vec<crate::conversation::ToolDefinition>, ModelError>,
+) -> Result<crate::conversation::Conversation, ModelError> {
+    use crate::conversation::{Conversation, Envelope};
+    let (items, envelope) = split_envelope(value)?;
+    let mut conv = Conversation::new(format);
+    conv.messages = read_messages(items)?;
+    match envelope {
+        None => conv.envelope = Envelope::BareList,
+        Some(mut top) => {
+            let prompt = if system {
+                top.shift_remove("system")
+            } else {
+                None
+            };
+            if let Some(prompt) = prompt {
+                conv.system = Some(read_content_at(Some(prompt), format, "system")?);
+            }
+            if let Some(tools) = top.shift_remove("tools") {
+                conv.tools = Some(read_tools(tools)?);
+            }
+            conv.extra = top;
+        }
+    }
+    Ok(conv)
+}
+
+/// Each item of a list read by `read`, named `{list}[i]` in errors.
+pub(crate) fn read_each<T>(
+    items: Vec<Value>,
+    list: &str,
+    read: impl Fn(Value, &str) -> Result<T, ModelError>,
+) -> Result<Vec<T>, ModelError> {
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| read(item, &format!("{list}[{i}]")))
+        .collect()
+}
+
+/// The end of a document's top-level object: its tools as `write` spells one, then the fields kept as read.
+pub(crate) fn finish_document(
+    mut top: Map<String, Value>,
+    tools: Option<&[crate::conversation::ToolDefinition]>,
+    write: impl Fn(&crate::conversation::ToolDefinition) -> Value,
+    extra: &Map<String, Value>,
+) -> Value {
+    if let Some(tools) = tools {
+        top.insert(
+            "tools".into(),
+            Value::Array(tools.iter().map(write).collect()),
+        );
+    }
+    extend(&mut top, extra);
+    Value::Object(top)
+}
+
 /// A document's message list, and the other top-level fields when it was a request object.
 pub(crate) type Split = (Vec<Value>, Option<Map<String, Value>>);
 
