@@ -99,7 +99,7 @@ fn benches(c: &mut Criterion, history: &Conversation) {
     let mut per_turn = c.benchmark_group("compaction/last_100_turns_of_1m");
     per_turn.throughput(Throughput::Elements(LAST_TURNS as u64));
     per_turn.sample_size(10);
-    for profile in ["seed-000", "seed-002"] {
+    for profile in ["seed-000", "seed-002", "smart"] {
         per_turn.bench_function(profile, |b| {
             b.iter_batched(
                 || {
