@@ -95,11 +95,8 @@ struct Held {
 }
 
 fn held(family: &Family, budget: usize) -> Held {
+    let (floor, got) = (requests(family, "floor"), requests(family, &label(budget)));
     let budget = budget as u64;
-    let (floor, got) = (
-        requests(family, "floor"),
-        requests(family, &label(budget as usize)),
-    );
     let mut h = Held {
         peak_sent: 0,
         refused: 0,
