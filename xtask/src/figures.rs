@@ -73,6 +73,19 @@ pub fn run(args: &[String]) -> Result<()> {
         budget::END,
         &budget::render(&families, &budgets)?,
     )?;
+    let broken: Vec<String> = broken_promises(&families)
+        .into_iter()
+        .chain(budget::broken(&budgets))
+        .collect();
+    if check && !broken.is_empty() {
+        bail!(
+            "`smart` breaks what the docs promise, on the corpus: {}",
+            broken.join("; ")
+        );
+    }
+    for b in &broken {
+        eprintln!("figures: a promise broken: {b}");
+    }
     if check {
         if updated != text {
             bail!(
@@ -415,6 +428,37 @@ fn render(families: &[Family]) -> Result<String> {
     Ok(out.join("\n") + "\n")
 }
 
+/// What `smart` promises on every family and does not hold, one line each: no session more than 3% above
+/// `none` (either price model), recall ≥ 95%, no baseline reaching its recall at no more cost.
+fn broken_promises(families: &[Family]) -> Vec<String> {
+    let mut broken = Vec::new();
+    for f in families {
+        let smart = f.row("smart");
+        for m in ["anthropic", "openai"] {
+            let worst = num(&smart["costlier_sessions"][m]["worst"]);
+            if worst > 0.03 {
+                broken.push(format!(
+                    "{}: a session {} above `none` under {m}'s prices",
+                    f.name,
+                    signed(worst)
+                ));
+            }
+        }
+        let r = num(&smart["recall"]);
+        if r < 0.95 {
+            broken.push(format!("{}: recall {:.1}%", f.name, 100.0 * r));
+        }
+        for (by, models) in dominating(f) {
+            broken.push(format!(
+                "{}: dominated by `{by}` ({})",
+                f.name,
+                models.join(", ")
+            ));
+        }
+    }
+    broken
+}
+
 /// `text` with the part from the line `start` to the line `end` (both included) replaced by `generated`.
 fn splice(text: &str, start_marker: &str, end_marker: &str, generated: &str) -> Result<String> {
     let start = text
@@ -434,7 +478,51 @@ fn splice(text: &str, start_marker: &str, end_marker: &str, generated: &str) -> 
 
 #[cfg(test)]
 mod tests {
-    use super::{change, signed, splice, END, START};
+    use super::{broken_promises, change, policies, signed, splice, Family, END, START};
+    use serde_json::{json, Value};
+
+    /// A family's rows: every policy at `none`'s cost and full recall, but `smart` as given.
+    fn family(smart: Value) -> Family {
+        let plain = |p: &str| {
+            json!({"policy": p, "recall": 1.0, "costs": {"anthropic": 100.0, "openai": 100.0},
+                "costlier_sessions": {"anthropic": {"worst": 0.0}, "openai": {"worst": 0.0}}})
+        };
+        let rows = policies()
+            .into_iter()
+            .map(|p| {
+                if p == "smart" {
+                    smart.clone()
+                } else {
+                    plain(p)
+                }
+            })
+            .collect();
+        Family {
+            name: "f",
+            rows,
+            sessions: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_broken_promise_is_named() {
+        let kept = json!({"policy": "smart", "recall": 1.0, "costs": {"anthropic": 90.0, "openai": 95.0},
+            "costlier_sessions": {"anthropic": {"worst": 0.026}, "openai": {"worst": 0.0}}});
+        assert_eq!(broken_promises(&[family(kept)]), Vec::<String>::new());
+        let broken = json!({"policy": "smart", "recall": 0.9, "costs": {"anthropic": 90.0, "openai": 101.0},
+            "costlier_sessions": {"anthropic": {"worst": 0.0}, "openai": {"worst": 0.05}}});
+        let got = broken_promises(&[family(broken)]);
+        assert_eq!(
+            got[0],
+            "f: a session +5.0% above `none` under openai's prices"
+        );
+        assert_eq!(got[1], "f: recall 90.0%");
+        // at 90% recall and dearer under OpenAI's prices, every baseline (100% recall, cost 100) dominates
+        assert!(got[2..]
+            .iter()
+            .all(|b| b.contains("dominated by") && b.ends_with("(openai)")));
+        assert_eq!(got.len(), 2 + policies().len() - 2);
+    }
 
     #[test]
     fn figures_are_written_with_a_true_minus_and_nothing_saved_is_zero() {

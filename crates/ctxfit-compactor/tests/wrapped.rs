@@ -184,3 +184,52 @@ fn a_local_shell_calls_action_is_never_cleared() {
 fn conv_item(conv: &Conversation, i: usize) -> Value {
     ctxfit_model::responses::write_item(&conv.messages[i])
 }
+
+/// A Letta memory edit: the tool answers `{"status", "message", "time"}` as Python's `json.dumps(indent=2)`
+/// writes it, the message the whole block — whose lines the system prompt shows too.
+#[test]
+fn a_status_and_message_envelope_is_cut_inside_and_keeps_its_shape() {
+    let block: Vec<String> = (0..30)
+        .map(|i| {
+            format!(
+                "- task {i}: review pull request #{} and answer its author",
+                200 + i
+            )
+        })
+        .collect();
+    let mut edited = block.clone();
+    edited[7] = "- task 7: merged, release notes written".to_owned();
+    let echo = |lines: &[String]| {
+        format!(
+            "{{\n  \"status\": \"OK\",\n  \"message\": {},\n  \"time\": \"2026-02-11 08:08:35 PM UTC+0000\"\n}}",
+            Value::String(lines.join("\n"))
+        )
+    };
+    let original = echo(&edited);
+    let conv: Conversation = ctxfit_model::from_value(json!({"model": "gpt-5", "messages": [
+        {"role": "system", "content": format!("<memory_blocks>\n{}\n</memory_blocks>", block.join("\n"))},
+        {"role": "user", "content": "task 7 is merged"},
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "call_0", "type": "function",
+            "function": {"name": "memory_replace", "arguments": "{\"label\":\"todo\"}"}}]},
+        {"role": "tool", "tool_call_id": "call_0", "content": original},
+        {"role": "assistant", "content": "Noted."},
+        {"role": "user", "content": "thanks"}
+    ]}))
+    .unwrap();
+    let got = result_texts(&mut compactor(EAGER, "eager"), &conv);
+    let wrapper = WrappedOutput::parse(&got[0]).expect("still the tool's JSON object");
+    // the changed line stays, the 29 the system prompt shows become markers, the way back is named
+    assert!(wrapper
+        .output()
+        .contains("- task 7: merged, release notes written"));
+    assert!(wrapper
+        .output()
+        .contains("lines shown elsewhere in this conversation]"));
+    assert!(wrapper
+        .output()
+        .ends_with("[excerpt of a stale result — call memory_replace again for the full result]"));
+    assert!(got[0].len() * 3 < original.len(), "{}", got[0]);
+    // the same object, indented as it came, its other fields as they were
+    assert!(got[0].starts_with("{\n  \"status\": \"OK\",\n  \"message\": \""));
+    assert!(got[0].ends_with("\",\n  \"time\": \"2026-02-11 08:08:35 PM UTC+0000\"\n}"));
+}

@@ -309,9 +309,9 @@ fn for_each_text(block: &Block, mut f: impl FnMut(&str)) {
     texts.iter().for_each(|t| f(t));
 }
 
-/// Text of a block as the model reads it, for identifier extraction: a result wrapped in `{"output",
-/// "metadata"}` JSON by its tool as its output's text, not its escaped form (where `a.rs\nb.rs` would give
-/// `nb.rs`).
+/// Text of a block as the model reads it, for identifier extraction: a result its tool sent in a JSON envelope
+/// (`{"output", "metadata"}`, `{"status", "message"}`: [`WrappedOutput`]) as the text inside, not its escaped
+/// form (where `a.rs\nb.rs` would give `nb.rs`).
 fn block_texts(block: &Block, out: &mut Vec<String>) {
     match block {
         Block::Text(t) => out.push(t.text.clone()),

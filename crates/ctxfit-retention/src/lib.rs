@@ -141,9 +141,9 @@ pub struct RuleContext<'a> {
     pub tool_use_id: &'a str,
     /// The input the tool was called with.
     pub input: &'a Value,
-    /// The result's content, as the agent received it — or, when the tool wrapped its output in JSON
-    /// (`{"output": "…", "metadata": {…}}`, [`WrappedOutput`]), that output's text: the compactor writes a
-    /// replacement back into the wrapper.
+    /// The result's content, as the agent received it — or, when the tool wrapped its output in a JSON
+    /// envelope (`{"output": "…", "metadata": {…}}`, `{"status": "OK", "message": "…"}`, [`WrappedOutput`]),
+    /// that text: the compactor writes a replacement back into the envelope.
     pub content: &'a Content,
     pub is_error: bool,
     /// Position of the result: message index and block index in it.

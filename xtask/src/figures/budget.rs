@@ -154,6 +154,24 @@ fn cell(family: &Family, budget: usize) -> (String, bool) {
     (text, h.broken > 0)
 }
 
+/// Each family and budget where a request was sent above the budget while the rest fit.
+pub(crate) fn broken(budgets: &[Family]) -> Vec<String> {
+    budgets
+        .iter()
+        .flat_map(|b| {
+            BUDGETS
+                .iter()
+                .filter(|&&budget| cell(b, budget).1)
+                .map(|budget| {
+                    format!(
+                        "{}: a request above `request_budget = {budget}` where the rest fits",
+                        b.name
+                    )
+                })
+        })
+        .collect()
+}
+
 pub(crate) fn render(families: &[Family], budgets: &[Family]) -> Result<String> {
     let mut out: Vec<String> = vec![START.to_owned(), String::new()];
     out.push(format!(
