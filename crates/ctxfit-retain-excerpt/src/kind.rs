@@ -6,8 +6,9 @@
 //! ## What
 //! `read_file` tools and shell readers (`cat`, `sed -n`, `head`, `tail`, `nl`, or a policy's `shell_patterns`)
 //! are reads; `listing` tools and shell listers (`ls`, `find`, `grep`, `rg`, …) listings; a command whose output
-//! is a JSON value, or that prints a manual (`--help`, `man`), a document; any other command a log; every other
-//! tool's result (an API's, a web page, an edit's confirmation) is other.
+//! is a JSON value or a record of changes (a diff, `git show`, `git log -p`), or that prints a manual (`--help`,
+//! `man`), a document; any other command a log; every other tool's result (an API's, a web page, an edit's
+//! confirmation) is other.
 //!
 //! ## Why
 //! The same lines mean different things: in a log, `error:` is what the agent will need; in a file, every line
@@ -15,8 +16,8 @@
 //! alone, is what lets one rule serve Claude Code's `Bash`, Codex's `exec_command` and a team's own shell tool.
 //!
 //! ## Example
-//! `cargo test 2>&1 | tail -50` is a log; `gh pr list --json number,title` a document; `sed -n 1,80p src/a.rs`
-//! a read of `src/a.rs`; `rg -n parse src/` a listing.
+//! `cargo test 2>&1 | tail -50` is a log; `gh pr list --json number,title` and `git diff` documents; `sed -n
+//! 1,80p src/a.rs` a read of `src/a.rs`; `rg -n parse src/` a listing.
 
 use ctxfit_model::Value;
 use ctxfit_retention::calls::{
@@ -35,8 +36,8 @@ pub enum ContentKind {
     /// Output of a command that is none of the others: a build, a test run, a script, an install.
     Log,
     /// Output of a command that is a document to read, not the log of a run: a JSON value (`gh … --json`, `curl`
-    /// of an API, `kubectl get -o json`) or a command's manual (`--help`, `man`). It has no outcome to keep and
-    /// is read as a whole, like an API result.
+    /// of an API, `kubectl get -o json`), a record of changes (`git diff`, `git show`) or a command's manual
+    /// (`--help`, `man`). It has no outcome to keep and is read as a whole, like an API result.
     Document,
     /// Anything else (API results, edits' confirmations, web pages).
     Other,
@@ -85,6 +86,25 @@ pub fn is_json_output(text: &str) -> bool {
     }
 }
 
+/// Is a command's output a record of changes — a diff (`git diff`, `diff -u`) or commits with their diffs or
+/// messages (`git show`, `git log`) — after at most a few lines a tool wraps around it? Its first line says so:
+/// `diff --git a/…`, `diff -u …`, `--- a/…`, `Index: …`, or `commit` and a hash. Such text is what the code
+/// became, read as a whole like a file, not the record of a run whose outcome is what counts.
+pub fn is_change_record(text: &str) -> bool {
+    const WRAPPER_LINES: usize = 8;
+    let hash = |w: &str| w.len() >= 7 && w.bytes().all(|b| b.is_ascii_hexdigit());
+    text.lines().take(WRAPPER_LINES).any(|line| {
+        line.starts_with("diff --git ")
+            || line.starts_with("diff -")
+            || (line.starts_with("--- ") && text.contains("\n+++ "))
+            || line.starts_with("Index: ")
+            || line
+                .strip_prefix("commit ")
+                .and_then(|rest| rest.split_whitespace().next())
+                .is_some_and(hash)
+    })
+}
+
 impl Excerpt {
     /// The kind of content of a call's result, `text`.
     pub fn kind(&self, tool_kind: &str, tool_name: &str, input: &Value, text: &str) -> ContentKind {
@@ -102,7 +122,7 @@ impl Excerpt {
                     ContentKind::Read
                 } else if SHELL_LISTERS.contains(&program) {
                     ContentKind::Listing
-                } else if prints_manual(command) || is_json_output(text) {
+                } else if prints_manual(command) || is_json_output(text) || is_change_record(text) {
                     ContentKind::Document
                 } else {
                     ContentKind::Log
@@ -115,7 +135,31 @@ impl Excerpt {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_json_output, prints_manual};
+    use super::{is_change_record, is_json_output, prints_manual};
+
+    #[test]
+    fn diffs_and_commits_by_their_first_line() {
+        for text in [
+            "diff --git a/src/a.rs b/src/a.rs\nindex 1..2 100644\n--- a/src/a.rs\n+++ b/src/a.rs\n@@ -1 +1 @@",
+            "--- a/x.py\n+++ b/x.py\n@@ -3,4 +3,4 @@",
+            "diff -u old.txt new.txt\n--- old.txt",
+            "commit 3f2a9c1d0e8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f\nAuthor: A <a@b.c>\n\n    fix the parser",
+            "commit 3f2a9c1 (HEAD -> main)\nAuthor: A",
+            "Exit code: 0\nWall time: 0.1 seconds\nOutput:\ndiff --git a/b b/b",
+            "Index: trunk/a.c\n===================================================================",
+        ] {
+            assert!(is_change_record(text), "{text}");
+        }
+        for text in [
+            "   Compiling a v0.1.0\nerror[E0308]: mismatched types",
+            "--- FAIL: TestParse (0.00s)\n    parse_test.go:12: got 1",
+            "commit message too long\nhint: shorten it",
+            "3f2a9c1 fix the parser\n8e1d2c3 add tests",
+            "",
+        ] {
+            assert!(!is_change_record(text), "{text}");
+        }
+    }
 
     #[test]
     fn manuals_by_their_command() {

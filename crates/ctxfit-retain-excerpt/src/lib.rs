@@ -15,9 +15,9 @@
 //!    first field.
 //! 6. [`record`] — **records fetched again**: of a record answered again, the fields shown elsewhere go.
 //!
-//! A document (a command's JSON or manual) has no outcome to keep: only the runs shown elsewhere go, and `bash`
-//! cuts it to its head and tail when it is over 10,000 characters. An excerpt must save at least `min_saving`
-//! (0.1) of the result's characters, or the result is left as it is.
+//! A document (a command's JSON, diff or manual) has no outcome to keep: only the runs shown elsewhere go, and
+//! `bash` cuts it to its head and tail when it is over 10,000 characters. An excerpt must save at least
+//! `min_saving` (0.1) of the result's characters, or the result is left as it is.
 //!
 //! A result with a gap ends with how to get it back: `[excerpt of a stale result — re-read src/a.rs for the full
 //! text]` (or re-run the command, or call the tool again). A result the rule would not change is left to the
@@ -57,7 +57,7 @@ use ctxfit_retention::{
 
 pub use json::keeps_records_of;
 use json::RECORDS_NOTE;
-pub use kind::{is_json_output, prints_manual, ContentKind};
+pub use kind::{is_change_record, is_json_output, prints_manual, ContentKind};
 use listing::NAMES_HEADER;
 pub use listing::{keeps_of, long_listing_line, LongLine};
 use log::frames_between;
