@@ -15,7 +15,8 @@
 //!   adds each page's scores, `--deep` the cost of 100,000 nested elements).
 //! * `compare-profiles` — tokens of the final request of every corpus session under each built-in profile.
 //! * `figures` — replay every corpus family under every policy and rewrite the replay tables of
-//!   `docs/benchmarks.md`; `--check` fails when they differ instead (CI runs it).
+//!   `docs/benchmarks.md`; `--check` fails when they differ instead, or when `smart` breaks a promise on a family
+//!   (regret over 3%, recall under 95%, dominated, a budget not held) (CI runs it).
 //! * `gen-history --tokens N --seed S [-o FILE]` — a long realistic session (Anthropic JSON) made of real turns
 //!   sampled from the corpus, reproducible from its seed.
 
