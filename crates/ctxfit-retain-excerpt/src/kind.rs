@@ -43,6 +43,9 @@ pub enum ContentKind {
     Other,
 }
 
+/// The most lines a tool prints before a command's own output (Codex CLI's `Exit code: 0` … `Output:`).
+const WRAPPER_LINES: usize = 8;
+
 const SHELL_READERS: &[&str] = &["cat", "sed", "head", "tail", "nl", "less", "more"];
 /// Does a shell command line print a manual: `tool --help`, `tool sub --help`, `tool help sub`, `man tool`?
 pub fn prints_manual(command: &str) -> bool {
@@ -59,7 +62,6 @@ pub fn prints_manual(command: &str) -> bool {
 /// an object's first member name or an array's first element, and the closing bracket. An array of numbers
 /// must hold nothing else on its first line, so that a log of `[2024-05-01 10:00:00] …` lines is not one.
 pub fn is_json_output(text: &str) -> bool {
-    const WRAPPER_LINES: usize = 8;
     let mut start = 0;
     for line in text.split_inclusive('\n').take(WRAPPER_LINES) {
         if line.starts_with(['{', '[']) {
@@ -91,7 +93,6 @@ pub fn is_json_output(text: &str) -> bool {
 /// `diff --git a/…`, `diff -u …`, `--- a/…`, `Index: …`, or `commit` and a hash. Such text is what the code
 /// became, read as a whole like a file, not the record of a run whose outcome is what counts.
 pub fn is_change_record(text: &str) -> bool {
-    const WRAPPER_LINES: usize = 8;
     let hash = |w: &str| w.len() >= 7 && w.bytes().all(|b| b.is_ascii_hexdigit());
     text.lines().take(WRAPPER_LINES).any(|line| {
         line.starts_with("diff --git ")

@@ -154,25 +154,8 @@ fn cell(family: &Family, budget: usize) -> (String, bool) {
     (text, h.broken > 0)
 }
 
-/// Each family and budget where a request was sent above the budget while the rest fit.
-pub(crate) fn broken(budgets: &[Family]) -> Vec<String> {
-    budgets
-        .iter()
-        .flat_map(|b| {
-            BUDGETS
-                .iter()
-                .filter(|&&budget| cell(b, budget).1)
-                .map(|budget| {
-                    format!(
-                        "{}: a request above `request_budget = {budget}` where the rest fits",
-                        b.name
-                    )
-                })
-        })
-        .collect()
-}
-
-pub(crate) fn render(families: &[Family], budgets: &[Family]) -> Result<String> {
+/// The budget table, and each family and budget where a request was sent above the budget while the rest fit.
+pub(crate) fn render(families: &[Family], budgets: &[Family]) -> Result<(String, Vec<String>)> {
     let mut out: Vec<String> = vec![START.to_owned(), String::new()];
     out.push(format!(
         "| family | peak: none → `smart` (the floor) | {} |",
@@ -193,7 +176,7 @@ pub(crate) fn render(families: &[Family], budgets: &[Family]) -> Result<String> 
             .map(|&budget| {
                 let (text, bad) = cell(b, budget);
                 if bad {
-                    broken.push(format!("{} at {}k", f.name, budget / 1000));
+                    broken.push((f.name, budget));
                 }
                 text
             })
@@ -215,12 +198,22 @@ pub(crate) fn render(families: &[Family], budgets: &[Family]) -> Result<String> 
              the floor alone is above it"
                 .to_owned()
         } else {
-            format!("**is not held** on {}", broken.join(", "))
+            let at: Vec<String> = broken
+                .iter()
+                .map(|(name, budget)| format!("{name} at {}k", budget / 1000))
+                .collect();
+            format!("**is not held** on {}", at.join(", "))
         }
     ));
     out.push(String::new());
     out.push(END.to_owned());
-    Ok(out.join("\n") + "\n")
+    let broken = broken
+        .iter()
+        .map(|(name, budget)| {
+            format!("{name}: a request above `request_budget = {budget}` where the rest fits")
+        })
+        .collect();
+    Ok((out.join("\n") + "\n", broken))
 }
 
 #[cfg(test)]
