@@ -76,6 +76,11 @@ class StandIn(BaseHTTPRequestHandler):
         pass
 
 
+class StandInServer(ThreadingHTTPServer):
+    # the proxy opens a connection per conversation at once; the default listen queue (5) would drop some
+    request_queue_size = 1024
+
+
 def requests_of(messages):
     return [messages[:i] for i, m in enumerate(messages) if i > 0 and m["role"] == "assistant"]
 
@@ -195,7 +200,7 @@ async def head_of_line(client, base, reqs, system):
 
 async def run(exe, corpus, conversations=100, state=None):
     """The whole measurement; `conversations` at once in the load phase; `state`: the proxy's `--state` dir."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), StandIn)
+    httpd = StandInServer(("127.0.0.1", 0), StandIn)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     upstream = f"http://127.0.0.1:{httpd.server_address[1]}"
     proxy = subprocess.Popen([exe, "proxy", "--listen", "127.0.0.1:0", "--upstream-anthropic", upstream]
@@ -213,7 +218,7 @@ async def run(exe, corpus, conversations=100, state=None):
     out = {"session": Path(name).name, "largest_request_tokens": peaks[name], "requests_in_session": len(reqs),
            "moving_breakpoint": MOVING, "wrap_newest": WRAP}
 
-    async with httpx.AsyncClient(timeout=120, limits=httpx.Limits(max_connections=200)) as client:
+    async with httpx.AsyncClient(timeout=120, limits=httpx.Limits(max_connections=200, max_keepalive_connections=200)) as client:
         if HEAD_OF_LINE:
             out.update(await head_of_line(client, base, reqs, system))
             proxy.terminate()
@@ -252,10 +257,12 @@ async def run(exe, corpus, conversations=100, state=None):
         out["load_wall_s"] = time.perf_counter() - t
         out["load_requests"] = len(times) + len(errors)
         out["load_errors"] = len(errors)
+        out["load_error_samples"] = sorted(set(errors))[:5]
         out["load_ttfb_ms_p50"] = percentile(times, 50) * 1e3
         out["load_ttfb_ms_p99"] = percentile(times, 99) * 1e3
         stats = (await client.get(base + "/ctxfit/stats")).json()
         out["conversations"] = stats["conversations"]
+        out["proxy_refused"] = stats["apis"]["anthropic-messages"]["refused"]
         out["proxy_rss_mib_before_after"] = [rss_before / 1024, rss_kib(proxy.pid) / 1024]
         out["proxy_rss_kib_per_conversation"] = (rss_kib(proxy.pid) - rss_before) / conversations
         out["tokens_in_out"] = [stats["apis"]["anthropic-messages"]["tokens_in"], stats["apis"]["anthropic-messages"]["tokens_forwarded"]]
