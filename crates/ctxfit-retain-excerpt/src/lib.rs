@@ -171,14 +171,19 @@ impl RetentionRule for Excerpt {
             // images, documents: not lines
             return Decision::Defer;
         };
-        let text = texts.join("\n");
-        let kind = self.kind(ctx.tool_kind, ctx.tool_name, ctx.input, &text);
-        if is_excerpt(&text) {
+        // one block (most results) read in place; several joined by line breaks
+        let text: std::borrow::Cow<'_, str> = match texts.as_slice() {
+            [one] => (*one).into(),
+            _ => texts.join("\n").into(),
+        };
+        let text = text.as_ref();
+        let kind = self.kind(ctx.tool_kind, ctx.tool_name, ctx.input, text);
+        if is_excerpt(text) {
             // compacted before: as final as if it had been cut here
             return Decision::Keep;
         }
         if kind == ContentKind::Other && self.json_items > 0 && text.len() > self.json_above {
-            if let Some((kept, cut)) = json::records_excerpt(&text, self.json_items) {
+            if let Some((kept, cut)) = json::records_excerpt(text, self.json_items) {
                 let out = format!(
                     "{kept}\n{TRAILER}{RECORDS_NOTE}{cut} later one{s} (`{LEFT_OUT}` marks what was left \
                      out); call {tool} again for the full result]",
@@ -192,7 +197,7 @@ impl RetentionRule for Excerpt {
             }
         }
         if self.record_fields && matches!(kind, ContentKind::Other | ContentKind::Document) {
-            if let Some(kept) = record_excerpt(&text, ctx.shown) {
+            if let Some(kept) = record_excerpt(text, ctx.shown) {
                 let out = format!(
                     "{kept}\n{TRAILER}{FIELDS_NOTE}{}]",
                     self.how_to_restore(kind, ctx)

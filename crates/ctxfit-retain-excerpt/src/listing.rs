@@ -48,6 +48,10 @@ pub fn long_listing_line(line: &str) -> Option<LongLine> {
     let mode_ok = bits.len() == 10
         && bits.starts_with(['d', 'l', 'c', 'b', 'p', 's', '-'])
         && bits[1..].bytes().all(|b| b"rwxsStT-".contains(&b));
+    if !mode_ok {
+        // (most lines of most results: not a listing's)
+        return None;
+    }
     let links = words.next()?.1;
     let size = words.nth(2)?.1;
     let size_ok = size.starts_with(|c: char| c.is_ascii_digit())
@@ -55,7 +59,7 @@ pub fn long_listing_line(line: &str) -> Option<LongLine> {
             .trim_end_matches(['K', 'M', 'G', 'T', 'P', 'E', 'k'])
             .bytes()
             .all(|b| b.is_ascii_digit() || b == b'.' || b == b',');
-    if !(mode_ok && digits(links) && size_ok) {
+    if !(digits(links) && size_ok) {
         return None;
     }
     let time = |w: &str| {

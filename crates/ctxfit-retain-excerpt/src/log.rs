@@ -30,9 +30,18 @@ pub fn reports_outcome(line: &str) -> bool {
     if python_frame(line) || trimmed.starts_with("--> ") || trimmed.starts_with("E   ") {
         return true;
     }
-    // one pass over the line's words (runs of ASCII letters, digits and `_`)
-    line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .any(outcome_word)
+    // one pass over the line's bytes: a word is a run of ASCII letters, digits and `_` (every byte of a
+    // character beyond ASCII ends one, as the character itself would)
+    let mut start = 0;
+    for (i, &b) in line.as_bytes().iter().enumerate() {
+        if !(b.is_ascii_alphanumeric() || b == b'_') {
+            if outcome_word(&line.as_bytes()[start..i]) {
+                return true;
+            }
+            start = i + 1;
+        }
+    }
+    outcome_word(&line.as_bytes()[start..])
 }
 
 /// Words that report an outcome, lower case.
@@ -64,12 +73,19 @@ const OUTCOME_WORDS: &[&str] = &[
 ];
 
 /// Is one word (ASCII) an outcome word, or an exception's name (`ValueError`, `IOException`, `KeyError`)?
-fn outcome_word(w: &str) -> bool {
+fn outcome_word(w: &[u8]) -> bool {
+    if w.len() < 4 {
+        return false;
+    }
     let ends_with = |suffix: &str| {
-        w.len() >= suffix.len() && w[w.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
+        w.len() > suffix.len()
+            && w[w.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
     };
-    (w.len() >= 4 && OUTCOME_WORDS.iter().any(|k| w.eq_ignore_ascii_case(k)))
-        || (w.len() > 5 && (ends_with("error") || ends_with("exception")))
+    OUTCOME_WORDS
+        .iter()
+        .any(|k| w.eq_ignore_ascii_case(k.as_bytes()))
+        || ends_with("error")
+        || ends_with("exception")
 }
 
 /// Is a log line a stack frame in code the agent did not write — an installed package, the language's own
