@@ -77,7 +77,7 @@ class StandIn(BaseHTTPRequestHandler):
 
 
 class StandInServer(ThreadingHTTPServer):
-    # the proxy opens a connection per conversation at once; the default listen queue (5) would drop some
+    # the proxy may open a connection per conversation at once: the listen queue holds them all (Python's default, 5)
     request_queue_size = 1024
 
 
@@ -101,12 +101,14 @@ async def ttfb(client, url, body):
     t = time.perf_counter()
     async with client.stream("POST", url, content=body, headers={"content-type": "application/json",
                                                                  "x-api-key": "k", "anthropic-version": "2023-06-01"}) as r:
-        first = None
+        first, answer = None, b""
         async for chunk in r.aiter_raw():
             if first is None:
                 first = time.perf_counter() - t
+            if r.status_code != 200:
+                answer += chunk
         if r.status_code != 200:
-            raise RuntimeError(f"status {r.status_code}")
+            raise RuntimeError(f"status {r.status_code}: {answer[:300].decode(errors='replace')}")
     return first
 
 
