@@ -42,6 +42,10 @@ pub struct Args {
     /// Seconds a client has to send a request's headers; a slower one is disconnected.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     header_timeout: u64,
+    /// Seconds a client may pause while sending a request's body; past them it gets a 408 and its connection is
+    /// closed.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    body_timeout: u64,
     /// Seconds the upstream may be silent: before its answer begins (past them the client gets a 504 in the API's
     /// shape) and in the middle of it (past them the answer is cut off, and the client sees it cut short).
     #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
@@ -116,6 +120,7 @@ pub fn run(args: Args) -> Result<()> {
         max_idle: (args.idle_timeout > 0).then(|| Duration::from_secs(args.idle_timeout)),
         connect_timeout: Duration::from_secs(10),
         header_timeout: Duration::from_secs(args.header_timeout),
+        body_timeout: Duration::from_secs(args.body_timeout),
         upstream_timeout: Duration::from_secs(args.upstream_timeout),
         state: args.state.clone(),
         cache_ttl: args.cache_ttl.map(Duration::from_secs),

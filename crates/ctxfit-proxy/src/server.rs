@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use ctxfit_compactor::{PolicyFile, Settings};
 use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 use hyper::service::service_fn;
@@ -45,6 +45,7 @@ use crate::idle::{BoxError, Idle};
 use crate::state::{Store, StoreError, StoreLimits};
 use crate::usage::{input_tokens, UsageTap};
 
+mod intake;
 mod stats;
 use stats::{count, metrics_text, stats_json, ApiStats};
 
@@ -71,6 +72,8 @@ pub struct ProxyConfig {
     pub connect_timeout: Duration,
     /// Time a client has to send a request's headers; a slower one is disconnected.
     pub header_timeout: Duration,
+    /// The longest pause a client may make while sending a request's body (past it: 408, connection closed).
+    pub body_timeout: Duration,
     /// Time the upstream may be silent: before its answer begins (the client gets a 504 in the API's shape), and
     /// in the middle of it (the answer is cut off: the client sees it cut short, never complete).
     pub upstream_timeout: Duration,
@@ -100,6 +103,7 @@ impl Default for ProxyConfig {
             max_idle: Some(Duration::from_secs(24 * 3600)),
             connect_timeout: Duration::from_secs(10),
             header_timeout: Duration::from_secs(30),
+            body_timeout: Duration::from_secs(30),
             upstream_timeout: Duration::from_secs(600),
             state: None,
             cache_ttl: None,
@@ -388,32 +392,40 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
         return relay(&shared, None, up, HeaderMap::new(), None).await;
     };
 
-    let bytes = match Limited::new(body, shared.config.max_body).collect().await {
-        Ok(b) => b.to_bytes(),
-        Err(e) => {
+    let stated =
+        header(&parts.headers, "content-length").and_then(|v| v.trim().parse::<u64>().ok());
+    let room_for = |n: usize| {
+        let gateways = shared.gateways.lock().unwrap_or_else(|p| p.into_inner());
+        make_room(&shared.config, &gateways, n).map_err(|(Refusal::Busy(m) | Refusal::Bad(m))| m)
+    };
+    let over_memory = || {
+        let (max, in_use) = (shared.config.max_memory, shared.config.memory_in_use);
+        max.zip(in_use).is_some_and(|(max, in_use)| in_use() > max)
+    };
+    let bounds = intake::Bounds {
+        max_body: shared.config.max_body,
+        silence: shared.config.body_timeout,
+        room_for: &room_for,
+        over_memory: &over_memory,
+    };
+    let bytes = match intake::read_body(body, stated, bounds).await {
+        Ok(b) => b,
+        Err(unread) => {
             count(&shared, api, |s| {
                 s.requests += 1;
                 s.refused += 1;
             });
-            let too_large = e
-                .downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some();
-            return if too_large {
-                api_error(
-                    Some(api),
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    &format!(
-                        "request body above the proxy's limit of {} bytes",
-                        shared.config.max_body
-                    ),
-                )
-            } else {
-                api_error(
-                    Some(api),
-                    StatusCode::BAD_REQUEST,
-                    "the request body could not be read",
-                )
-            };
+            let mut r = api_error(Some(api), unread.status(), &unread.message());
+            if unread.status() == StatusCode::SERVICE_UNAVAILABLE {
+                r.headers_mut()
+                    .insert("retry-after", HeaderValue::from_static("5"));
+            }
+            if unread.status() == StatusCode::REQUEST_TIMEOUT {
+                // the rest of the body may still come: the connection cannot carry another request
+                r.headers_mut()
+                    .insert("connection", HeaderValue::from_static("close"));
+            }
+            return r;
         }
     };
     // a Responses request that continues a stored response, or whose input is one string, is not ours

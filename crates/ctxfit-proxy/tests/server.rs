@@ -207,3 +207,56 @@ fn what_cannot_be_compacted_is_refused_before_the_upstream_hears_of_it() {
     assert!(body.contains("not over a WebSocket"), "{body}");
     assert!(up.received.lock().unwrap().is_empty());
 }
+
+#[test]
+fn a_body_that_stops_arriving_or_states_more_than_the_cap_is_answered_before_it_is_held() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let up = upstream();
+    let config = ProxyConfig {
+        anthropic: up.url.parse().unwrap(),
+        openai: up.url.parse().unwrap(),
+        body_timeout: std::time::Duration::from_millis(300),
+        max_body: 1 << 20,
+        ..ProxyConfig::default()
+    };
+    let addr = rt
+        .block_on(start(config, "127.0.0.1:0"))
+        .unwrap()
+        .addr
+        .to_string();
+    // a size over the cap: 413 from the stated length, before any of the body is sent
+    let mut s = TcpStream::connect(&addr).unwrap();
+    write!(
+        s,
+        "POST /v1/chat/completions HTTP/1.1\r\nhost: {addr}\r\ncontent-length: {}\r\n\r\n",
+        2 << 20
+    )
+    .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    assert!(text.starts_with("HTTP/1.1 413"), "{text}");
+    assert!(text.contains(r#""type":"request_too_large""#), "{text}");
+    // a body that stops: 408 in the API's shape after the pause, and the connection closed
+    let mut s = TcpStream::connect(&addr).unwrap();
+    write!(
+        s,
+        "POST /v1/chat/completions HTTP/1.1\r\nhost: {addr}\r\ncontent-length: 100\r\n\r\n{{\"model\""
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    assert!(started.elapsed() >= std::time::Duration::from_millis(250));
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 408"), "{text}");
+    assert!(
+        head.to_ascii_lowercase().contains("connection: close"),
+        "{text}"
+    );
+    let error: serde_json::Value = serde_json::from_str(body).unwrap();
+    assert_eq!(
+        error["error"]["message"],
+        "ctxfit proxy: the request body stopped arriving: nothing for 300 ms (92 of 100 bytes missing)"
+    );
+    assert!(up.received.lock().unwrap().is_empty());
+}

@@ -272,10 +272,11 @@ def test_a_websocket_upgrade_is_refused_at_once_and_not_forwarded(proxy):
 
 
 def test_slow_clients_and_silent_upstreams_are_bounded(upstream):
-    """A client that trickles its headers is disconnected; an upstream that never answers gets the client a 504."""
+    """A client that trickles its headers is disconnected; one that stops sending its body gets a 408 and is
+    disconnected; an upstream that never answers gets the client a 504."""
     import socket
     import time
-    p, url, lines = start_proxy(upstream, "--header-timeout", "1", "--upstream-timeout", "1")
+    p, url, lines = start_proxy(upstream, "--header-timeout", "1", "--body-timeout", "1", "--upstream-timeout", "1")
     try:
         host, port = url.removeprefix("http://").split(":")
         s = socket.create_connection((host, int(port)), timeout=10)
@@ -288,6 +289,22 @@ def test_slow_clients_and_silent_upstreams_are_bounded(upstream):
         assert time.monotonic() - started < 5
         assert data == b"" or data.startswith(b"HTTP/1.1 408"), data
         s.close()
+        # a body that stops coming: a 408 in the API's shape once it has been silent past --body-timeout, closed
+        s = socket.create_connection((host, int(port)), timeout=10)
+        s.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: 1000\r\n\r\n" + b'{"model": "m", "messages": [')
+        started = time.monotonic()
+        data = b""
+        while chunk := s.recv(4096):
+            data += chunk
+        s.close()
+        assert 0.9 < time.monotonic() - started < 5
+        head, _, answer = data.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 408") and b"connection: close" in head.lower(), data
+        assert json.loads(answer)["error"] == {
+            "type": "invalid_request_error",
+            "message": "ctxfit proxy: the request body stopped arriving: nothing for 1 s (972 of 1000 bytes missing)"}
+        assert Upstream.received == [] or all(r["body"].get("model") != "m" for r in Upstream.received)
         client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0)
         with pytest.raises(anthropic.APIStatusError) as e:
             client.messages.create(model="silent", max_tokens=8, messages=[{"role": "user", "content": "hi"}])
@@ -452,7 +469,7 @@ def test_memory_is_held_under_max_memory(upstream):
     fit even so is answered 503, overloaded, with retry-after; the proxy serves on."""
     import httpx
 
-    p, url, lines = start_proxy(upstream, "--max-memory", "150M")
+    p, url, lines = start_proxy(upstream, "--max-memory", "150M", "--max-body", str(300 << 20))
     headers = {"x-api-key": "k", "anthropic-version": "2023-06-01", "content-type": "application/json"}
 
     def body(name, size):
@@ -476,6 +493,28 @@ def test_memory_is_held_under_max_memory(upstream):
         assert r.status_code == 503 and r.headers["retry-after"] == "5", r.text
         assert r.json()["error"]["type"] == "overloaded_error"
         assert "memory limit" in r.json()["error"]["message"]
+        # a body of no stated size is counted as it arrives: refused before its end, not after
+        import socket
+        host, port = url.removeprefix("http://").split(":")
+        s = socket.create_connection((host, int(port)), timeout=30)
+        s.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key: k\r\nContent-Type: application/json\r\n"
+                  b"Transfer-Encoding: chunked\r\n\r\n")
+        piece = b"x" * 1_000_000
+        sent = 0
+        try:
+            for _ in range(200):  # 200 MB: more than the whole cap
+                s.sendall(b"%x\r\n" % len(piece) + piece + b"\r\n")
+                sent += 1
+        except OSError:
+            pass  # the proxy stopped reading: its answer is waiting
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+        s.close()
+        assert sent < 200, "the whole body was read"
+        head, _, answer = data.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 503") and b"retry-after: 5" in head, data
+        assert "reached its memory limit while this request's body arrived" in json.loads(answer)["error"]["message"]
         r = httpx.post(url + "/v1/messages", content=body("small", 10_000), headers=headers, timeout=60)
         assert r.status_code == 200
         assert "ctxfit_proxy_memory_bytes " in httpx.get(url + "/metrics").text

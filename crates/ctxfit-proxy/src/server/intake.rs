@@ -1,0 +1,131 @@
+//! Reading a request's body before it is compacted, bounded in size, in time and in memory.
+//!
+//! What: the body's bytes, read frame by frame. Why: a body is held whole while it is compacted, so a client can
+//! tie up a connection and memory with it — by stating a size and never sending it, by trickling it a byte at a
+//! time, or, with others, by sending more bodies at once than the heap allows. Each is answered, in the API's own
+//! error shape, before the proxy holds more than it may:
+//!
+//! * over `--max-body` (stated, or as it arrives): 413;
+//! * a pause longer than `--body-timeout` between two pieces of the body: 408, and the connection is closed;
+//! * over `--max-memory` (what a body states it will need, or the heap as bodies arrive together, once the
+//!   conversations used least recently are forgotten): 503 with `retry-after`, without reading the rest.
+//!
+//! Example: `Content-Length: 1000` and then 10 bytes and silence gets, after the timeout, `408` with
+//! `{"type":"error","error":{"type":"invalid_request_error","message":"ctxfit proxy: the request body stopped
+//! arriving: nothing for 30 s (990 of 1000 bytes missing)"}}`.
+
+use std::time::Duration;
+
+use http_body_util::BodyExt;
+use hyper::body::{Bytes, Incoming};
+use hyper::StatusCode;
+
+/// Why a body was not read whole.
+#[derive(Debug)]
+pub(super) enum Unread {
+    /// Above the size cap (413).
+    TooLarge(usize),
+    /// Nothing arrived for this long (408).
+    Stalled {
+        silence: Duration,
+        got: usize,
+        stated: Option<u64>,
+    },
+    /// The heap would go past `--max-memory` (503 with `retry-after`).
+    NoRoom(String),
+    /// The connection failed while the body was read (400).
+    Broken,
+}
+
+impl Unread {
+    pub(super) fn status(&self) -> StatusCode {
+        match self {
+            Unread::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Unread::Stalled { .. } => StatusCode::REQUEST_TIMEOUT,
+            Unread::NoRoom(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Unread::Broken => StatusCode::BAD_REQUEST,
+        }
+    }
+
+    pub(super) fn message(&self) -> String {
+        match self {
+            Unread::TooLarge(max) => format!("request body above the proxy's limit of {max} bytes"),
+            Unread::Stalled {
+                silence,
+                got,
+                stated,
+            } => {
+                let missing = match stated {
+                    Some(n) => format!(" ({} of {n} bytes missing)", n.saturating_sub(*got as u64)),
+                    None => format!(" ({got} bytes received)"),
+                };
+                let silence = if silence.subsec_millis() == 0 {
+                    format!("{} s", silence.as_secs())
+                } else {
+                    format!("{} ms", silence.as_millis())
+                };
+                format!("ctxfit proxy: the request body stopped arriving: nothing for {silence}{missing}")
+            }
+            Unread::NoRoom(message) => format!("ctxfit proxy: {message}"),
+            Unread::Broken => "the request body could not be read".to_owned(),
+        }
+    }
+}
+
+/// What bounds a body's reading.
+pub(super) struct Bounds<'a> {
+    pub max_body: usize,
+    /// The longest pause between two pieces of the body.
+    pub silence: Duration,
+    /// Make room for a body of this many bytes (forgetting conversations if it must), or say why there is none.
+    pub room_for: &'a (dyn Fn(usize) -> Result<(), String> + Sync),
+    /// Is the heap past its cap now?
+    pub over_memory: &'a (dyn Fn() -> bool + Sync),
+}
+
+/// The whole body, or why not.
+pub(super) async fn read_body(
+    mut body: Incoming,
+    stated: Option<u64>,
+    bounds: Bounds<'_>,
+) -> Result<Bytes, Unread> {
+    if let Some(n) = stated {
+        if n > bounds.max_body as u64 {
+            return Err(Unread::TooLarge(bounds.max_body));
+        }
+        // a body that says how large it is makes room first, before a byte of it is held
+        (bounds.room_for)(n as usize).map_err(Unread::NoRoom)?;
+    }
+    // (what a client states is not reserved ahead of its bytes: one that never sends them holds nothing)
+    let mut bytes: Vec<u8> = Vec::with_capacity(stated.unwrap_or(0).min(1 << 20) as usize);
+    loop {
+        let frame = match tokio::time::timeout(bounds.silence, body.frame()).await {
+            Err(_) => {
+                return Err(Unread::Stalled {
+                    silence: bounds.silence,
+                    got: bytes.len(),
+                    stated,
+                })
+            }
+            Ok(None) => break,
+            Ok(Some(Err(_))) => return Err(Unread::Broken),
+            Ok(Some(Ok(frame))) => frame,
+        };
+        let Ok(data) = frame.into_data() else {
+            continue; // trailers: nothing of the body
+        };
+        if bytes.len() + data.len() > bounds.max_body {
+            return Err(Unread::TooLarge(bounds.max_body));
+        }
+        bytes.extend_from_slice(&data);
+        // bodies arriving together count as they grow: past the cap, room is made or the body refused
+        if (bounds.over_memory)() && (bounds.room_for)(0).is_err() {
+            return Err(Unread::NoRoom(format!(
+                "the proxy reached its memory limit while this request's body arrived ({} MiB of it so far): \
+                 retry later",
+                bytes.len() >> 20
+            )));
+        }
+    }
+    Ok(Bytes::from(bytes))
+}
