@@ -46,6 +46,7 @@ use crate::state::{Store, StoreError, StoreLimits};
 use crate::usage::{input_tokens, UsageTap};
 
 mod intake;
+use intake::make_room;
 mod stats;
 use stats::{count, metrics_text, stats_json, ApiStats};
 
@@ -376,20 +377,31 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
     let (parts, body) = req.into_parts();
     let mut headers = forwarded_headers(&parts.headers);
     let bypass = header(&parts.headers, "x-ctxfit-bypass").is_some_and(|v| v.trim() == "1");
+    // a body the client compressed (Codex CLI's `enable_request_compression` sends zstd) is not read: it goes
+    // through untouched, and the answer says why
+    let encoding = header(&parts.headers, "content-encoding")
+        .map(str::trim)
+        .filter(|e| !e.is_empty() && !e.eq_ignore_ascii_case("identity"));
+    let mut extra = HeaderMap::new();
 
-    let Some(api) = api.filter(|_| !bypass) else {
+    let Some(api) = api.filter(|_| !bypass && encoding.is_none()) else {
         // untouched: streamed through as it comes
         if let Some(api) = api {
             count(&shared, api, |s| {
                 s.requests += 1;
                 s.bypassed += 1;
             });
+            if let Some(e) =
+                encoding.and_then(|e| HeaderValue::from_str(&format!("content-encoding {e}")).ok())
+            {
+                extra.insert("x-ctxfit-untouched", e);
+            }
         }
         let mut up = Request::new(body.map_err(BoxError::from).boxed());
         *up.method_mut() = parts.method;
         *up.uri_mut() = target;
         *up.headers_mut() = headers;
-        return relay(&shared, None, up, HeaderMap::new(), None).await;
+        return relay(&shared, None, up, extra, None).await;
     };
 
     let stated =
@@ -478,7 +490,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
     } else {
         None
     };
-    let mut extra = HeaderMap::new();
+    let mut extra = extra;
     let mut usage_of = None;
     let body = match forwarded {
         Some(f) => {
@@ -554,42 +566,6 @@ impl From<String> for Refusal {
     fn from(message: String) -> Refusal {
         Refusal::Bad(message)
     }
-}
-
-/// Bytes of heap a request takes while it is compacted, per byte of its body: the body, its parsed messages, the
-/// body written out (measured: 2–3).
-const MEMORY_PER_BODY_BYTE: usize = 4;
-
-/// Make room under `--max-memory` for a request of `body` bytes: forget the conversations used least recently,
-/// of every profile, until it fits. `Err` when it does not fit even so.
-fn make_room(
-    config: &ProxyConfig,
-    gateways: &HashMap<String, Arc<Gateway>>,
-    body: usize,
-) -> Result<(), Refusal> {
-    let (Some(max), Some(in_use)) = (config.max_memory, config.memory_in_use) else {
-        return Ok(());
-    };
-    let need = body.saturating_mul(MEMORY_PER_BODY_BYTE);
-    while in_use().saturating_add(need) > max {
-        let oldest = (gateways.values())
-            .filter_map(|g| g.least_recently_seen().map(|seen| (seen, g)))
-            .min_by_key(|(seen, _)| *seen);
-        match oldest {
-            Some((_, g)) => {
-                g.forget_least_recent();
-            }
-            None => break,
-        }
-    }
-    if in_use().saturating_add(need) > max {
-        return Err(Refusal::Busy(format!(
-            "the proxy is at its memory limit ({} MiB) and this request needs about {} MiB more: retry later",
-            max >> 20,
-            need >> 20
-        )));
-    }
-    Ok(())
 }
 
 fn compact(

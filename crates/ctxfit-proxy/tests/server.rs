@@ -260,3 +260,26 @@ fn a_body_that_stops_arriving_or_states_more_than_the_cap_is_answered_before_it_
     );
     assert!(up.received.lock().unwrap().is_empty());
 }
+
+#[test]
+fn a_compressed_body_goes_through_untouched_and_the_answer_says_why() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let up = upstream();
+    let addr = proxy(&rt, &up);
+    // what Codex CLI sends with `enable_request_compression`: zstd, which the proxy does not read
+    let body = b"\x28\xb5\x2f\xfd not JSON to the proxy";
+    let (status, headers, answer) = send(
+        &addr,
+        "POST /v1/responses HTTP/1.1\r\ncontent-encoding: zstd\r\nauthorization: Bearer k",
+        body,
+    );
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        header(&headers, "x-ctxfit-untouched"),
+        Some("content-encoding zstd")
+    );
+    assert_eq!(header(&headers, "x-ctxfit-conversation"), None);
+    let received = up.received.lock().unwrap();
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].1, body);
+}

@@ -1,4 +1,5 @@
-//! Reading a request's body before it is compacted, bounded in size, in time and in memory.
+//! Reading a request's body before it is compacted, bounded in size, in time and in memory, and making room for
+//! it under `--max-memory` ([`make_room`]).
 //!
 //! What: the body's bytes, read frame by frame. Why: a body is held whole while it is compacted, so a client can
 //! tie up a connection and memory with it — by stating a size and never sending it, by trickling it a byte at a
@@ -14,11 +15,16 @@
 //! `{"type":"error","error":{"type":"invalid_request_error","message":"ctxfit proxy: the request body stopped
 //! arriving: nothing for 30 s (990 of 1000 bytes missing)"}}`.
 
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use http_body_util::BodyExt;
 use hyper::body::{Bytes, Incoming};
 use hyper::StatusCode;
+
+use super::{ProxyConfig, Refusal};
+use crate::gateway::Gateway;
 
 /// Why a body was not read whole.
 #[derive(Debug)]
@@ -128,4 +134,40 @@ pub(super) async fn read_body(
         }
     }
     Ok(Bytes::from(bytes))
+}
+
+/// Bytes of heap a request takes while it is compacted, per byte of its body: the body, its parsed messages, the
+/// body written out (measured: 2–3).
+const MEMORY_PER_BODY_BYTE: usize = 4;
+
+/// Make room under `--max-memory` for a request of `body` bytes: forget the conversations used least recently,
+/// of every profile, until it fits. `Err` when it does not fit even so.
+pub(super) fn make_room(
+    config: &ProxyConfig,
+    gateways: &HashMap<String, Arc<Gateway>>,
+    body: usize,
+) -> Result<(), Refusal> {
+    let (Some(max), Some(in_use)) = (config.max_memory, config.memory_in_use) else {
+        return Ok(());
+    };
+    let need = body.saturating_mul(MEMORY_PER_BODY_BYTE);
+    while in_use().saturating_add(need) > max {
+        let oldest = (gateways.values())
+            .filter_map(|g| g.least_recently_seen().map(|seen| (seen, g)))
+            .min_by_key(|(seen, _)| *seen);
+        match oldest {
+            Some((_, g)) => {
+                g.forget_least_recent();
+            }
+            None => break,
+        }
+    }
+    if in_use().saturating_add(need) > max {
+        return Err(Refusal::Busy(format!(
+            "the proxy is at its memory limit ({} MiB) and this request needs about {} MiB more: retry later",
+            max >> 20,
+            need >> 20
+        )));
+    }
+    Ok(())
 }
