@@ -62,8 +62,36 @@ pub enum BodyError {
 }
 
 impl BodyError {
-    fn json(e: &serde_json::Error) -> BodyError {
-        match ctxfit_model::ModelError::from_json(e) {
+    /// A body that does not parse, in words that fit it: bytes that are no UTF-8 are named as such (serde_json
+    /// calls them an invalid code point), a lone surrogate escape as such.
+    fn json(e: &serde_json::Error, bytes: &[u8]) -> BodyError {
+        let error = match std::str::from_utf8(bytes) {
+            Ok(text) => ctxfit_model::ModelError::from_json_in(e, text),
+            Err(_) if !e.to_string().starts_with("invalid unicode code point") => {
+                ctxfit_model::ModelError::from_json(e)
+            }
+            Err(bad) => {
+                let at = bad.valid_up_to();
+                let before = &bytes[..at];
+                let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+                let line_start = before
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map_or(0, |i| i + 1);
+                let column = 1 + String::from_utf8_lossy(&before[line_start..])
+                    .chars()
+                    .count();
+                return BodyError::Json {
+                    line,
+                    column,
+                    message: format!(
+                        "the body is not UTF-8: byte 0x{:02x} is no part of a character (JSON text is UTF-8)",
+                        bytes[at]
+                    ),
+                };
+            }
+        };
+        match error {
             ctxfit_model::ModelError::Json {
                 line,
                 column,
@@ -163,7 +191,7 @@ impl<'a> RequestBody<'a> {
             Err(e) if e.to_string().contains(EXPECTED_LIST) => {
                 return Err(BodyError::NotAList(key))
             }
-            Err(e) => return Err(BodyError::json(&e)),
+            Err(e) => return Err(BodyError::json(&e, bytes)),
         };
         let (messages_at, messages) = messages.ok_or(BodyError::Missing(key))?;
         Ok(RequestBody {
@@ -277,6 +305,20 @@ mod tests {
         assert_eq!(
             RequestBody::parse(Api::OpenAiResponses, br#"{"input":"hello"}"#).err(),
             Some(BodyError::NotAList("input"))
+        );
+        // bytes that are no UTF-8, in their own words
+        let err = RequestBody::parse(
+            Api::AnthropicMessages,
+            b"{\"messages\": [\n {\"role\": \"user\", \"content\": \"h\xc3\xa9\xff\"}]}",
+        )
+        .err()
+        .map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some(
+                "malformed JSON at line 2, column 33: the body is not UTF-8: byte 0xff is no part of a \
+                 character (JSON text is UTF-8)"
+            )
         );
     }
 }
