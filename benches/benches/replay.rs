@@ -1,5 +1,5 @@
 //! Import and parse of a 1M-token session, a whole-session replay on the generated history, and how replay time
-//! grows with the history (1M and 4M tokens).
+//! grows with the history (1M and 4M tokens) and with the number of requests (10,000 and 40,000 small tool calls).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ctxfit_benches::history::{corpus_turns, generate_history};
@@ -66,6 +66,51 @@ fn benches(c: &mut Criterion) {
         }
     }
     scaling.finish();
+
+    // linear in the number of requests too: a history of many small tool calls (each request once summed every
+    // message before it: 100,000 calls took 8 s to compact, half of it that sum)
+    let mut many = c.benchmark_group("replay_many_calls");
+    many.sample_size(10);
+    let smart = Policy::Profile(Box::new(
+        PolicyFile::default()
+            .resolve(Some("smart"), None, &|_| None)
+            .unwrap(),
+    ));
+    for calls in [10_000, 40_000] {
+        let history = small_calls(calls);
+        many.bench_function(format!("smart/{calls}"), |b| {
+            b.iter(|| {
+                replay(
+                    "calls",
+                    &history,
+                    &smart,
+                    &registry,
+                    &fast,
+                    Prices::default(),
+                )
+                .unwrap()
+                .turns
+                .len()
+            })
+        });
+    }
+    many.finish();
+}
+
+/// A session of `calls` tool calls, each answered by three short lines.
+fn small_calls(calls: usize) -> ctxfit_model::Conversation {
+    let mut messages = vec![serde_json::json!({"role": "user", "content": "go"})];
+    for i in 0..calls {
+        messages.push(serde_json::json!({"role": "assistant", "content": [
+            {"type": "tool_use", "id": format!("t{i}"), "name": "Bash", "input": {"command": format!("ls d{i}")}}]}));
+        messages.push(serde_json::json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": format!("t{i}"), "content": format!("a{i}\nb\nc")}]}));
+    }
+    let json = serde_json::json!({"messages": messages}).to_string();
+    ctxfit_import::import_str(&json, None)
+        .unwrap()
+        .remove(0)
+        .conversation
 }
 
 criterion_group!(replay_benches, benches);

@@ -35,6 +35,7 @@ mod projection;
 mod saved;
 mod shown;
 
+use crate::PrefixSums;
 pub use budget::BUDGET_RULE;
 pub use cache::{cache_expired, requested_cache_ttl, stated_cache_ttl, unix_millis, CACHE_FIELDS};
 use decision::{reask_due, Asked, Change, Replacement, Sticky, View, WaitingOn};
@@ -103,7 +104,7 @@ struct State {
     base_tokens: usize,
     message_tokens: usize,
     /// Tokens of each message as the request sends it (source minus sticky savings).
-    sent_tokens: Vec<usize>,
+    sent_tokens: PrefixSums,
     /// assistants_before[i]: model responses begun among the first i messages (`begins_response`).
     assistants_before: Vec<usize>,
     results: Vec<ResultSite>,

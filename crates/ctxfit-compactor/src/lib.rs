@@ -21,6 +21,7 @@ mod aliases;
 mod compactor;
 mod ledger;
 mod policy;
+mod prefix_sums;
 mod report;
 mod retrieval;
 mod session;
@@ -38,6 +39,7 @@ pub use policy::{
     built_in, PolicyError, PolicyFile, ProfileSpec, RuleSpec, Settings, Trigger, BUILT_IN_PROFILES,
     DEFAULT_CACHE_TTL, ENV_OVERRIDES,
 };
+pub use prefix_sums::PrefixSums;
 pub use report::{Action, BlockReport, HeldBack, HoldReason, Report};
 pub use retrieval::{handle_of, retrieval_tool_definition, retrieve, RETRIEVAL_TOOL};
 pub use session::{AgentSession, Request};

@@ -425,8 +425,9 @@ pub fn replay_timed(
         extra: conv.extra.clone(),
     };
     // per message of the request: source tokens and tokens as sent
-    let mut source_tokens: Vec<usize> = Vec::new();
-    let mut sent_tokens: Vec<usize> = Vec::new();
+    // (summed in logarithmic time: a history is asked its sums once per request)
+    let mut source_tokens: usize = 0;
+    let mut sent_tokens = ctxfit_compactor::PrefixSums::default();
     // identifiers: where they have been seen (tool results or elsewhere), and in the request as sent
     let mut provenance = references::Provenance::new(conv);
     let mut visible = Bag::default();
@@ -450,7 +451,7 @@ pub fn replay_timed(
                 Some(c) => {
                     let report = c.compact_at(&request, previous_input, latest);
                     for b in &report.new_blocks {
-                        sent_tokens[b.message] -= b.tokens_before - b.tokens_after;
+                        sent_tokens.sub(b.message, b.tokens_before - b.tokens_after);
                         if b.action != Action::InputCleared {
                             tally.cut(b.message, b.block, b.tokens_before - b.tokens_after);
                         }
@@ -494,14 +495,14 @@ pub fn replay_timed(
                 }
             };
             let input_tokens =
-                compacted_total.unwrap_or_else(|| preamble + sent_tokens.iter().sum::<usize>());
-            let uncompacted_tokens = preamble + source_tokens.iter().sum::<usize>();
+                compacted_total.unwrap_or_else(|| preamble + sent_tokens.prefix(sent_tokens.len()));
+            let uncompacted_tokens = preamble + source_tokens;
             let (cache_read_tokens, cache_write_tokens) =
                 if dropped > 0 || previous_len == 0 || expired {
                     (0, input_tokens)
                 } else {
                     let unchanged = first_changed.unwrap_or(previous_len).min(previous_len);
-                    let read = preamble + sent_tokens[..unchanged].iter().sum::<usize>();
+                    let read = preamble + sent_tokens.prefix(unchanged);
                     (read, input_tokens - read)
                 };
             let cost = prices.cost(cache_read_tokens, cache_write_tokens);
@@ -532,7 +533,7 @@ pub fn replay_timed(
         latest = timing.times.get(mi).copied().flatten().or(latest);
         let tokens = count_message(est.as_ref(), msg);
         tally.join(est.as_ref(), mi, msg);
-        source_tokens.push(tokens);
+        source_tokens += tokens;
         sent_tokens.push(tokens);
         for block in &msg.content.blocks {
             if matches!(block, Block::ToolResult(_)) {

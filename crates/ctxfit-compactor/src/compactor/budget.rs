@@ -196,9 +196,9 @@ impl Compactor {
         self.replaced -= usize::from(old.content.is_some());
         self.compacted_results -= 1;
         self.state.saved -= old.tokens_before - old.tokens_after + old.input_tokens_saved;
-        self.state.sent_tokens[site.message] += old.tokens_before - old.tokens_after;
+        (self.state.sent_tokens).add(site.message, old.tokens_before - old.tokens_after);
         if let (true, Some((cm, cb))) = (old.clear_input, site.call) {
-            self.state.sent_tokens[cm] += old.input_tokens_saved;
+            self.state.sent_tokens.add(cm, old.input_tokens_saved);
             if let Some(r) = self.state.replaced.get_mut(&cm) {
                 r.retain(|(b, rep)| !(*b == cb && matches!(rep, Replacement::ClearInput)));
             }

@@ -32,7 +32,7 @@ impl Compactor {
             for (bi, block) in msg.content.blocks.iter().enumerate() {
                 let tokens = count_block(est, block);
                 st.message_tokens += tokens;
-                st.sent_tokens[mi] += tokens;
+                st.sent_tokens.add(mi, tokens);
                 match block {
                     Block::Text(t) => st.shown.add_text(&t.text),
                     // a cleared input is not final
@@ -79,9 +79,10 @@ impl Compactor {
                     }
                     st.saved +=
                         sticky.tokens_before - sticky.tokens_after + sticky.input_tokens_saved;
-                    st.sent_tokens[mi] -= sticky.tokens_before - sticky.tokens_after;
+                    st.sent_tokens
+                        .sub(mi, sticky.tokens_before - sticky.tokens_after);
                     if let Some((cm, _)) = call {
-                        st.sent_tokens[cm] -= sticky.input_tokens_saved;
+                        st.sent_tokens.sub(cm, sticky.input_tokens_saved);
                     }
                     st.replaced
                         .entry(mi)
@@ -122,7 +123,7 @@ impl Compactor {
         if messages == 0 {
             return 0;
         }
-        self.state.base_tokens + self.state.sent_tokens[..messages].iter().sum::<usize>()
+        self.state.base_tokens + self.state.sent_tokens.prefix(messages)
     }
 
     /// Tokens of the request as compacted so far.

@@ -63,11 +63,8 @@ impl Compactor {
         };
         // the cached part of the request from a message on: the provider writes it again when it changes
         let cached = self.state.cached_messages;
-        let tail_from = |message: usize| -> usize {
-            self.state.sent_tokens[message.min(cached)..cached]
-                .iter()
-                .sum()
-        };
+        let tail_from =
+            |message: usize| -> usize { self.state.sent_tokens.range(message.min(cached), cached) };
         let Some(first) = batch.first() else {
             return (0, None);
         };
@@ -91,9 +88,7 @@ impl Compactor {
         for k in (0..batch.len()).rev() {
             reclaim += reclaim_of(&batch[k]);
             let from = self.state.results[batch[k].0].message.min(tail_start);
-            tail += self.state.sent_tokens[from..tail_start]
-                .iter()
-                .sum::<usize>();
+            tail += self.state.sent_tokens.range(from, tail_start);
             tail_start = from;
             match check(reclaim, tail) {
                 None if start == batch.len() || pays(reclaim - at_start.0, tail - at_start.1) => {
@@ -184,9 +179,9 @@ impl Compactor {
             input_tokens_saved,
         };
         self.state.saved += tokens_before - tokens_after + input_tokens_saved;
-        self.state.sent_tokens[site.message] -= tokens_before - tokens_after;
+        (self.state.sent_tokens).sub(site.message, tokens_before - tokens_after);
         if let Some((cm, ..)) = cleared_at {
-            self.state.sent_tokens[cm] -= input_tokens_saved;
+            self.state.sent_tokens.sub(cm, input_tokens_saved);
         }
         self.state
             .replaced
