@@ -58,10 +58,19 @@ pub fn inflate(bytes: Vec<u8>) -> Result<Vec<u8>, ImportError> {
     Ok(out)
 }
 
-/// The text a file's bytes hold: gzip is inflated (by its magic bytes, whatever the name), a leading
-/// byte-order mark is dropped, and invalid UTF-8 is reported at its line and column.
+/// The text a file's bytes hold: gzip is inflated (by its magic bytes, whatever the name), UTF-16 with its
+/// byte-order mark decoded, a leading byte-order mark is dropped, and invalid UTF-8 is reported at its line and
+/// column.
 pub fn decode_text(bytes: Vec<u8>) -> Result<String, ImportError> {
     let bytes = inflate(bytes)?;
+    // UTF-16 with its byte-order mark (what Windows PowerShell 5's `>` writes): read as the text it is
+    if let Some(big_endian) = match bytes.get(..2) {
+        Some([0xFF, 0xFE]) => Some(false),
+        Some([0xFE, 0xFF]) => Some(true),
+        _ => None,
+    } {
+        return utf16(&bytes[2..], big_endian);
+    }
     let mut text = String::from_utf8(bytes).map_err(|e| {
         let offset = e.utf8_error().valid_up_to();
         let bytes = e.as_bytes();
@@ -75,6 +84,33 @@ pub fn decode_text(bytes: Vec<u8>) -> Result<String, ImportError> {
     })?;
     if text.starts_with('\u{feff}') {
         text.drain(..'\u{feff}'.len_utf8());
+    }
+    Ok(text)
+}
+
+/// UTF-16 text after its byte-order mark, as UTF-8 (an odd last byte is refused as half a unit).
+fn utf16(bytes: &[u8], big_endian: bool) -> Result<String, ImportError> {
+    let units = bytes.chunks(2).map(|pair| match (pair, big_endian) {
+        ([a, b], false) => u16::from_le_bytes([*a, *b]),
+        ([a, b], true) => u16::from_be_bytes([*a, *b]),
+        // an odd byte at the end: no UTF-16 unit, reported as a lone half below
+        _ => 0xD800,
+    });
+    let mut text = String::with_capacity(bytes.len() / 2);
+    let mut offset = 2;
+    for c in char::decode_utf16(units) {
+        match c {
+            Ok(c) => {
+                text.push(c);
+                offset += 2 * c.len_utf16();
+            }
+            Err(e) => {
+                return Err(ImportError::BadUtf16 {
+                    unit: e.unpaired_surrogate(),
+                    offset,
+                })
+            }
+        }
     }
     Ok(text)
 }
@@ -238,6 +274,32 @@ mod tests {
             err.to_string(),
             "2:10: not UTF-8 text (byte 0xff at offset 12)"
         );
+    }
+
+    #[test]
+    fn utf16_with_its_byte_order_mark_is_read_as_the_text_it_is() {
+        let text = "[{\"role\":\"user\",\"content\":\"h\u{e9} \u{1f600}\"}]";
+        let le: Vec<u8> = [0xFF, 0xFE]
+            .into_iter()
+            .chain(text.encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
+        let be: Vec<u8> = [0xFE, 0xFF]
+            .into_iter()
+            .chain(text.encode_utf16().flat_map(u16::to_be_bytes))
+            .collect();
+        assert_eq!(decode_text(le.clone()).unwrap(), text);
+        assert_eq!(decode_text(be).unwrap(), text);
+        // half a pair alone, and an odd byte at the end: named, nothing guessed
+        let lone = [0xFF, 0xFE, b'[', 0, 0x00, 0xD8, b']', 0];
+        assert_eq!(
+            decode_text(lone.to_vec()).unwrap_err().to_string(),
+            "UTF-16 text with half of a surrogate pair alone (0xd800 at byte offset 4)"
+        );
+        let odd = [&le[..], &[b'x']].concat();
+        assert!(matches!(
+            decode_text(odd).unwrap_err(),
+            ImportError::BadUtf16 { .. }
+        ));
     }
 
     #[test]

@@ -333,6 +333,11 @@ pub enum ImportError {
         byte: u8,
         offset: usize,
     },
+    /// A UTF-16 text (it began with a byte-order mark) that holds half of a surrogate pair alone.
+    #[error(
+        "UTF-16 text with half of a surrogate pair alone (0x{unit:04x} at byte offset {offset})"
+    )]
+    BadUtf16 { unit: u16, offset: usize },
     #[error("not a recognised session format (expected one of: anthropic, openai, responses, claude-code, codex, gemini-cli, copilot-cli, swe-agent, mini-swe-agent, openhands, tau-bench, letta)")]
     Unrecognised,
 }
