@@ -295,7 +295,7 @@ mod tests {
             decode_text(lone.to_vec()).unwrap_err().to_string(),
             "UTF-16 text with half of a surrogate pair alone (0xd800 at byte offset 4)"
         );
-        let odd = [&le[..], &[b'x']].concat();
+        let odd = [&le[..], b"x"].concat();
         assert!(matches!(
             decode_text(odd).unwrap_err(),
             ImportError::BadUtf16 { .. }
