@@ -46,7 +46,7 @@ use crate::state::{Store, StoreError, StoreLimits};
 use crate::usage::{input_tokens, UsageTap};
 
 mod intake;
-use intake::make_room;
+use intake::{make_room, need_of_body, need_of_size};
 mod stats;
 use stats::{count, metrics_text, stats_json, ApiStats};
 
@@ -408,7 +408,8 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
         header(&parts.headers, "content-length").and_then(|v| v.trim().parse::<u64>().ok());
     let room_for = |n: usize| {
         let gateways = shared.gateways.lock().unwrap_or_else(|p| p.into_inner());
-        make_room(&shared.config, &gateways, n).map_err(|(Refusal::Busy(m) | Refusal::Bad(m))| m)
+        make_room(&shared.config, &gateways, need_of_size(n))
+            .map_err(|(Refusal::Busy(m) | Refusal::Bad(m))| m)
     };
     let over_memory = || {
         let (max, in_use) = (shared.config.max_memory, shared.config.memory_in_use);
@@ -578,7 +579,7 @@ fn compact(
 ) -> Result<crate::gateway::Forwarded, Refusal> {
     let settings = settings(&shared.config, profile)?;
     let mut gateways = shared.gateways.lock().unwrap_or_else(|p| p.into_inner());
-    make_room(&shared.config, &gateways, bytes.len())?;
+    make_room(&shared.config, &gateways, need_of_body(bytes))?;
     if preview {
         drop(gateways);
         // what the conversation would send: a gateway of its own replays it (live equals replayed)
