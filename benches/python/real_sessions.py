@@ -9,8 +9,9 @@ of the model's output), exactly as an agent loop calls it; the requests of the l
 each, with the size of the messages appended since the previous call (the new content the call converts).
 Seed 002's projection in Python (`seed_passes.py`) is timed on the same requests where they are Anthropic
 messages (what it reads). Prints one JSON object: the
-p50 / p90 / max per request, the p50 against the budget "50 µs + 1 µs per KB of new content", and the ratio to
-seed 002's pass over all timed requests and over those above 100k tokens.
+p50 / p90 / max per request, the p50 against the budget "50 µs + 1 µs per KB of new content", the ratio to
+seed 002's pass over all timed requests and over those above 100k tokens, and what building a `Compactor("smart")`
+costs (once per conversation).
 """
 
 import argparse
@@ -114,7 +115,14 @@ def main():
         windows += 1
         time_window(s["messages"], s["format"], rows)
     big = [r for r in rows if r["tokens"] > 100_000]
-    out = {"python": sys.version.split()[0], "folder": args.folder, "windows": windows}
+    # what a new conversation pays once: building its compactor (median of 100)
+    builds = []
+    for _ in range(100):
+        t = time.perf_counter()
+        ctxfit.Compactor("smart")
+        builds.append((time.perf_counter() - t) * 1e6)
+    out = {"python": sys.version.split()[0], "folder": args.folder, "windows": windows,
+           "new_compactor_us": round(statistics.median(builds), 1)}
     if rows:
         out["all"] = summary(rows)
     if big:

@@ -32,17 +32,33 @@ pub struct ShellReads {
     patterns: Vec<Regex>,
 }
 
+/// The default patterns, compiled once per process: compiling them took most of the time a `smart` compactor
+/// took to build (0.8 ms), which a proxy or a Python program pays per conversation. (A compiled pattern is shared
+/// by its clones.)
+static DEFAULT: std::sync::LazyLock<ShellReads> = std::sync::LazyLock::new(|| {
+    ShellReads::compile(DEFAULT_SHELL_READS).unwrap_or(ShellReads {
+        patterns: Vec::new(),
+    })
+});
+
 impl Default for ShellReads {
     fn default() -> Self {
-        ShellReads::new(DEFAULT_SHELL_READS).unwrap_or(ShellReads {
-            patterns: Vec::new(),
-        })
+        DEFAULT.clone()
     }
 }
 
 impl ShellReads {
     /// Compile patterns; each must have a `path` group.
     pub fn new<S: AsRef<str>>(patterns: &[S]) -> Result<ShellReads, String> {
+        let defaults = patterns.len() == DEFAULT_SHELL_READS.len()
+            && patterns.iter().zip(DEFAULT_SHELL_READS).all(|(p, d)| p.as_ref() == *d);
+        if defaults {
+            return Ok(ShellReads::default());
+        }
+        ShellReads::compile(patterns)
+    }
+
+    fn compile<S: AsRef<str>>(patterns: &[S]) -> Result<ShellReads, String> {
         let mut out = Vec::new();
         for p in patterns {
             let re =
@@ -449,6 +465,13 @@ mod tests {
     #[test]
     fn reads_across_agents() {
         let shell = ShellReads::default();
+        // the defaults compile (else the default would recognise nothing), and asking for them by value gives them
+        assert!(ShellReads::compile(DEFAULT_SHELL_READS).is_ok());
+        assert_eq!(shell.patterns.len(), DEFAULT_SHELL_READS.len());
+        assert_eq!(
+            ShellReads::new(DEFAULT_SHELL_READS).map(|s| s.patterns.len()),
+            Ok(DEFAULT_SHELL_READS.len())
+        );
         let check = |tool: &str, input: Value, expected: Option<(&str, Option<&str>)>| {
             let got = read_target(tool, &input, &shell);
             let expected = expected.map(|(p, r)| ReadTarget {
