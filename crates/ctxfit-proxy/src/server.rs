@@ -491,7 +491,6 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
     } else {
         None
     };
-    let mut extra = extra;
     let mut usage_of = None;
     let body = match forwarded {
         Some(f) => {

@@ -142,7 +142,7 @@ const MEMORY_PER_BODY_BYTE: usize = 4;
 
 /// Bytes of heap a request takes while it is compacted, per JSON object or list in its body: the model's and the
 /// indexes' structures for each (measured: about 850 on bodies of 200,000 and 400,000 small messages, where a
-/// byte-count alone foresaw a sixth of what the compaction took).
+/// byte-count alone foresaw an eighth of what the compaction took).
 const MEMORY_PER_CONTAINER: usize = 1024;
 
 /// The heap a body of `len` bytes will take, foreseen from its size alone (before it is read).
