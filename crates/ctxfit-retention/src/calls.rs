@@ -51,7 +51,10 @@ impl ShellReads {
     /// Compile patterns; each must have a `path` group.
     pub fn new<S: AsRef<str>>(patterns: &[S]) -> Result<ShellReads, String> {
         let defaults = patterns.len() == DEFAULT_SHELL_READS.len()
-            && patterns.iter().zip(DEFAULT_SHELL_READS).all(|(p, d)| p.as_ref() == *d);
+            && patterns
+                .iter()
+                .zip(DEFAULT_SHELL_READS)
+                .all(|(p, d)| p.as_ref() == *d);
         if defaults {
             return Ok(ShellReads::default());
         }
