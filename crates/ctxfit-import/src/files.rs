@@ -90,11 +90,15 @@ pub fn decode_text(bytes: Vec<u8>) -> Result<String, ImportError> {
 
 /// UTF-16 text after its byte-order mark, as UTF-8 (an odd last byte is refused as half a unit).
 fn utf16(bytes: &[u8], big_endian: bool) -> Result<String, ImportError> {
-    let units = bytes.chunks(2).map(|pair| match (pair, big_endian) {
-        ([a, b], false) => u16::from_le_bytes([*a, *b]),
-        ([a, b], true) => u16::from_be_bytes([*a, *b]),
-        // an odd byte at the end: no UTF-16 unit, reported as a lone half below
-        _ => 0xD800,
+    if bytes.len() % 2 == 1 {
+        // (the byte-order mark's two bytes came before these)
+        return Err(ImportError::OddUtf16 {
+            length: bytes.len() + 2,
+        });
+    }
+    let units = bytes.chunks_exact(2).map(|pair| match big_endian {
+        false => u16::from_le_bytes([pair[0], pair[1]]),
+        true => u16::from_be_bytes([pair[0], pair[1]]),
     });
     let mut text = String::with_capacity(bytes.len() / 2);
     let mut offset = 2;
@@ -296,10 +300,14 @@ mod tests {
             "UTF-16 text with half of a surrogate pair alone (0xd800 at byte offset 4)"
         );
         let odd = [&le[..], b"x"].concat();
-        assert!(matches!(
-            decode_text(odd).unwrap_err(),
-            ImportError::BadUtf16 { .. }
-        ));
+        assert_eq!(
+            decode_text(odd.clone()).unwrap_err().to_string(),
+            format!(
+                "UTF-16 text of an odd number of bytes ({}): the last one, at byte offset {}, is half a character",
+                odd.len(),
+                odd.len() - 1
+            )
+        );
     }
 
     #[test]

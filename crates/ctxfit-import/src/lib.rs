@@ -338,6 +338,9 @@ pub enum ImportError {
         "UTF-16 text with half of a surrogate pair alone (0x{unit:04x} at byte offset {offset})"
     )]
     BadUtf16 { unit: u16, offset: usize },
+    /// A UTF-16 text (it began with a byte-order mark) of an odd number of bytes: its last byte is half a unit.
+    #[error("UTF-16 text of an odd number of bytes ({length}): the last one, at byte offset {}, is half a character", length - 1)]
+    OddUtf16 { length: usize },
     #[error("not a recognised session format (expected one of: anthropic, openai, responses, claude-code, codex, gemini-cli, copilot-cli, swe-agent, mini-swe-agent, openhands, tau-bench, letta)")]
     Unrecognised,
 }
