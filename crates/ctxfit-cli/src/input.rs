@@ -250,11 +250,11 @@ pub fn parse_format(name: &str) -> Result<SourceFormat, String> {
 /// Import every session of `text`; errors name the file, and the line and column of malformed JSON.
 pub fn import(name: &str, text: &str, format: Option<SourceFormat>) -> Result<Vec<Session>> {
     import_str(text, format).map_err(|e| match e {
-        ImportError::Json {
+        ImportError::Model(ctxfit_model::ModelError::Json {
             line,
             column,
             message,
-        } => BadInput(format!("{name}:{line}:{column}: malformed JSON: {message}")).into(),
+        }) => BadInput(format!("{name}:{line}:{column}: malformed JSON: {message}")).into(),
         other if other.is_bad_input() => BadInput(format!("{name}: {other}")).into(),
         other => anyhow::Error::new(other).context(name.to_owned()),
     })

@@ -312,16 +312,10 @@ pub enum ImportError {
         path: PathBuf,
         source: std::io::Error,
     },
-    /// Malformed JSON; `line`/`column` are 1-based positions in the file.
-    #[error("malformed JSON at line {line}, column {column}: {message}")]
-    Json {
-        line: usize,
-        column: usize,
-        message: String,
-    },
-    /// Valid JSON that is not what the format needs; `path` names the value.
-    #[error("{path}: {message}")]
-    Shape { path: String, message: String },
+    /// Malformed JSON (`ModelError::Json`: `line`/`column` are 1-based positions in the file), or valid JSON that
+    /// is not what the format needs (`ModelError::Shape`: `path` names the value).
+    #[error(transparent)]
+    Model(#[from] ModelError),
     /// A gzip stream that does not inflate.
     #[error("not a readable gzip file: {message}")]
     Gzip { message: String },
@@ -347,10 +341,10 @@ pub enum ImportError {
 
 impl ImportError {
     pub(crate) fn shape(path: impl Into<String>, message: impl Into<String>) -> Self {
-        ImportError::Shape {
+        ImportError::Model(ModelError::Shape {
             path: path.into(),
             message: message.into(),
-        }
+        })
     }
 
     /// Is the input at fault (as opposed to the file system)?
@@ -361,28 +355,10 @@ impl ImportError {
     /// Prefix a shape error's path, e.g. with the JSONL line it came from.
     pub(crate) fn within(self, prefix: &str) -> Self {
         match self {
-            ImportError::Shape { path, message } => ImportError::Shape {
-                path: format!("{prefix}{path}"),
-                message,
-            },
+            ImportError::Model(ModelError::Shape { path, message }) => {
+                ImportError::shape(format!("{prefix}{path}"), message)
+            }
             other => other,
-        }
-    }
-}
-
-impl From<ModelError> for ImportError {
-    fn from(e: ModelError) -> Self {
-        match e {
-            ModelError::Json {
-                line,
-                column,
-                message,
-            } => ImportError::Json {
-                line,
-                column,
-                message,
-            },
-            ModelError::Shape { path, message } => ImportError::Shape { path, message },
         }
     }
 }
@@ -415,14 +391,14 @@ fn parse(text: &str) -> Result<Parsed, ImportError> {
         match line_values(line) {
             Ok(values) => lines.extend(values.into_iter().map(|v| (i + 1, v))),
             Err(e) => {
-                return Err(ImportError::Json {
+                return Err(ImportError::Model(ModelError::Json {
                     line: i + 1,
                     column: e.column(),
                     message: match ModelError::from_json_in(&e, line) {
                         ModelError::Json { message, .. } => message,
                         other => other.to_string(),
                     },
-                })
+                }))
             }
         }
     }
@@ -606,9 +582,8 @@ pub(crate) mod util {
             id: id.to_owned(),
             name: name.to_owned(),
             input,
-            raw_arguments: None,
             extra: Map::new(),
-            function_extra: Map::new(),
+            ..ToolUse::default()
         })
     }
 

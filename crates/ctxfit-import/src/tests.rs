@@ -40,7 +40,7 @@ fn two_values_on_one_line_are_read_as_the_two_they_are() {
         line("user", "2", "x")
     );
     match import_str(&bad, None) {
-        Err(ImportError::Json { line, .. }) => assert_eq!(line, 2),
+        Err(ImportError::Model(ctxfit_model::ModelError::Json { line, .. })) => assert_eq!(line, 2),
         other => panic!("{other:?}"),
     }
 }

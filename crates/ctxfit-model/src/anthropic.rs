@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 use crate::conversation::{Conversation, Envelope, Message, ToolDefinition, WireFormat};
 use crate::error::ModelError;
 use crate::wire::{
-    extend, finish_document, kind_of, read_content_at, read_document, read_each, take_role,
+    extend, finish_document, read_content_at, read_document, read_each, read_tool_list, take_role,
     take_string, write_content, write_flat_tool,
 };
 
@@ -33,34 +33,17 @@ pub fn read_message(value: Value, path: &str) -> Result<Message, ModelError> {
 }
 
 fn read_tools(tools: Value) -> Result<Vec<ToolDefinition>, ModelError> {
-    let Value::Array(items) = tools else {
-        return Err(ModelError::shape(
-            "tools",
-            format!("expected a list, found {}", kind_of(&tools)),
-        ));
-    };
-    items
-        .into_iter()
-        .enumerate()
-        .map(|(i, item)| {
-            let path = format!("tools[{i}]");
-            let Value::Object(mut m) = item else {
-                return Err(ModelError::shape(path, "expected a tool object"));
-            };
-            let name = take_string(&mut m, "name").ok_or_else(|| {
-                ModelError::shape(format!("{path}.name"), "missing or not a string")
-            })?;
-            let description = take_string(&mut m, "description");
-            let input_schema = m.shift_remove("input_schema");
-            Ok(ToolDefinition {
-                name,
-                description,
-                input_schema,
-                extra: m,
-                wrapper_extra: Map::new(),
-            })
+    read_tool_list(tools, "expected a tool object", |mut m, path| {
+        let name = take_string(&mut m, "name")
+            .ok_or_else(|| ModelError::shape(format!("{path}.name"), "missing or not a string"))?;
+        Ok(ToolDefinition {
+            name,
+            description: take_string(&mut m, "description"),
+            input_schema: m.shift_remove("input_schema"),
+            extra: m,
+            wrapper_extra: Map::new(),
         })
-        .collect()
+    })
 }
 
 /// Write a conversation as an Anthropic document. Call [`crate::convert`] first when it came from another

@@ -164,9 +164,8 @@ impl Block {
             id: id.into(),
             name: name.into(),
             input,
-            raw_arguments: None,
             extra: Map::new(),
-            function_extra: Map::new(),
+            ..ToolUse::default()
         })
     }
 

@@ -231,9 +231,8 @@ fn gather_items(conv: &Conversation, report: &mut ConversionReport) -> Conversat
                         id: u.id.clone(),
                         name: u.name.clone(),
                         input,
-                        raw_arguments: None,
                         extra: Map::new(),
-                        function_extra: Map::new(),
+                        ..ToolUse::default()
                     }));
                 }
                 Block::ToolResult(r) => blocks.push(Block::ToolResult(ToolResult {

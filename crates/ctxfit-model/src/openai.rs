@@ -9,8 +9,8 @@ use crate::block::{Block, Content, ToolResult, ToolUse};
 use crate::conversation::{Conversation, Envelope, Message, Role, ToolDefinition, WireFormat};
 use crate::error::ModelError;
 use crate::wire::{
-    extend, finish_document, kind_of, read_content, read_content_at, read_document, read_each,
-    take_role, take_string, write_content,
+    extend, finish_document, read_content, read_content_at, read_document, read_each,
+    read_tool_list, take_role, take_string, write_content,
 };
 
 const F: WireFormat = WireFormat::OpenAi;
@@ -99,38 +99,22 @@ fn read_tool_calls(calls: Value) -> Result<Vec<ToolUse>, Value> {
 }
 
 fn read_tools(tools: Value) -> Result<Vec<ToolDefinition>, ModelError> {
-    let Value::Array(items) = tools else {
-        return Err(ModelError::shape(
-            "tools",
-            format!("expected a list, found {}", kind_of(&tools)),
-        ));
-    };
-    items
-        .into_iter()
-        .enumerate()
-        .map(|(i, item)| {
-            let path = format!("tools[{i}]");
-            let expected = "expected {\"type\": \"function\", \"function\": {\"name\": ...}}";
-            let Value::Object(mut outer) = item else {
-                return Err(ModelError::shape(path, expected));
-            };
-            let Some(Value::Object(mut f)) = outer.shift_remove("function") else {
-                return Err(ModelError::shape(path, expected));
-            };
-            let name = take_string(&mut f, "name").ok_or_else(|| {
-                ModelError::shape(format!("{path}.function.name"), "missing or not a string")
-            })?;
-            let description = take_string(&mut f, "description");
-            let input_schema = f.shift_remove("parameters");
-            Ok(ToolDefinition {
-                name,
-                description,
-                input_schema,
-                extra: f,
-                wrapper_extra: outer,
-            })
+    let expected = "expected {\"type\": \"function\", \"function\": {\"name\": ...}}";
+    read_tool_list(tools, expected, |mut outer, path| {
+        let Some(Value::Object(mut f)) = outer.shift_remove("function") else {
+            return Err(ModelError::shape(path, expected));
+        };
+        let name = take_string(&mut f, "name").ok_or_else(|| {
+            ModelError::shape(format!("{path}.function.name"), "missing or not a string")
+        })?;
+        Ok(ToolDefinition {
+            name,
+            description: take_string(&mut f, "description"),
+            input_schema: f.shift_remove("parameters"),
+            extra: f,
+            wrapper_extra: outer,
         })
-        .collect()
+    })
 }
 
 /// Write a conversation as an OpenAI document. Call [`crate::convert`] first when it came from another format.

@@ -214,9 +214,8 @@ pub fn read_item(value: Value, path: &str) -> Result<Message, ModelError> {
                     id,
                     name,
                     input,
-                    raw_arguments: None,
                     extra: m,
-                    function_extra: Map::new(),
+                    ..ToolUse::default()
                 },
                 extra,
             ))
@@ -232,9 +231,8 @@ pub fn read_item(value: Value, path: &str) -> Result<Message, ModelError> {
                     id,
                     name: LOCAL_SHELL.to_owned(),
                     input,
-                    raw_arguments: None,
                     extra: m,
-                    function_extra: Map::new(),
+                    ..ToolUse::default()
                 },
                 extra,
             ))

@@ -124,9 +124,8 @@ pub(crate) fn read_block(value: Value, format: WireFormat) -> Block {
                 id,
                 name,
                 input,
-                raw_arguments: None,
                 extra: m,
-                function_extra: Map::new(),
+                ..ToolUse::default()
             })
         }
         ("tool_result", WireFormat::Anthropic)
@@ -294,6 +293,32 @@ pub(crate) fn read_each<T>(
         .into_iter()
         .enumerate()
         .map(|(i, item)| read(item, &format!("{list}[{i}]")))
+        .collect()
+}
+
+/// A document's `tools` list, each item an object read by `read` (given it and its path, `tools[2]`); an item
+/// that is not an object is refused with `not_an_object`.
+pub(crate) fn read_tool_list(
+    tools: Value,
+    not_an_object: &str,
+    read: impl Fn(Map<String, Value>, &str) -> Result<crate::conversation::ToolDefinition, ModelError>,
+) -> Result<Vec<crate::conversation::ToolDefinition>, ModelError> {
+    let Value::Array(items) = tools else {
+        return Err(ModelError::shape(
+            "tools",
+            format!("expected a list, found {}", kind_of(&tools)),
+        ));
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let path = format!("tools[{i}]");
+            match item {
+                Value::Object(m) => read(m, &path),
+                _ => Err(ModelError::shape(path, not_an_object)),
+            }
+        })
         .collect()
 }
 

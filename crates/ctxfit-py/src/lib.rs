@@ -366,11 +366,11 @@ fn import_error(path: &str, e: ImportError) -> PyErr {
             source.raw_os_error().unwrap_or(0),
             format!("{path}: cannot read: {source}"),
         )),
-        ImportError::Json {
+        ImportError::Model(ctxfit_model::ModelError::Json {
             line,
             column,
             message,
-        } => bad_input(format!("{path}:{line}:{column}: malformed JSON: {message}")),
+        }) => bad_input(format!("{path}:{line}:{column}: malformed JSON: {message}")),
         ImportError::NotUtf8 { .. } => bad_input(format!("{path}:{e}")),
         other => bad_input(format!("{path}: {other}")),
     }
