@@ -281,6 +281,41 @@ mod tests {
     }
 
     #[test]
+    fn every_short_utf16_body_is_read_back_exactly_or_refused() {
+        // every body of up to five bytes from units that make pairs, halves and plain text, after either mark:
+        // what reads is the same UTF-16 again, and nothing panics
+        let alphabet = [0x00u8, 0x41, 0xD8, 0xDC, 0xFF];
+        for (bom, big_endian) in [([0xFFu8, 0xFE], false), ([0xFE, 0xFF], true)] {
+            for len in 0..=5u32 {
+                for n in 0..alphabet.len().pow(len) {
+                    let body: Vec<u8> = (0..len)
+                        .map(|k| alphabet[n / alphabet.len().pow(k) % alphabet.len()])
+                        .collect();
+                    let bytes = [&bom[..], &body].concat();
+                    match decode_text(bytes) {
+                        Ok(text) => {
+                            let again: Vec<u8> = text
+                                .encode_utf16()
+                                .flat_map(|u| match big_endian {
+                                    false => u.to_le_bytes(),
+                                    true => u.to_be_bytes(),
+                                })
+                                .collect();
+                            assert_eq!(again, body, "{bom:?} {body:?}");
+                        }
+                        // an odd length is named as such; an even one refused holds half a pair alone
+                        Err(ImportError::OddUtf16 { length }) => {
+                            assert_eq!((length, body.len() % 2), (body.len() + 2, 1))
+                        }
+                        Err(ImportError::BadUtf16 { .. }) => assert_eq!(body.len() % 2, 0),
+                        Err(e) => panic!("{body:?}: {e}"),
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn utf16_with_its_byte_order_mark_is_read_as_the_text_it_is() {
         let text = "[{\"role\":\"user\",\"content\":\"h\u{e9} \u{1f600}\"}]";
         let le: Vec<u8> = [0xFF, 0xFE]
