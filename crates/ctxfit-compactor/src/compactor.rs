@@ -42,7 +42,7 @@ use decision::{reask_due, Asked, Change, Replacement, Sticky, View, WaitingOn};
 use projection::call_input;
 use projection::drop_range;
 pub use projection::Projection;
-pub use saved::{RestoreError, SavedDecision, SavedHeld, SavedState};
+pub use saved::{Decided, RestoreError, SavedDecision, SavedHeld, SavedState};
 use shown::{keep_for_good, ByKind, ShownIndex};
 
 /// Why a compactor could not be built from its settings.

@@ -94,3 +94,48 @@ fn a_session_resumes_from_its_saved_state() {
     .unwrap();
     assert_eq!(resumed.next_request().body, s.next_request().body);
 }
+
+/// A state file written by an earlier run reads back as it was: the saved form's field names are a format, kept
+/// whatever the compactor's own types become.
+#[test]
+fn a_saved_state_keeps_its_format() {
+    let written = json!({
+        "version": 1,
+        "profile": "smart",
+        "messages": 4,
+        "decided": [{
+            "tool_use_id": "c1", "nth": 0,
+            "content": "a.rs\n[excerpt of a stale result — re-run `ls` for the full text]",
+            "clear_input": false, "rule": "excerpt",
+            "chars_before": 900, "chars_after": 70, "tokens_before": 220, "tokens_after": 18,
+            "input_tokens_saved": 0
+        }, {
+            "tool_use_id": "c2", "nth": 1, "content": null, "clear_input": true, "rule": "budget",
+            "chars_before": 0, "chars_after": 0, "tokens_before": 0, "tokens_after": 0,
+            "input_tokens_saved": 12
+        }],
+        "kept": [["c3", 0]],
+        "compacted_results": 2,
+        "last_sent_at": 1_700_000_000_000u64,
+        "held": [{
+            "tool_use_id": "c4", "nth": 0, "content": "x", "rule": "excerpt", "action": "replaced",
+            "clear_input": false, "chars_before": 500, "tokens_after": 1, "asked_at": 3
+        }],
+        "expired_requests": 1,
+        "ledger": {"none": [1000.5, 800.0], "saved": [40.0, 32.5], "previous_uncompacted": 300}
+    });
+    let state: ctxfit_compactor::SavedState = serde_json::from_value(written.clone()).unwrap();
+    assert_eq!(state.decided[0].decision.rule, "excerpt");
+    assert_eq!(state.decided[1].decision.content, None);
+    assert_eq!(serde_json::to_value(&state).unwrap(), written);
+
+    // and a compactor of the same profile takes it and saves it back
+    let settings = PolicyFile::default()
+        .resolve(Some("smart"), None, &|_| None)
+        .unwrap();
+    let registry = ctxfit_plugins::registry().unwrap();
+    let mut compactor =
+        Compactor::new(settings, &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
+    compactor.restore(state.clone()).unwrap();
+    assert_eq!(compactor.save().decided, state.decided);
+}

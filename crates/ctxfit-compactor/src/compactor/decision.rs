@@ -88,16 +88,6 @@ pub(super) enum Replacement {
     ClearInput,
 }
 
-/// A decision that, once made, is repeated byte for byte in every later request.
-#[derive(Debug, Clone)]
-pub(super) struct Sticky {
-    /// New content of the tool result (`None` when only the call's input was cleared).
-    pub(super) content: Option<Content>,
-    pub(super) clear_input: bool,
-    pub(super) rule: String,
-    pub(super) chars_before: usize,
-    pub(super) chars_after: usize,
-    pub(super) tokens_before: usize,
-    pub(super) tokens_after: usize,
-    pub(super) input_tokens_saved: usize,
-}
+/// A decision that, once made, is repeated byte for byte in every later request (saved as
+/// `Decided<Value>`, the content as `Content::to_json` writes it).
+pub(super) type Sticky = super::saved::Decided<Content>;

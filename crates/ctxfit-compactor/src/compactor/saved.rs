@@ -40,14 +40,23 @@ impl SavedState {
     pub const VERSION: u32 = 1;
 }
 
-/// One sticky decision.
+/// One sticky decision: the result it is about, and what it became.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SavedDecision {
     pub tool_use_id: String,
     /// Which result with this id (ids are reused by some agents), from 0.
     pub nth: u32,
-    /// The result's new content, as `Content::to_json` writes it (`None` when only the call's input was cleared).
-    pub content: Option<Value>,
+    /// The result's new content, as `Content::to_json` writes it, and what the cut saved.
+    #[serde(flatten)]
+    pub decision: Decided<Value>,
+}
+
+/// A decision made for good: what a tool result became, and what that saved. In a running compactor the content
+/// is the model's `Content`; saved, it is the JSON `Content::to_json` writes.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Decided<C> {
+    /// The result's new content (`None` when only the call's input was cleared).
+    pub content: Option<C>,
     pub clear_input: bool,
     pub rule: String,
     pub chars_before: usize,
@@ -55,6 +64,22 @@ pub struct SavedDecision {
     pub tokens_before: usize,
     pub tokens_after: usize,
     pub input_tokens_saved: usize,
+}
+
+impl<C> Decided<C> {
+    /// The same decision with its content written another way.
+    pub fn map_content<D>(&self, write: impl FnOnce(&C) -> D) -> Decided<D> {
+        Decided {
+            content: self.content.as_ref().map(write),
+            clear_input: self.clear_input,
+            rule: self.rule.clone(),
+            chars_before: self.chars_before,
+            chars_after: self.chars_after,
+            tokens_before: self.tokens_before,
+            tokens_after: self.tokens_after,
+            input_tokens_saved: self.input_tokens_saved,
+        }
+    }
 }
 
 /// One cut waiting for its turn.
@@ -97,14 +122,7 @@ impl Compactor {
             .map(|((id, nth), d)| SavedDecision {
                 tool_use_id: id.clone(),
                 nth: *nth,
-                content: d.content.as_ref().map(Content::to_json),
-                clear_input: d.clear_input,
-                rule: d.rule.clone(),
-                chars_before: d.chars_before,
-                chars_after: d.chars_after,
-                tokens_before: d.tokens_before,
-                tokens_after: d.tokens_after,
-                input_tokens_saved: d.input_tokens_saved,
+                decision: d.map_content(Content::to_json),
             })
             .collect();
         decided.sort_by(|a, b| (&a.tool_use_id, a.nth).cmp(&(&b.tool_use_id, b.nth)));
@@ -159,19 +177,8 @@ impl Compactor {
             .decided
             .into_iter()
             .map(|d| {
-                (
-                    (d.tool_use_id, d.nth),
-                    Sticky {
-                        content: d.content.map(Content::from_json),
-                        clear_input: d.clear_input,
-                        rule: d.rule,
-                        chars_before: d.chars_before,
-                        chars_after: d.chars_after,
-                        tokens_before: d.tokens_before,
-                        tokens_after: d.tokens_after,
-                        input_tokens_saved: d.input_tokens_saved,
-                    },
-                )
+                let sticky = d.decision.map_content(|v| Content::from_json(v.clone()));
+                ((d.tool_use_id, d.nth), sticky)
             })
             .collect();
         self.replaced = self
