@@ -51,8 +51,8 @@ use ctxfit_model::{Block, Content, Value};
 pub use ctxfit_retention::calls::main_program;
 use ctxfit_retention::calls::{read_target, shell_command, ShellReads};
 use ctxfit_retention::{
-    line_number_prefix, read_params, register_rule, Decision, RetentionRule, RuleConfigError,
-    RuleContext,
+    line_number_prefix, read_params, register_rule, split_lines, Decision, RetentionRule,
+    RuleConfigError, RuleContext,
 };
 
 pub use json::keeps_records_of;
@@ -207,7 +207,7 @@ impl RetentionRule for Excerpt {
                 }
             }
         }
-        let lines: Vec<&str> = text.split('\n').collect();
+        let lines: Vec<&str> = split_lines(text);
 
         // 1. runs of lines shown elsewhere
         let mut slots = shown_runs(&lines, ctx.shown, self.min_run);

@@ -38,6 +38,14 @@ pub type LongLine = (std::ops::Range<usize>, std::ops::RangeFrom<usize>);
 /// target`): the byte ranges of both, leaving out the link count, owner, group, size (`4096`, `4.0K`, `1,5M`)
 /// and date (`Sep 10  2025`, `Apr 10 07:00`, `2025-09-10 07:00`) between them.
 pub fn long_listing_line(line: &str) -> Option<LongLine> {
+    // (most lines of most results are not a listing's: their first ten bytes already say so)
+    let head = line.trim_start().as_bytes();
+    if head.len() < 10
+        || !b"dlcbps-".contains(&head[0])
+        || !head[1..10].iter().all(|b| b"rwxsStT-".contains(b))
+    {
+        return None;
+    }
     // `split_whitespace` yields subslices of the line: their offsets in it
     let mut words = line
         .split_whitespace()

@@ -45,35 +45,37 @@ pub fn reports_outcome(line: &str) -> bool {
 }
 
 /// Words that report an outcome, lower case.
-const OUTCOME_WORDS: &[&str] = &[
-    "error",
-    "errors",
-    "fail",
-    "failed",
-    "failure",
-    "failures",
-    "exception",
-    "traceback",
-    "panic",
-    "panicked",
-    "warning",
-    "warnings",
-    "assert",
-    "assertionerror",
-    "passed",
-    "fatal",
-    "abort",
-    "aborted",
-    "denied",
-    "undefined",
-    "cannot",
-    "unable",
-    "killed",
-    "timeout",
+const OUTCOME_WORDS: &[&[u8]] = &[
+    b"error",
+    b"errors",
+    b"fail",
+    b"failed",
+    b"failure",
+    b"failures",
+    b"exception",
+    b"traceback",
+    b"panic",
+    b"panicked",
+    b"warning",
+    b"warnings",
+    b"assert",
+    b"assertionerror",
+    b"passed",
+    b"fatal",
+    b"abort",
+    b"aborted",
+    b"denied",
+    b"undefined",
+    b"cannot",
+    b"unable",
+    b"killed",
+    b"timeout",
 ];
 
 /// Is one word (ASCII) an outcome word, or an exception's name (`ValueError`, `IOException`, `KeyError`)?
 fn outcome_word(w: &[u8]) -> bool {
+    // (the longest word of the list has 14 letters: a longer word can only end like an exception's name)
+    const LONGEST: usize = 14;
     if w.len() < 4 {
         return false;
     }
@@ -81,11 +83,17 @@ fn outcome_word(w: &[u8]) -> bool {
         w.len() > suffix.len()
             && w[w.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
     };
-    OUTCOME_WORDS
-        .iter()
-        .any(|k| w.eq_ignore_ascii_case(k.as_bytes()))
-        || ends_with("error")
-        || ends_with("exception")
+    if ends_with("error") || ends_with("exception") {
+        return true;
+    }
+    if w.len() > LONGEST {
+        return false;
+    }
+    let mut lower = [0u8; LONGEST];
+    for (l, b) in lower.iter_mut().zip(w) {
+        *l = b.to_ascii_lowercase();
+    }
+    OUTCOME_WORDS.contains(&&lower[..w.len()])
 }
 
 /// Is a log line a stack frame in code the agent did not write — an installed package, the language's own
@@ -163,6 +171,7 @@ mod tests {
         let bytes = lower.as_bytes();
         let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
         super::OUTCOME_WORDS.iter().any(|w| {
+            let w = std::str::from_utf8(w).unwrap();
             lower.match_indices(w).any(|(at, _)| {
                 let end = at + w.len();
                 (at == 0 || !is_word(bytes[at - 1])) && (end == bytes.len() || !is_word(bytes[end]))
@@ -174,16 +183,18 @@ mod tests {
 
     #[test]
     fn outcome_lines_as_the_search_found_them() {
-        let words = super::OUTCOME_WORDS.iter().copied().chain([
-            "ValueError",
-            "IOException",
-            "Error",
-            "error_",
-            "errorx",
-            "xerror",
-            "érror",
-            "FAİL",
-        ]);
+        let words = (super::OUTCOME_WORDS.iter())
+            .map(|w| std::str::from_utf8(w).unwrap())
+            .chain([
+                "ValueError",
+                "IOException",
+                "Error",
+                "error_",
+                "errorx",
+                "xerror",
+                "érror",
+                "FAİL",
+            ]);
         for w in words {
             for line in [
                 w.to_owned(),

@@ -17,7 +17,7 @@
 //! A file read, edited, and read again: the second read keeps the edited function and
 //! `[… 212 lines shown elsewhere in this conversation]` around it.
 
-use ctxfit_retention::{normalized_line, ShownLines};
+use ctxfit_retention::ShownLines;
 
 /// One line of the excerpt: a line of the result, or a gap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,10 +81,8 @@ pub(crate) fn shown_runs(
     shown_lines: &dyn ShownLines,
     min_run: usize,
 ) -> Vec<Slot> {
-    let shown: Vec<bool> = lines
-        .iter()
-        .map(|l| normalized_line(l).is_some() && shown_lines.is_shown(l))
-        .collect();
+    // (a blank line has no key, so it is never shown: `is_shown` answers for it too)
+    let shown: Vec<bool> = lines.iter().map(|l| shown_lines.is_shown(l)).collect();
     let blank = |i: usize| lines[i].trim().is_empty();
     let mut slots = Vec::with_capacity(lines.len());
     let mut i = 0;

@@ -77,6 +77,10 @@ impl ShellReads {
     /// The file a shell command reads, if it is one of the recognised forms.
     pub fn target(&self, command: &str) -> Option<ReadTarget> {
         self.patterns.iter().find_map(|re| {
+            // (a match test first: most commands are not reads, and finding the groups costs more than failing)
+            if !re.is_match(command) {
+                return None;
+            }
             let caps = re.captures(command)?;
             Some(ReadTarget {
                 path: normalise(caps.name("path")?.as_str()),

@@ -26,7 +26,9 @@ use ctxfit_model::{Block, Content, Conversation, Value};
 
 pub use params::read_params;
 pub use record::{record_member_line, record_members};
-pub use shown::{line_key, line_number_prefix, normalized_line, NothingShown, ShownLines};
+pub use shown::{
+    each_line, line_key, line_number_prefix, normalized_line, split_lines, NothingShown, ShownLines,
+};
 pub use text::{
     char_count, content_chars, ends_with_marker, text_exceeds, thousands, truncate_content,
     truncate_str,

@@ -31,7 +31,10 @@ impl ShownIndex {
     pub(super) fn each_key(text: &str, mut f: impl FnMut(u64)) {
         let wrapped = WrappedOutput::parse(text);
         let text = wrapped.as_ref().map_or(text, |w| w.output());
-        text.lines().filter_map(line_key).for_each(&mut f);
+        // (a blank line has no key: splitting at `\n` alone finds the same keys as `lines()`)
+        ctxfit_retention::each_line(text)
+            .filter_map(line_key)
+            .for_each(&mut f);
         if let Some(members) = record_members(text) {
             let first = &text[members[0].clone()];
             for m in &members[1..] {
