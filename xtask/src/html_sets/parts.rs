@@ -44,15 +44,6 @@ const KINDS: [&str; 4] = [
 /// Every page of the set (open and sealed sites alike: the table names no page) by its kind.
 pub(super) fn by_kind(set: &Set, rows: &[Row]) {
     let kinds: Vec<usize> = set.pages.iter().map(|p| kind(&p.html)).collect();
-    for (i, p) in set.pages.iter().enumerate() {
-        if !p.sealed() && std::env::var("DBG_KIND").is_ok() {
-            let f: Vec<String> = rows
-                .iter()
-                .map(|r| format!("{:.3}", combine(std::iter::once(&r.pages[i])).f1))
-                .collect();
-            eprintln!("DBG {} kind {} {}", p.id, kinds[i], f.join(" "));
-        }
-    }
     let parts = KINDS
         .iter()
         .enumerate()
