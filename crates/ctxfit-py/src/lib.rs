@@ -297,15 +297,13 @@ fn fetch_webpage_markdown<'py>(
     allow_private: bool,
     allow_addresses: Option<Vec<String>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let options = fetch_options(
-        strip_level,
-        max_chars,
-        chunk,
+    let net = Net {
         timeout,
         max_bytes,
         allow_private,
         allow_addresses,
-    )?;
+    };
+    let options = fetch_options(strip_level, max_chars, chunk, net)?;
     let url = url.to_owned();
     let result = py.detach(|| {
         shielded("fetch_webpage_markdown", || {
@@ -316,16 +314,31 @@ fn fetch_webpage_markdown<'py>(
     to_py(py, &v)
 }
 
+/// The network arguments of the page tool, as Python gives them.
+pub(crate) struct Net {
+    /// Seconds the whole fetch may take.
+    pub timeout: f64,
+    /// Bytes of page read at most.
+    pub max_bytes: u64,
+    /// Allow loopback, private and link-local addresses.
+    pub allow_private: bool,
+    /// Non-public addresses allowed one by one.
+    pub allow_addresses: Option<Vec<String>>,
+}
+
 /// The page tool's options from the Python arguments (shared by `fetch_webpage_markdown` and `PageTool`).
 pub(crate) fn fetch_options(
     strip_level: &str,
     max_chars: usize,
     chunk: Option<usize>,
-    timeout: f64,
-    max_bytes: u64,
-    allow_private: bool,
-    allow_addresses: Option<Vec<String>>,
+    net: Net,
 ) -> PyResult<FetchOptions> {
+    let Net {
+        timeout,
+        max_bytes,
+        allow_private,
+        allow_addresses,
+    } = net;
     if !(timeout.is_finite() && timeout > 0.0) {
         return Err(PyValueError::new_err(
             "timeout must be a positive number of seconds",

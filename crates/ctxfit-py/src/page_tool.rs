@@ -56,15 +56,13 @@ impl PageTool {
                 "cache_seconds must be a number of seconds, 0 or more",
             ));
         }
-        let options = fetch_options(
-            strip_level,
-            max_chars,
-            None,
+        let net = crate::Net {
             timeout,
             max_bytes,
             allow_private,
             allow_addresses,
-        )?;
+        };
+        let options = fetch_options(strip_level, max_chars, None, net)?;
         let mut tool =
             Tool::new(options).with_page_cache(cache_pages, Duration::from_secs_f64(cache_seconds));
         if let Some(limit) = max_chars_limit {
