@@ -67,26 +67,30 @@ pub struct Compactor {
     poisoned: bool,
 }
 
+/// One `compact` call's arguments, checked.
+struct Request<'a, 'py> {
+    /// The agent's list of messages (or any iterable of them).
+    messages: &'a Bound<'py, PyAny>,
+    /// What the provider reported for the previous request, when the caller passes it.
+    input_tokens: Option<usize>,
+    /// The request's system prompt, when the caller passes it.
+    system: Option<&'a Bound<'py, PyAny>>,
+    /// When the request is sent, milliseconds since the Unix epoch.
+    sent_at: u64,
+    /// Seconds the request's cache lives, when its messages do not say.
+    cache_ttl: Option<u64>,
+}
+
 impl Compactor {
     /// `compact` once the caller holds the compactor and its arguments are checked.
-    fn compact_request<'py>(
-        &mut self,
-        messages: &Bound<'py, PyAny>,
-        input_tokens: Option<usize>,
-        system: Option<&Bound<'py, PyAny>>,
-        sent_at: Option<f64>,
-        cache_ttl: Option<u64>,
-    ) -> PyResult<Bound<'py, PyList>> {
-        // when the request is sent (seconds since the Unix epoch, as `time.time()`): now, unless the caller says
-        let sent_at = match sent_at {
-            None => ctxfit_compactor::unix_millis(),
-            Some(t) if t.is_finite() && t >= 0.0 => (t * 1000.0) as u64,
-            Some(t) => {
-                return Err(errors::bad_input(format!(
-                    "sent_at must be seconds since the Unix epoch (0 or more), got {t}"
-                )))
-            }
-        };
+    fn compact_request<'py>(&mut self, request: Request<'_, 'py>) -> PyResult<Bound<'py, PyList>> {
+        let Request {
+            messages,
+            input_tokens,
+            system,
+            sent_at,
+            cache_ttl,
+        } = request;
         let py = messages.py();
         let items: Bound<'py, PyList> = match messages.cast::<PyList>() {
             Ok(list) => list.clone(),
@@ -373,7 +377,23 @@ impl Compactor {
                 errors::bad_input(format!("input_tokens must be 0 or more, got {n}"))
             })?),
         };
-        this.compact_request(messages, input_tokens, system, sent_at, cache_ttl)
+        // when the request is sent (seconds since the Unix epoch, as `time.time()`): now, unless the caller says
+        let sent_at = match sent_at {
+            None => ctxfit_compactor::unix_millis(),
+            Some(t) if t.is_finite() && t >= 0.0 => (t * 1000.0) as u64,
+            Some(t) => {
+                return Err(errors::bad_input(format!(
+                    "sent_at must be seconds since the Unix epoch (0 or more), got {t}"
+                )))
+            }
+        };
+        this.compact_request(Request {
+            messages,
+            input_tokens,
+            system,
+            sent_at,
+            cache_ttl,
+        })
     }
 
     /// The report of the last `compact` call as a dict (`None` before the first).
