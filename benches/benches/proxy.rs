@@ -1,6 +1,6 @@
 //! The proxy's per-request work before compaction, on a request as Claude Code sends it (~200k tokens, every
 //! message's content a list of blocks, the `cache_control` breakpoint on the newest): parsing the body into its
-//! messages, and the conversation's identity (a SHA-256 chain over every message with the markers left out) —
+//! messages (in full, and split by its structure alone as the gateway takes it), and the conversation's identity (a SHA-256 chain over every message with the markers left out) —
 //! beside one SHA-256 pass over the whole body, the least any hash of it costs, in the same run.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -45,6 +45,14 @@ fn benches(c: &mut Criterion) {
     group.bench_function("parse", |b| {
         b.iter(|| {
             RequestBody::parse(Api::AnthropicMessages, &body)
+                .unwrap()
+                .messages
+                .len()
+        })
+    });
+    group.bench_function("split", |b| {
+        b.iter(|| {
+            RequestBody::split(Api::AnthropicMessages, &body)
                 .unwrap()
                 .messages
                 .len()

@@ -6,6 +6,8 @@ use std::fmt;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
+use crate::scan::{skip_ws, string_end, value_end};
+
 /// Which API a body is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Api {
@@ -113,18 +115,18 @@ const EXPECTED_LIST: &str = "a list of messages";
 struct ListSeed;
 
 impl<'de> DeserializeSeed<'de> for ListSeed {
-    type Value = Vec<&'de RawValue>;
+    type Value = Vec<&'de [u8]>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = Vec<&'de RawValue>;
+            type Value = Vec<&'de [u8]>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str(EXPECTED_LIST)
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(16));
                 while let Some(m) = seq.next_element::<&'de RawValue>()? {
-                    out.push(m);
+                    out.push(m.get().as_bytes());
                 }
                 Ok(out)
             }
@@ -136,10 +138,7 @@ impl<'de> DeserializeSeed<'de> for ListSeed {
 /// A body's top-level fields in order, each borrowed as written, and its messages, in one pass.
 struct SplitSeed(&'static str);
 
-type Split<'a> = (
-    Vec<(String, &'a RawValue)>,
-    Option<(usize, Vec<&'a RawValue>)>,
-);
+type Split<'a> = (Vec<(String, &'a [u8])>, Option<(usize, Vec<&'a [u8]>)>);
 
 impl<'de> DeserializeSeed<'de> for SplitSeed {
     type Value = Split<'de>;
@@ -156,7 +155,7 @@ impl<'de> DeserializeSeed<'de> for SplitSeed {
                     if k == self.0 && messages.is_none() {
                         messages = Some((fields.len(), map.next_value_seed(ListSeed)?));
                     } else {
-                        fields.push((k, map.next_value::<&'de RawValue>()?));
+                        fields.push((k, map.next_value::<&'de RawValue>()?.get().as_bytes()));
                     }
                 }
                 Ok((fields, messages))
@@ -169,16 +168,19 @@ impl<'de> DeserializeSeed<'de> for SplitSeed {
 /// A request body, split; everything is borrowed from the client's bytes.
 pub struct RequestBody<'a> {
     pub api: Api,
-    /// Top-level fields in order; the messages field is left out (it is `messages`).
-    fields: Vec<(String, &'a RawValue)>,
+    /// Top-level fields in order, each value as the client wrote it; the messages field is left out (it is
+    /// `messages`).
+    fields: Vec<(String, &'a [u8])>,
     /// Where the messages field was among the fields.
     messages_at: usize,
-    /// The messages as the client wrote them.
-    pub messages: Vec<&'a RawValue>,
+    /// The messages as the client wrote them (UTF-8 once checked: [`RequestBody::message`]).
+    pub messages: Vec<&'a [u8]>,
+    /// Split by its structure alone ([`RequestBody::split`]): the values are not yet known to be valid JSON.
+    unchecked: bool,
 }
 
 impl<'a> RequestBody<'a> {
-    /// Split a body in one pass, copying nothing; malformed JSON is named by line and column.
+    /// Split a body in one pass, copying nothing, every value checked; malformed JSON is named by line and column.
     pub fn parse(api: Api, bytes: &'a [u8]) -> Result<RequestBody<'a>, BodyError> {
         let key = api.messages_key();
         let mut de = serde_json::Deserializer::from_slice(bytes);
@@ -199,24 +201,67 @@ impl<'a> RequestBody<'a> {
             fields,
             messages_at,
             messages,
+            unchecked: false,
         })
     }
 
-    /// The raw value of a top-level field.
-    pub fn field(&self, key: &str) -> Option<&'a RawValue> {
-        self.fields.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
+    /// Split a body by its structure alone — where each field and message begins and ends, a fraction of what
+    /// parsing costs — leaving its values unchecked ([`RequestBody::is_unchecked`]): a caller that knows some
+    /// messages already (by their hash, as the proxy's conversation identity does) checks only the rest, with
+    /// [`RequestBody::check_fields`] and by reading the messages it reads. Anything unusual (an escaped key, a messages field that is not a list, text after the object) is parsed in full
+    /// ([`RequestBody::parse`]), as is every body in which a check fails, so errors are named as `parse` names them.
+    pub fn split(api: Api, bytes: &'a [u8]) -> Result<RequestBody<'a>, BodyError> {
+        match split_structure(api, bytes) {
+            Some(body) => Ok(body),
+            None => RequestBody::parse(api, bytes),
+        }
+    }
+
+    /// Whether the values are unchecked (split by [`RequestBody::split`]'s structural pass).
+    pub fn is_unchecked(&self) -> bool {
+        self.unchecked
+    }
+
+    /// Check every top-level field but the messages as JSON (nothing to do after [`RequestBody::parse`]).
+    pub fn check_fields(&self) -> Result<(), BodyError> {
+        if !self.unchecked {
+            return Ok(());
+        }
+        for (k, v) in &self.fields {
+            // (skipping a string, serde_json does not look at its UTF-8)
+            let text =
+                std::str::from_utf8(v).map_err(|e| BodyError::Message(format!("{k}: {e}")))?;
+            if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
+                return Err(BodyError::Message(format!("{k}: {e}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The error a full parse names for these bytes, or `otherwise` when they parse (a check of a split body
+    /// failed: the full parse says where, by line and column).
+    pub fn named_error(api: Api, bytes: &[u8], otherwise: BodyError) -> BodyError {
+        RequestBody::parse(api, bytes).err().unwrap_or(otherwise)
+    }
+
+    /// The value of a top-level field, as the client wrote it (`None` also for one that is not UTF-8, which
+    /// [`RequestBody::check_fields`] refuses).
+    pub fn field(&self, key: &str) -> Option<&'a str> {
+        let (_, v) = self.fields.iter().find(|(k, _)| k == key)?;
+        std::str::from_utf8(v).ok()
+    }
+
+    /// Message `i` as text, checked as UTF-8 (the bytes of the messages a caller knows by their hash need not be).
+    pub fn message(&self, i: usize) -> Result<&'a str, BodyError> {
+        let m = self.messages.get(i).ok_or(BodyError::Missing("message"))?;
+        std::str::from_utf8(m).map_err(|e| BodyError::Message(format!("messages[{i}]: {e}")))
     }
 
     /// The body again, with message `i` written as `message(i)` gives it (`None`: left out). Every other field
     /// is written as the client wrote it.
-    pub fn write<'s>(&'s self, message: impl Fn(usize) -> Option<&'s str>) -> Vec<u8> {
-        let mut out = Vec::with_capacity(
-            self.messages
-                .iter()
-                .map(|m| m.get().len() + 1)
-                .sum::<usize>()
-                + 256,
-        );
+    pub fn write<'s>(&'s self, message: impl Fn(usize) -> Option<&'s [u8]>) -> Vec<u8> {
+        let mut out =
+            Vec::with_capacity(self.messages.iter().map(|m| m.len() + 1).sum::<usize>() + 256);
         out.push(b'{');
         let key = self.api.messages_key();
         let mut first = true;
@@ -234,7 +279,7 @@ impl<'a> RequestBody<'a> {
                 self.write_messages(&mut out, &message);
             }
             put_key(&mut out, k);
-            out.extend_from_slice(v.get().as_bytes());
+            out.extend_from_slice(v);
         }
         if self.messages_at == self.fields.len() {
             put_key(&mut out, key);
@@ -247,7 +292,7 @@ impl<'a> RequestBody<'a> {
     fn write_messages<'s>(
         &'s self,
         out: &mut Vec<u8>,
-        message: &impl Fn(usize) -> Option<&'s str>,
+        message: &impl Fn(usize) -> Option<&'s [u8]>,
     ) {
         out.push(b'[');
         let mut first = true;
@@ -257,11 +302,101 @@ impl<'a> RequestBody<'a> {
                     out.push(b',');
                 }
                 first = false;
-                out.extend_from_slice(m.as_bytes());
+                out.extend_from_slice(m);
             }
         }
         out.push(b']');
     }
+}
+
+/// [`RequestBody::split`]'s structural pass: `None` for anything it leaves to the full parse.
+fn split_structure(api: Api, bytes: &[u8]) -> Option<RequestBody<'_>> {
+    let key = api.messages_key();
+    let (mut fields, mut messages) = (Vec::new(), None);
+    let mut i = skip_ws(bytes, 0);
+    if bytes.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = skip_ws(bytes, i + 1);
+    if bytes.get(i) == Some(&b'}') {
+        return None;
+    }
+    loop {
+        if bytes.get(i) != Some(&b'"') {
+            return None;
+        }
+        let key_end = string_end(bytes, i);
+        let name = std::str::from_utf8(bytes.get(i + 1..key_end.checked_sub(1)?)?).ok()?;
+        // an escaped key, or one holding a control character (no JSON), is left to the full parse
+        if name.bytes().any(|b| b == b'\\' || b < 0x20) {
+            return None;
+        }
+        i = skip_ws(bytes, key_end);
+        if bytes.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_ws(bytes, i + 1);
+        if name == key && messages.is_none() {
+            let (list, end) = split_list(bytes, i)?;
+            messages = Some((fields.len(), list));
+            i = end;
+        } else {
+            let end = scalar_trimmed(bytes, i, value_end(bytes, i))?;
+            fields.push((name.to_owned(), &bytes[i..end]));
+            i = end;
+        }
+        i = skip_ws(bytes, i);
+        match bytes.get(i) {
+            Some(b',') => i = skip_ws(bytes, i + 1),
+            Some(b'}') => break,
+            _ => return None,
+        }
+    }
+    if skip_ws(bytes, i + 1) != bytes.len() {
+        return None;
+    }
+    let (messages_at, messages) = messages?;
+    Some(RequestBody {
+        api,
+        fields,
+        messages_at,
+        messages,
+        unchecked: true,
+    })
+}
+
+/// The values of the list at `i` and the index just past it.
+fn split_list(bytes: &[u8], mut i: usize) -> Option<(Vec<&[u8]>, usize)> {
+    if bytes.get(i) != Some(&b'[') {
+        return None;
+    }
+    let mut out = Vec::new();
+    i = skip_ws(bytes, i + 1);
+    if bytes.get(i) == Some(&b']') {
+        return Some((out, i + 1));
+    }
+    loop {
+        let end = scalar_trimmed(bytes, i, value_end(bytes, i))?;
+        out.push(&bytes[i..end]);
+        i = skip_ws(bytes, end);
+        match bytes.get(i) {
+            Some(b',') => i = skip_ws(bytes, i + 1),
+            Some(b']') => return Some((out, i + 1)),
+            _ => return None,
+        }
+    }
+}
+
+/// The end of the value from `start` to `end` without the whitespace a number or literal ends with; `None` for an
+/// empty value or one that runs to the end of the text (it did not end).
+fn scalar_trimmed(bytes: &[u8], start: usize, mut end: usize) -> Option<usize> {
+    if end >= bytes.len() {
+        return None;
+    }
+    while end > start && matches!(bytes[end - 1], b' ' | b'\t' | b'\n' | b'\r') {
+        end -= 1;
+    }
+    (end > start).then_some(end)
 }
 
 #[cfg(test)]
@@ -276,19 +411,97 @@ mod tests {
         let b = RequestBody::parse(Api::AnthropicMessages, body).unwrap();
         assert_eq!(b.messages.len(), 2);
         assert_eq!(
-            b.messages[1].get(),
+            b.message(1).unwrap(),
             r#"{"role": "assistant","content":[{"type":"text","text":"yo"}]}"#
         );
-        assert_eq!(b.field("system").unwrap().get(), r#""be  terse""#);
-        let out = b.write(|i| Some(b.messages[i].get()));
+        assert_eq!(b.field("system").unwrap(), r#""be  terse""#);
+        let out = b.write(|i| Some(b.messages[i]));
         assert_eq!(
             String::from_utf8(out).unwrap(),
             r#"{"model":"m","system":"be  terse","messages":[{"role":"user","content":"hi"},{"role": "assistant","content":[{"type":"text","text":"yo"}]}],"max_tokens":10}"#
         );
-        let dropped = b.write(|i| (i == 1).then(|| b.messages[i].get()));
+        let dropped = b.write(|i| (i == 1).then(|| b.messages[i]));
         assert!(String::from_utf8(dropped)
             .unwrap()
             .contains(r#""messages":[{"role": "assistant""#));
+    }
+
+    /// `split` on `body`: the same fields, order and messages as `parse` when the body parses; when it does not,
+    /// the same error, or a split whose checks fail (the fields', or a message that does not parse).
+    fn split_agrees(api: Api, body: &[u8]) {
+        let shown = String::from_utf8_lossy(body);
+        match (RequestBody::parse(api, body), RequestBody::split(api, body)) {
+            (Ok(parsed), Ok(split)) => {
+                assert_eq!(split.messages, parsed.messages, "{shown}");
+                assert_eq!(split.fields, parsed.fields, "{shown}");
+                assert_eq!(split.messages_at, parsed.messages_at, "{shown}");
+                assert!(split.check_fields().is_ok(), "{shown}");
+            }
+            (Err(e), Ok(split)) => {
+                // as the gateway reads a message: UTF-8, then JSON
+                let message_fails = (0..split.messages.len()).any(|i| {
+                    split.message(i).map_or(true, |m| {
+                        serde_json::from_str::<serde::de::IgnoredAny>(m).is_err()
+                    })
+                });
+                assert!(
+                    split.is_unchecked() && (split.check_fields().is_err() || message_fails),
+                    "{shown}: parse says {e}, split passes"
+                );
+            }
+            (parsed, split) => assert_eq!(parsed.err(), split.err(), "{shown}"),
+        }
+    }
+
+    #[test]
+    fn a_split_body_is_the_parsed_one() {
+        let valid: &[&str] = &[
+            r#"{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":10}"#,
+            " \n{ \"messages\" :\t[ {\"role\":\"user\",\"content\":\"a \\\"quoted\\\" ] } , text\"} ,\n 1 , [] , \"\\\\\" ] , \"n\": -1.5e+3 , \"t\" : true , \"z\" : null }\r\n",
+            r#"{"messages":[],"system":[{"type":"text","text":"é ü 漢字 \u00e9 \ud83d\ude00"}]}"#,
+            r#"{"stream":true,"messages":[[[]],{"a":{"b":[{"c":"}]"}]}}],"messages":"second"}"#,
+            r#"{"messages":[1,2.5,-0,true,false,null,"s",{},[]]}"#,
+        ];
+        for body in valid {
+            assert!(
+                RequestBody::parse(Api::AnthropicMessages, body.as_bytes()).is_ok(),
+                "{body}"
+            );
+            split_agrees(Api::AnthropicMessages, body.as_bytes());
+            let split = RequestBody::split(Api::AnthropicMessages, body.as_bytes()).unwrap();
+            assert!(split.is_unchecked(), "{body}: taken by the structural pass");
+        }
+        let malformed: &[&[u8]] = &[
+            b"",
+            b"{}",
+            b"[]",
+            b"{\"messages\":[{\"role\": }]}",
+            b"{\"messages\":[{\"role\":\"user\"}]",
+            b"{\"messages\":[{\"role\":\"user\"}]}}",
+            b"{\"messages\":[{\"role\":\"user\"},]}",
+            b"{\"messages\":[{\"role\":\"user\"}] \"x\":1}",
+            b"{\"messages\":[{\"role\":\"us\ner\"}]}",
+            b"{\"messages\":[tru],\"x\":1}",
+            b"{\"messages\":[1],\"tools\":[{\"a\":01}]}",
+            b"{\"messages\":[1],\"x\":}",
+            b"{\"messages\":[1],\"x\":\"\\q\"}",
+            b"{\"mess\\u0061ges\":[1]}",
+            b"{\"messages\":\"one string\"}",
+            b"{\"messages\":[\"\xff\"]}",
+            b"{\"model\":\"m\"}",
+            b"{\"messages\":[\"unterminated]}",
+            b"{\"messages\":[1]} trailing",
+            b"{\"mess\nages\":[1]}",
+        ];
+        for body in malformed {
+            split_agrees(Api::AnthropicMessages, body);
+        }
+        split_agrees(Api::OpenAiResponses, br#"{"input":"hello"}"#);
+        // a field that is not UTF-8 fails its check
+        split_agrees(
+            Api::AnthropicMessages,
+            b"{\"messages\":[],\"system\":\"\xc3\"}",
+        );
     }
 
     #[test]

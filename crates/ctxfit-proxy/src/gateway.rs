@@ -420,7 +420,18 @@ impl Gateway {
         bytes: &[u8],
         session: Option<&str>,
     ) -> Result<Forwarded, GatewayError> {
-        let body = RequestBody::parse(api, bytes)?;
+        // split by structure alone: the messages the conversation has read are known by their hashes (bytes it
+        // has parsed before), the rest is checked below as it is read; a check that fails names the place as a
+        // full parse does
+        let body = RequestBody::split(api, bytes)?;
+        let named = |e: BodyError| {
+            if body.is_unchecked() {
+                RequestBody::named_error(api, bytes, e)
+            } else {
+                e
+            }
+        };
+        body.check_fields().map_err(named)?;
         let format = api.wire_format();
         let Chain {
             start,
@@ -450,11 +461,13 @@ impl Gateway {
         let new: Vec<Message> = body.messages[from..]
             .iter()
             .enumerate()
-            .map(|(k, raw)| {
-                let mut value: serde_json::Value = serde_json::from_str(raw.get())
-                    .map_err(|e| BodyError::Message(format!("messages[{}]: {e}", from + k)))?;
+            .map(|(k, _)| {
+                let raw = body.message(from + k).map_err(named)?;
+                let mut value: serde_json::Value = serde_json::from_str(raw).map_err(|e| {
+                    named(BodyError::Message(format!("messages[{}]: {e}", from + k)))
+                })?;
                 // a message compaction changes is written anew: its numbers as the client wrote them
-                ctxfit_model::keep_number_spelling(raw.get(), &mut value);
+                ctxfit_model::keep_number_spelling(raw, &mut value);
                 read_message(
                     format,
                     value,
@@ -467,12 +480,12 @@ impl Gateway {
         // on every request, are read only when they hold a mark (only Anthropic's do)
         let mut fields = serde_json::Map::new();
         for key in ctxfit_compactor::CACHE_FIELDS {
-            let marked = |raw: &&serde_json::value::RawValue| {
+            let marked = |raw: &&str| {
                 key != "tools"
-                    || (api == Api::AnthropicMessages && raw.get().contains("\"cache_control\""))
+                    || (api == Api::AnthropicMessages && raw.contains("\"cache_control\""))
             };
             if let Some(raw) = body.field(key).filter(marked) {
-                let value = serde_json::from_str(raw.get())
+                let value = serde_json::from_str(raw)
                     .map_err(|e| BodyError::Message(format!("{key}: {e}")))?;
                 fields.insert(key.to_owned(), value);
             }
@@ -480,7 +493,7 @@ impl Gateway {
         let requested = ctxfit_compactor::requested_cache_ttl(&fields);
         let system = match body.field("system") {
             Some(raw) if from == 0 => Some(Content::from_json(
-                serde_json::from_str(raw.get())
+                serde_json::from_str(raw)
                     .map_err(|e| BodyError::Message(format!("system: {e}")))?,
             )),
             _ => None,
@@ -507,16 +520,22 @@ impl Gateway {
         // a message read before whose marker moved (it had one then, or has one now): read again, so that what is
         // written of it carries this request's markers
         let first_new = c.conv.messages.len();
-        for (i, now) in marked.iter().enumerate().take(first_new) {
-            if *now || c.marked.get(i).copied().unwrap_or(false) {
-                let raw = body.messages[i].get();
+        let moved = marked.iter().enumerate().take(first_new);
+        let moved = moved.filter(|&(i, now)| *now || c.marked.get(i).copied().unwrap_or(false));
+        // all read before any is taken: a malformed one leaves the conversation as it was
+        let reread = moved
+            .map(|(i, _)| {
+                let raw = body.message(i).map_err(named)?;
                 let value: serde_json::Value = serde_json::from_str(raw)
-                    .map_err(|e| BodyError::Message(format!("messages[{i}]: {e}")))?;
-                c.conv.messages[i] =
-                    read_message(format, value, &format!("{}[{i}]", api.messages_key()))
-                        .map_err(|e| BodyError::Message(e.to_string()))?;
-                c.written[i] = None;
-            }
+                    .map_err(|e| named(BodyError::Message(format!("messages[{i}]: {e}"))))?;
+                let m = read_message(format, value, &format!("{}[{i}]", api.messages_key()))
+                    .map_err(|e| BodyError::Message(e.to_string()))?;
+                Ok((i, m))
+            })
+            .collect::<Result<Vec<_>, BodyError>>()?;
+        for (i, m) in reread {
+            c.conv.messages[i] = m;
+            c.written[i] = None;
         }
         c.marked = marked;
         let c = &mut *c;
@@ -586,9 +605,9 @@ impl Gateway {
             if dropped.contains(&i) {
                 None
             } else if changed.contains_key(&i) {
-                written[i].as_ref().map(|(_, s)| s.as_str())
+                written[i].as_ref().map(|(_, s)| s.as_bytes())
             } else {
-                Some(body.messages[i].get())
+                Some(body.messages[i])
             }
         });
         // the index learns where the conversation now ends (unless it was forgotten meanwhile)

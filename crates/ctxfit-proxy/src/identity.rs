@@ -15,10 +15,10 @@
 //! The scan is one pass over the bytes and allocates nothing; a message without the text `"cache_control"` is
 //! hashed as it is, but for a content list of one text block. What is forwarded is never touched here: it keeps the client's bytes, markers included.
 
-use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
 use crate::body::{Api, RequestBody};
+use crate::scan::{next_is_colon, skip_ws, string_end, value_end};
 
 /// A hash of a conversation's messages so far.
 pub type ChainHash = [u8; 32];
@@ -56,12 +56,12 @@ impl Chain {
     }
 }
 
-fn chain_start(api: Api, system: Option<&RawValue>) -> ChainHash {
+fn chain_start(api: Api, system: Option<&str>) -> ChainHash {
     let mut h = Sha256::new();
     h.update(b"ctxfit-proxy/3\0");
     h.update(api.name().as_bytes());
     h.update([0]);
-    let system = system.map_or("", RawValue::get);
+    let system = system.unwrap_or("");
     // the system prompt is a string or a list of blocks: its blocks' markers are at depth [array, object]
     let mut canonical = Vec::new();
     let (bytes, _) = without_markers(system.as_bytes(), SYSTEM_PATHS, &mut canonical);
@@ -74,11 +74,11 @@ fn chain_start(api: Api, system: Option<&RawValue>) -> ChainHash {
     h.finalize().into()
 }
 
-fn chain_next(previous: &ChainHash, message: &RawValue) -> (ChainHash, bool) {
+fn chain_next(previous: &ChainHash, message: &[u8]) -> (ChainHash, bool) {
     let mut h = Sha256::new();
     h.update(previous);
     let mut canonical = Vec::new();
-    let (bytes, marked) = without_markers(message.get().as_bytes(), MESSAGE_PATHS, &mut canonical);
+    let (bytes, marked) = without_markers(message, MESSAGE_PATHS, &mut canonical);
     let mut unwrapped = Vec::new();
     let bytes = content_unwrapped(bytes, &mut unwrapped).unwrap_or(bytes);
     h.update((bytes.len() as u64).to_le_bytes());
@@ -261,61 +261,6 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     memchr::memmem::find(haystack, needle).is_some()
 }
 
-/// The index just past the string that starts at `start` (a `"`).
-fn string_end(json: &[u8], start: usize) -> usize {
-    let mut i = start + 1;
-    while i < json.len() {
-        match json[i] {
-            b'\\' => i += 2,
-            b'"' => return i + 1,
-            _ => i += 1,
-        }
-    }
-    json.len()
-}
-
-fn skip_ws(json: &[u8], mut i: usize) -> usize {
-    while i < json.len() && matches!(json[i], b' ' | b'\t' | b'\n' | b'\r') {
-        i += 1;
-    }
-    i
-}
-
-fn next_is_colon(json: &[u8], i: usize) -> bool {
-    json.get(skip_ws(json, i)) == Some(&b':')
-}
-
-/// The index just past the JSON value that starts at `start`.
-fn value_end(json: &[u8], start: usize) -> usize {
-    let mut depth = 0usize;
-    let mut i = start;
-    while i < json.len() {
-        match json[i] {
-            b'"' => {
-                i = string_end(json, i);
-                if depth == 0 {
-                    return i;
-                }
-                continue;
-            }
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => {
-                if depth == 0 {
-                    return i;
-                }
-                depth -= 1;
-                if depth == 0 {
-                    return i + 1;
-                }
-            }
-            b',' if depth == 0 => return i,
-            _ => {}
-        }
-        i += 1;
-    }
-    json.len()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -399,8 +344,7 @@ mod unwrap_tests {
     use super::*;
 
     fn hash(message: &str) -> ChainHash {
-        let raw: Box<RawValue> = serde_json::from_str(message).unwrap();
-        chain_next(&[0; 32], &raw).0
+        chain_next(&[0; 32], message.as_bytes()).0
     }
 
     #[test]
@@ -443,20 +387,15 @@ mod unwrap_tests {
 
     #[test]
     fn a_system_prompt_wrapped_in_one_block_is_its_string() {
-        let raw = |s: &str| -> Box<RawValue> { serde_json::from_str(s).unwrap() };
-        let plain = chain_start(Api::AnthropicMessages, Some(&raw(r#""be terse""#)));
+        let plain = chain_start(Api::AnthropicMessages, Some(r#""be terse""#));
         let wrapped = chain_start(
             Api::AnthropicMessages,
-            Some(&raw(
-                r#"[{"type":"text","text":"be terse","cache_control":{"type":"ephemeral"}}]"#,
-            )),
+            Some(r#"[{"type":"text","text":"be terse","cache_control":{"type":"ephemeral"}}]"#),
         );
         assert_eq!(plain, wrapped);
         let two = chain_start(
             Api::AnthropicMessages,
-            Some(&raw(
-                r#"[{"type":"text","text":"be"},{"type":"text","text":"terse"}]"#,
-            )),
+            Some(r#"[{"type":"text","text":"be"},{"type":"text","text":"terse"}]"#),
         );
         assert_ne!(plain, two);
     }

@@ -24,6 +24,7 @@ pub mod body;
 pub mod gateway;
 pub mod identity;
 pub mod idle;
+mod scan;
 pub mod server;
 pub mod state;
 pub mod usage;

@@ -47,7 +47,15 @@ fn the_gateway_decides_as_the_library_and_keeps_the_clients_bytes() {
             let client_messages = client[api.messages_key()].as_array().unwrap();
             let raw: Vec<String> = {
                 let parsed = ctxfit_proxy::RequestBody::parse(api, bytes).unwrap();
-                parsed.messages.iter().map(|m| m.get().to_owned()).collect()
+                // the structural split the gateway takes finds the same fields and messages
+                let split = ctxfit_proxy::RequestBody::split(api, bytes).unwrap();
+                assert!(split.is_unchecked() && split.check_fields().is_ok());
+                assert_eq!(split.messages, parsed.messages, "request {n}");
+                let all = |b: &ctxfit_proxy::RequestBody<'_>| b.write(|i| Some(b.messages[i]));
+                assert_eq!(all(&split), all(&parsed), "request {n}");
+                (0..parsed.messages.len())
+                    .map(|i| parsed.message(i).unwrap().to_owned())
+                    .collect()
             };
             for (i, m) in client_messages.iter().enumerate() {
                 if got.get(i) == Some(m) {
@@ -184,8 +192,8 @@ fn unknown_blocks_and_fields_pass_through_byte_for_byte() {
     let out = g.forward(Api::AnthropicMessages, body, None).unwrap();
     let text = String::from_utf8(out.body).unwrap();
     let parsed = ctxfit_proxy::RequestBody::parse(Api::AnthropicMessages, body).unwrap();
-    for m in &parsed.messages {
-        assert!(text.contains(m.get()), "{text}");
+    for i in 0..parsed.messages.len() {
+        assert!(text.contains(parsed.message(i).unwrap()), "{text}");
     }
     assert!(text.contains(r#""stream":true,"metadata":{"user_id":"u 1"}"#));
     assert!(text.ends_with(r#""tools":[{"type":"web_search_20250305","name":"web_search"}]}"#));
@@ -218,6 +226,67 @@ fn a_malformed_body_is_refused_with_its_place() {
         0,
         "a refused request starts no conversation"
     );
+}
+
+#[test]
+fn a_continued_conversation_still_refuses_a_malformed_body_with_its_place() {
+    // the messages a conversation has read are known by their hashes; what is new, the other fields and a
+    // message whose marker moved are checked, and named as a full parse names them
+    let g = Gateway::new(smart()).unwrap();
+    let first = br#"{"model":"m","messages":[{"role":"user","content":"look"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"path":"a.rs"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"fn main() {}","cache_control":{"type":"ephemeral"}}]}]}"#;
+    let out = g.forward(Api::AnthropicMessages, first, None).unwrap();
+    let before = out.body;
+    let next = |tail: &[u8], tools: &str| -> Vec<u8> {
+        let mut b = first[..first.len() - 2].to_vec();
+        b.extend_from_slice(tail);
+        b.push(b']');
+        b.extend_from_slice(tools.as_bytes());
+        b.push(b'}');
+        b
+    };
+    let ok: &[u8] = br#",{"role":"assistant","content":"done"},{"role":"user","content":"thanks"}"#;
+    for (body, line) in [
+        // a new message that is no JSON
+        (next(br#",{"role":"assistant","content":"done",}"#, ""), 1),
+        // a new message that is not UTF-8
+        (
+            next(b",{\"role\":\"assistant\",\"content\":\"d\xff\"}", ""),
+            1,
+        ),
+        // another field
+        (next(ok, ",\n\"tools\":[{\"name\":tru}]"), 2),
+        // text after the body
+        ([next(ok, ""), b"\n}".to_vec()].concat(), 2),
+    ] {
+        let err = g.forward(Api::AnthropicMessages, &body, None).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with(&format!("malformed JSON at line {line}")),
+            "{err}"
+        );
+    }
+    // a message read before, its marker moved and its value broken
+    let moved = String::from_utf8(next(ok, "")).unwrap().replacen(
+        r#""cache_control":{"type":"ephemeral"}"#,
+        r#""cache_control":{"type":ephemeral}"#,
+        1,
+    );
+    let err = g
+        .forward(Api::AnthropicMessages, moved.as_bytes(), None)
+        .unwrap_err();
+    assert!(
+        err.to_string().starts_with("malformed JSON at line 1"),
+        "{err}"
+    );
+    // none of it changed the conversation: the same request again gets the same bytes, continued
+    let again = g.forward(Api::AnthropicMessages, first, None).unwrap();
+    assert!(again.continued);
+    assert_eq!(again.body, before);
+    assert_eq!(g.conversations(), 1);
+    let next_ok = g
+        .forward(Api::AnthropicMessages, &next(ok, ""), None)
+        .unwrap();
+    assert!(next_ok.continued);
 }
 
 #[test]
