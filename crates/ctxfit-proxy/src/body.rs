@@ -504,6 +504,84 @@ mod tests {
         );
     }
 
+    /// JSON values whose strings hold what trips a scanner (escaped quotes and backslashes, brackets, commas,
+    /// `\n`, non-ASCII), nested a few deep, with or without spaces.
+    fn value() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let leaf = proptest::sample::select(vec![
+            "1",
+            "-2.5e3",
+            "0",
+            "null",
+            "true",
+            "false",
+            r#""""#,
+            r#""\\""#,
+            r#""a\"b""#,
+            r#""\\\"]}""#,
+            r#""[{,:}]""#,
+            r#""line\nline\\n""#,
+            r#""é😀 \u00e9""#,
+            r#""cache_control""#,
+        ])
+        .prop_map(str::to_owned);
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            (
+                proptest::collection::vec(inner, 0..6),
+                any::<bool>(),
+                any::<bool>(),
+            )
+                .prop_map(|(items, object, spaced)| {
+                    let (sep, colon) = if spaced { (" ,\n ", " : ") } else { (",", ":") };
+                    if object {
+                        let members: Vec<String> = items
+                            .iter()
+                            .enumerate()
+                            .map(|(i, v)| format!("\"k{i}\"{colon}{v}"))
+                            .collect();
+                        format!("{{{}}}", members.join(sep))
+                    } else {
+                        format!("[{}]", items.join(sep))
+                    }
+                })
+        })
+    }
+
+    /// Bytes a mutation puts in: JSON's own pieces, and one that is not UTF-8.
+    const PIECES: &[&[u8]] = &[
+        b"\"", b"\\", b",", b":", b"{", b"}", b"[", b"]", b" ", b"x", b"\xff", b"1",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config { cases: 2_000, failure_persistence: None, ..Default::default() })]
+
+        /// On any body, whole or with a byte taken out, put in or the rest cut off, the structural split agrees
+        /// with the full parse: the same fields and messages, or a check that fails where the parse fails.
+        #[test]
+        fn any_body_splits_as_it_parses(
+            fields in proptest::collection::vec(value(), 0..4),
+            messages in proptest::collection::vec(value(), 0..6),
+            at in 0..5usize,
+            spaced in proptest::bool::ANY,
+            mutation in proptest::option::of((0..3usize, 0..10_000usize, 0..PIECES.len())),
+        ) {
+            let sep = if spaced { " , " } else { "," };
+            let mut members: Vec<String> =
+                fields.iter().enumerate().map(|(i, v)| format!("\"f{i}\":{v}")).collect();
+            members.insert(at.min(members.len()), format!("\"messages\" : [{}]", messages.join(sep)));
+            let mut body = format!("{{{}}}", members.join(sep)).into_bytes();
+            if let Some((kind, place, piece)) = mutation {
+                let place = place % (body.len() + 1);
+                match kind {
+                    0 if place < body.len() => { body.remove(place); }
+                    1 => { body.splice(place..place, PIECES[piece].iter().copied()); }
+                    _ => body.truncate(place),
+                }
+            }
+            split_agrees(Api::AnthropicMessages, &body);
+        }
+    }
+
     #[test]
     fn malformed_bodies_are_named() {
         let err = RequestBody::parse(Api::OpenAiChat, b"{\"messages\": [\n  {\"role\": }]}").err();
