@@ -1,11 +1,14 @@
 //! The proxy's per-request work before compaction, on a request as Claude Code sends it (~200k tokens, every
 //! message's content a list of blocks, the `cache_control` breakpoint on the newest): parsing the body into its
-//! messages (in full, and split by its structure alone as the gateway takes it), and the conversation's identity (a SHA-256 chain over every message with the markers left out) —
-//! beside one SHA-256 pass over the whole body, the least any hash of it costs, in the same run.
+//! messages (in full, and split by its structure alone as the gateway takes it), and the conversation's identity
+//! (a SHA-256 chain over every message with the markers left out; alone, and with the conversation's previous
+//! request known, as the gateway keeps it) — beside one SHA-256 pass over the whole body, in the same run.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ctxfit_benches::history::{corpus_turns, generate_history};
-use ctxfit_proxy::identity::Chain;
+use std::sync::Arc;
+
+use ctxfit_proxy::identity::{Chain, Known};
 use ctxfit_proxy::{Api, RequestBody};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -61,6 +64,34 @@ fn benches(c: &mut Criterion) {
     let parsed = RequestBody::parse(Api::AnthropicMessages, &body).unwrap();
     group.bench_function("identity_chain", |b| {
         b.iter(|| Chain::of(Api::AnthropicMessages, &parsed).hashes.len())
+    });
+    // the conversation's previous request known (two messages fewer, the breakpoint one message earlier), as
+    // the gateway keeps it: what the request repeats byte for byte is compared, not hashed
+    let previous = claude_code_body(&Value::Array(
+        ctxfit_model::to_value(&history)["messages"]
+            .as_array()
+            .expect("a message list")
+            .iter()
+            .take(parsed.messages.len() - 2)
+            .cloned()
+            .collect(),
+    ));
+    let earlier = RequestBody::split(Api::AnthropicMessages, &previous).unwrap();
+    let chain = Chain::of(Api::AnthropicMessages, &earlier);
+    let known = Arc::new(Known::of(
+        &earlier,
+        chain.start,
+        &chain.hashes,
+        &chain.marked,
+    ));
+    group.bench_function("identity_chain_known", |b| {
+        b.iter(|| {
+            Chain::of_known(Api::AnthropicMessages, &parsed, |_| {
+                Some(Arc::clone(&known))
+            })
+            .hashes
+            .len()
+        })
     });
     group.bench_function("sha256_of_the_body", |b| {
         b.iter(|| Sha256::digest(&body)[0])

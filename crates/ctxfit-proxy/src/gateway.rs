@@ -26,7 +26,7 @@ use ctxfit_model::{read_message, write_message, Content, Conversation, Message, 
 use sha2::{Digest, Sha256};
 
 use crate::body::{Api, BodyError, RequestBody};
-use crate::identity::{Chain, ChainHash};
+use crate::identity::{Chain, ChainHash, Known};
 use crate::state::{hex, now_ms, Record, Store};
 
 /// Why a request cannot be compacted.
@@ -108,6 +108,10 @@ pub struct Gateway {
     index: Mutex<Index>,
     /// Conversations kept at most; the least recently used is forgotten (and replayed if it comes back).
     pub max_conversations: usize,
+    /// Bytes of requests kept at most, over all conversations, to spare the next request's chain the hashing of
+    /// what it repeats ([`Chain::of_known`]): each conversation's last request, the least recently used let go
+    /// first (its next request is then hashed whole).
+    pub max_known_bytes: usize,
     /// Conversations idle this long are forgotten (and replayed if they come back); `None`: never.
     pub max_idle: Option<std::time::Duration>,
     /// Seconds the provider keeps its prompt cache, whatever requests state (`None`: what each states, else the
@@ -123,6 +127,11 @@ struct Index {
     convs: HashMap<String, Entry>,
     /// Chain hash of each conversation's last request → its id.
     tips: HashMap<ChainHash, String>,
+    /// Chain hash of a first message → the conversation that began so most recently (its last request spares
+    /// the hashing of what the next repeats: [`Chain::of_known`]).
+    firsts: HashMap<ChainHash, String>,
+    /// Bytes of the conversations' `Entry::known`, together.
+    known_bytes: usize,
     next_id: u64,
     /// Requests handled: the clock of `Entry::last_used`.
     requests: u64,
@@ -139,6 +148,8 @@ struct Entry {
     tip: Option<ChainHash>,
     /// Its figures after its last request (read by `/metrics` without waiting for a compaction).
     stats: ConversationStats,
+    /// Its last request, as the next one's chain reads it.
+    known: Option<Arc<Known>>,
 }
 
 impl Index {
@@ -162,6 +173,7 @@ impl Index {
                 last_seen: std::time::Instant::now(),
                 tip,
                 stats,
+                known: None,
             },
         );
         conv
@@ -171,6 +183,50 @@ impl Index {
         if let Some(old) = self.convs.remove(id) {
             if let Some(tip) = old.tip {
                 self.tips.remove(&tip);
+            }
+            if let Some(known) = old.known {
+                self.let_go(id, &known);
+            }
+        }
+    }
+
+    /// The conversation `id` no longer keeps `known`.
+    fn let_go(&mut self, id: &str, known: &Known) {
+        self.known_bytes = self.known_bytes.saturating_sub(known.size());
+        if let Some(first) = known.first() {
+            if self.firsts.get(&first).is_some_and(|f| f == id) {
+                self.firsts.remove(&first);
+            }
+        }
+    }
+
+    /// Keep `known` as conversation `id`'s last request (if it is still here; `None`: too large to keep, and
+    /// what it kept before is let go), letting go of the least recently used conversations' beyond `max` bytes.
+    fn keep_known(&mut self, id: &str, known: Option<Arc<Known>>, max: usize) {
+        let Some(e) = self.convs.get_mut(id) else {
+            return;
+        };
+        let old = std::mem::replace(&mut e.known, known.clone());
+        if let Some(old) = old {
+            self.let_go(id, &old);
+        }
+        let Some(known) = known else {
+            return;
+        };
+        self.known_bytes += known.size();
+        if let Some(first) = known.first() {
+            self.firsts.insert(first, id.to_owned());
+        }
+        while self.known_bytes > max {
+            let Some(oldest) = (self.convs.iter())
+                .filter(|(_, e)| e.known.is_some())
+                .min_by_key(|(_, e)| e.last_used)
+                .map(|(id, _)| id.clone())
+            else {
+                break;
+            };
+            if let Some(old) = self.convs.get_mut(&oldest).and_then(|e| e.known.take()) {
+                self.let_go(&oldest, &old);
             }
         }
     }
@@ -196,6 +252,10 @@ fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Conversations a gateway keeps by default.
 pub const DEFAULT_MAX_CONVERSATIONS: usize = 1000;
 
+/// Bytes of last requests a gateway keeps by default ([`Gateway::max_known_bytes`]): those of the conversations
+/// in use, a few dozen of ~200k-token requests.
+pub const DEFAULT_MAX_KNOWN_BYTES: usize = 64 << 20;
+
 impl Gateway {
     /// The gateway of one profile. A profile's `retrieval_tool` is left off: the agent behind the proxy does not
     /// offer the model that tool, and the proxy does not answer its calls, so no cut result may name it.
@@ -215,6 +275,7 @@ impl Gateway {
             registry,
             index: Mutex::new(Index::default()),
             max_conversations: DEFAULT_MAX_CONVERSATIONS,
+            max_known_bytes: DEFAULT_MAX_KNOWN_BYTES,
             max_idle: None,
             cache_ttl: None,
             store: None,
@@ -433,11 +494,17 @@ impl Gateway {
         };
         body.check_fields().map_err(named)?;
         let format = api.wire_format();
+        // the chain, sparing what the last request that began the same way repeats byte for byte
+        let known_after = |first: &ChainHash| {
+            let ix = self.index();
+            let id = ix.firsts.get(first)?;
+            ix.convs.get(id)?.known.clone()
+        };
         let Chain {
             start,
             hashes: chain,
             marked,
-        } = Chain::of(api, &body);
+        } = Chain::of_known(api, &body, known_after);
 
         // which conversation, and how much of this request it has read; then its lock, and no other
         let found = self.find(format, start, &chain, session);
@@ -610,7 +677,10 @@ impl Gateway {
                 Some(body.messages[i])
             }
         });
-        // the index learns where the conversation now ends (unless it was forgotten meanwhile)
+        // the index learns where the conversation now ends (unless it was forgotten meanwhile), and keeps this
+        // request for the next one's chain
+        let known = (bytes.len() <= self.max_known_bytes)
+            .then(|| Arc::new(Known::of(&body, start, &c.chain, &c.marked)));
         {
             let mut ix = self.index();
             let tip = c.chain.last().copied();
@@ -621,6 +691,9 @@ impl Gateway {
                 }
                 _ => None,
             };
+            if old.is_some() {
+                ix.keep_known(&id, known, self.max_known_bytes);
+            }
             if let Some(old) = old {
                 if let Some(old) = old {
                     ix.tips.remove(&old);

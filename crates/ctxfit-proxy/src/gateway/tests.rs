@@ -144,3 +144,64 @@ fn a_conversation_forgotten_while_it_is_compacted_finishes_and_leaves_no_tip_beh
         .unwrap();
     assert!(!again.continued);
 }
+
+#[test]
+fn the_last_requests_kept_for_the_next_chains_stay_within_their_bytes() {
+    let (gateway, a) = with_conversation_a();
+    let mut g = Arc::try_unwrap(gateway).ok().expect("one owner");
+    let known_bytes = |g: &Gateway| g.index().known_bytes;
+    let kept = |g: &Gateway, id: &str| g.index().convs[id].known.is_some();
+    assert!(kept(&g, &a) && known_bytes(&g) > 0);
+    // room for one conversation's last request, not two: the one used least recently lets go of its own
+    g.max_known_bytes = 2_000;
+    let (long_a, long_b) = (
+        format!("task A {}", "a".repeat(900)),
+        format!("task B {}", "b".repeat(900)),
+    );
+    let mut turns_a = vec![long_a.as_str()];
+    let mut turns_b = vec![long_b.as_str()];
+    let a = g
+        .forward(Api::AnthropicMessages, &body(&turns_a), None)
+        .unwrap()
+        .conversation;
+    let b = g
+        .forward(Api::AnthropicMessages, &body(&turns_b), None)
+        .unwrap()
+        .conversation;
+    for k in 0..4 {
+        turns_a.extend(["done", "next"]);
+        turns_b.extend(["done", "next"]);
+        let out_a = g
+            .forward(Api::AnthropicMessages, &body(&turns_a), None)
+            .unwrap();
+        assert!(
+            out_a.continued && out_a.conversation == a,
+            "request {k} of A"
+        );
+        assert!(kept(&g, &a) && !kept(&g, &b), "request {k} of A");
+        let out_b = g
+            .forward(Api::AnthropicMessages, &body(&turns_b), None)
+            .unwrap();
+        assert!(
+            out_b.continued && out_b.conversation == b,
+            "request {k} of B"
+        );
+        assert!(kept(&g, &b));
+        assert!(known_bytes(&g) <= g.max_known_bytes, "{}", known_bytes(&g));
+    }
+    // a request too large to keep lets go of what its conversation kept; forgetting a conversation, of its own
+    g.max_known_bytes = 1_000;
+    turns_b.extend(["done", "next"]);
+    let out_b = g
+        .forward(Api::AnthropicMessages, &body(&turns_b), None)
+        .unwrap();
+    assert!(out_b.continued && !kept(&g, &b));
+    turns_a.extend(["done", "next"]);
+    g.max_known_bytes = 2_000;
+    g.forward(Api::AnthropicMessages, &body(&turns_a), None)
+        .unwrap();
+    assert!(kept(&g, &a));
+    g.index().forget(&a);
+    assert_eq!(known_bytes(&g), 0);
+    assert!(g.index().firsts.is_empty());
+}
