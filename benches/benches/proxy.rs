@@ -76,9 +76,11 @@ fn benches(c: &mut Criterion) {
             .cloned()
             .collect(),
     ));
+    let previous = ctxfit_proxy::Bytes::from(previous);
     let earlier = RequestBody::split(Api::AnthropicMessages, &previous).unwrap();
     let chain = Chain::of(Api::AnthropicMessages, &earlier);
     let known = Arc::new(Known::of(
+        &previous,
         &earlier,
         chain.start,
         &chain.hashes,

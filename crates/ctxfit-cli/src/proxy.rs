@@ -35,6 +35,11 @@ pub struct Args {
     /// same bytes if it comes back).
     #[arg(long, default_value_t = ctxfit_proxy::gateway::DEFAULT_MAX_CONVERSATIONS)]
     max_conversations: usize,
+    /// Bytes of the conversations' last requests kept per profile (K, M, G: 16M; 0: none), so that a
+    /// conversation's next request hashes only what it does not repeat byte for byte: the least recently used
+    /// let go first.
+    #[arg(long, value_name = "BYTES", default_value = "16M", value_parser = crate::input::parse_bytes)]
+    identity_cache: usize,
     /// Seconds after which an idle conversation is forgotten (0: never); a returning one is replayed to the
     /// same bytes.
     #[arg(long, default_value_t = 24 * 3600)]
@@ -117,6 +122,7 @@ pub fn run(args: Args) -> Result<()> {
         profile,
         max_body: args.max_body,
         max_conversations: args.max_conversations,
+        max_known_bytes: args.identity_cache,
         max_idle: (args.idle_timeout > 0).then(|| Duration::from_secs(args.idle_timeout)),
         connect_timeout: Duration::from_secs(10),
         header_timeout: Duration::from_secs(args.header_timeout),

@@ -26,6 +26,8 @@ use ctxfit_model::{read_message, write_message, Content, Conversation, Message, 
 use sha2::{Digest, Sha256};
 
 use crate::body::{Api, BodyError, RequestBody};
+use hyper::body::Bytes;
+
 use crate::identity::{Chain, ChainHash, Known};
 use crate::state::{hex, now_ms, Record, Store};
 use index::Index;
@@ -132,8 +134,8 @@ fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub const DEFAULT_MAX_CONVERSATIONS: usize = 1000;
 
 /// Bytes of last requests a gateway keeps by default ([`Gateway::max_known_bytes`]): those of the conversations
-/// in use, a few dozen of ~200k-token requests.
-pub const DEFAULT_MAX_KNOWN_BYTES: usize = 64 << 20;
+/// in use, about twenty ~200k-token requests.
+pub const DEFAULT_MAX_KNOWN_BYTES: usize = 16 << 20;
 
 impl Gateway {
     /// The gateway of one profile. A profile's `retrieval_tool` is left off: the agent behind the proxy does not
@@ -360,6 +362,18 @@ impl Gateway {
         bytes: &[u8],
         session: Option<&str>,
     ) -> Result<Forwarded, GatewayError> {
+        self.forward_shared(api, Bytes::copy_from_slice(bytes), session)
+    }
+
+    /// [`Gateway::forward`] of a body the caller shares rather than lends: the conversation keeps it, without a
+    /// copy, for its next request's chain ([`Chain::of_known`]).
+    pub fn forward_shared(
+        &self,
+        api: Api,
+        bytes: Bytes,
+        session: Option<&str>,
+    ) -> Result<Forwarded, GatewayError> {
+        let bytes = &bytes;
         // split by structure alone: the messages the conversation has read are known by their hashes (bytes it
         // has parsed before), the rest is checked below as it is read; a check that fails names the place as a
         // full parse does
@@ -559,7 +573,7 @@ impl Gateway {
         // the index learns where the conversation now ends (unless it was forgotten meanwhile), and keeps this
         // request for the next one's chain
         let known = (bytes.len() <= self.max_known_bytes)
-            .then(|| Arc::new(Known::of(&body, start, &c.chain, &c.marked)));
+            .then(|| Arc::new(Known::of(bytes, &body, start, &c.chain, &c.marked)));
         {
             let mut ix = self.index();
             let tip = c.chain.last().copied();

@@ -24,6 +24,8 @@ use sha2::{Digest, Sha256};
 
 use std::sync::Arc;
 
+use hyper::body::Bytes;
+
 use crate::body::{Api, RequestBody};
 use crate::scan::{next_is_colon, skip_ws, string_end, value_end};
 
@@ -82,44 +84,50 @@ impl Chain {
     }
 }
 
-/// A request seen before, as [`Chain::of_known`] reads it: its messages' bytes and their chain. It costs about
-/// the messages' size; comparing bytes runs an order of magnitude faster than hashing them.
+/// A request seen before, as [`Chain::of_known`] reads it: its body, where its messages are in it, and their
+/// chain. It holds the body the request came in (no copy); comparing bytes runs an order of magnitude faster than
+/// hashing them.
 pub struct Known {
     start: ChainHash,
-    /// The messages' bytes, one after another.
-    text: Vec<u8>,
-    /// Where each message ends in `text`.
-    ends: Vec<usize>,
+    body: Bytes,
+    /// Where each message is in `body`.
+    ranges: Vec<std::ops::Range<usize>>,
     hashes: Vec<ChainHash>,
     marked: Vec<bool>,
 }
 
 impl Known {
-    /// The request `body`, whose chain is `start`, `hashes` and `marked` (as [`Chain`]'s).
+    /// The request `body`, split from `bytes`, whose chain is `start`, `hashes` and `marked` (as [`Chain`]'s).
+    /// (Messages that are not part of `bytes` are not kept: nothing is then spared.)
     pub fn of(
+        bytes: &Bytes,
         body: &RequestBody<'_>,
         start: ChainHash,
         hashes: &[ChainHash],
         marked: &[bool],
     ) -> Known {
-        let mut text = Vec::with_capacity(body.messages.iter().map(|m| m.len()).sum());
-        let mut ends = Vec::with_capacity(body.messages.len());
-        for m in &body.messages {
-            text.extend_from_slice(m);
-            ends.push(text.len());
-        }
+        let base = bytes.as_ptr() as usize;
+        let ranges: Option<Vec<_>> = (body.messages.iter())
+            .map(|m| {
+                let begin = (m.as_ptr() as usize).checked_sub(base)?;
+                let end = begin + m.len();
+                (end <= bytes.len()).then_some(begin..end)
+            })
+            .collect();
+        let ranges = ranges.unwrap_or_default();
+        let n = ranges.len();
         Known {
             start,
-            text,
-            ends,
-            hashes: hashes.to_vec(),
-            marked: marked.to_vec(),
+            body: bytes.clone(),
+            ranges,
+            hashes: hashes[..n.min(hashes.len())].to_vec(),
+            marked: marked[..n.min(marked.len())].to_vec(),
         }
     }
 
-    /// Bytes it holds (its messages' text and their chain).
+    /// Bytes it holds: the body, and where its messages are with their chain.
     pub fn size(&self) -> usize {
-        self.text.len() + self.ends.len() * (std::mem::size_of::<usize>() + 33)
+        self.body.len() + self.ranges.len() * (2 * std::mem::size_of::<usize>() + 33)
     }
 
     /// The hash of its first message, if it has one.
@@ -130,16 +138,15 @@ impl Known {
     /// Whether message `i` of a request, whose chain before it is `before`, is this request's message `i` after
     /// the same chain, byte for byte (so its hash and marker are the same).
     fn repeats(&self, i: usize, before: &ChainHash, message: &[u8]) -> bool {
-        let Some(&end) = self.ends.get(i) else {
+        let (Some(range), Some(_)) = (self.ranges.get(i), self.hashes.get(i)) else {
             return false;
         };
-        let begin = if i == 0 { 0 } else { self.ends[i - 1] };
         let chain_before = if i == 0 {
             &self.start
         } else {
             &self.hashes[i - 1]
         };
-        chain_before == before && &self.text[begin..end] == message
+        chain_before == before && self.body.get(range.clone()) == Some(message)
     }
 }
 
@@ -466,9 +473,16 @@ mod known_tests {
             // a longer request known than the one asked about
             (request("a", 9), request("a", 4)),
         ] {
+            let earlier = Bytes::from(earlier);
             let e = RequestBody::split(api, &earlier).unwrap();
             let chain = Chain::of(api, &e);
-            let known = Arc::new(Known::of(&e, chain.start, &chain.hashes, &chain.marked));
+            let known = Arc::new(Known::of(
+                &earlier,
+                &e,
+                chain.start,
+                &chain.hashes,
+                &chain.marked,
+            ));
             let l = RequestBody::split(api, &later).unwrap();
             let plain = Chain::of(api, &l);
             let mut asked = None;

@@ -31,4 +31,6 @@ pub mod usage;
 
 pub use body::{Api, BodyError, RequestBody};
 pub use gateway::{ConversationStats, Forwarded, Gateway, GatewayError};
+/// The shared byte buffer of [`Gateway::forward_shared`] (hyper's).
+pub use hyper::body::Bytes;
 pub use server::{start, ProxyConfig, Running, StartError};

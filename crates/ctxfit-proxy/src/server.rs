@@ -67,6 +67,9 @@ pub struct ProxyConfig {
     pub max_body: usize,
     /// Conversations kept per profile.
     pub max_conversations: usize,
+    /// Bytes of the conversations' last requests kept per profile, to spare their next requests' identity the
+    /// hashing of what they repeat ([`Gateway::max_known_bytes`]; 0: none kept).
+    pub max_known_bytes: usize,
     /// Conversations idle this long are forgotten (a returning one is replayed to the same bytes).
     pub max_idle: Option<Duration>,
     /// Time allowed to connect to the upstream.
@@ -101,6 +104,7 @@ impl Default for ProxyConfig {
             profile: None,
             max_body: 64 << 20,
             max_conversations: crate::gateway::DEFAULT_MAX_CONVERSATIONS,
+            max_known_bytes: crate::gateway::DEFAULT_MAX_KNOWN_BYTES,
             max_idle: Some(Duration::from_secs(24 * 3600)),
             connect_timeout: Duration::from_secs(10),
             header_timeout: Duration::from_secs(30),
@@ -173,6 +177,7 @@ fn gateway(
 ) -> Result<Gateway, String> {
     let mut g = Gateway::new(settings).map_err(|e| e.to_string())?;
     g.max_conversations = config.max_conversations;
+    g.max_known_bytes = config.max_known_bytes;
     g.max_idle = config.max_idle;
     g.cache_ttl = config.cache_ttl.map(|d| d.as_secs());
     if let Some(store) = store {
@@ -571,7 +576,7 @@ impl From<String> for Refusal {
 fn compact(
     shared: &Shared,
     api: Api,
-    bytes: &[u8],
+    bytes: &Bytes,
     profile: Option<&str>,
     session: Option<&str>,
     preview: bool,
@@ -593,7 +598,7 @@ fn compact(
     // compacted with the map let go: other profiles and other conversations go on meanwhile
     drop(gateways);
     Ok(gateway
-        .forward(api, bytes, session)
+        .forward_shared(api, bytes.clone(), session)
         .map_err(|e| e.to_string())?)
 }
 

@@ -255,6 +255,38 @@ def test_a_moving_cache_breakpoint_keeps_one_conversation(corpus, proxy):
     assert len(conversations) == 1, conversations
 
 
+def test_the_identity_cache_changes_nothing_forwarded(corpus, upstream):
+    """A conversation's last request kept (`--identity-cache`, on by default) only spares hashing: with none kept,
+    the same requests in Claude Code's pattern are the same conversation and forward the same bytes."""
+    s = long_session(corpus)
+    system = [{"type": "text", "text": "You are an identity test agent.", "cache_control": {"type": "ephemeral"}}]
+    forwarded = {}
+    for cache in ("16M", "0"):
+        p, url, lines = start_proxy(upstream, "--identity-cache", cache)
+        try:
+            client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0)
+            conversations, bodies = set(), []
+            for _, history in zip(range(40), requests_of(s["messages"])):
+                history = json.loads(json.dumps(history, default=str))
+                if isinstance(history[-1]["content"], str):
+                    history[-1]["content"] = [{"type": "text", "text": history[-1]["content"]}]
+                if history[-1]["content"]:
+                    history[-1]["content"][-1]["cache_control"] = {"type": "ephemeral"}
+                raw = client.messages.with_raw_response.create(model="m", max_tokens=16, system=system,
+                                                               messages=history)
+                conversations.add(raw.headers["x-ctxfit-conversation"])
+                bodies.append(Upstream.received[-1]["body"])
+            assert len(conversations) == 1, conversations
+            forwarded[cache] = bodies
+        finally:
+            stop_proxy(p, lines)
+    assert len(forwarded["0"]) > 10
+    assert forwarded["16M"] == forwarded["0"]
+    refused = subprocess.run([str(ctxfit_binary()), "proxy", "--identity-cache", "lots"],
+                             capture_output=True, text=True, timeout=30)
+    assert refused.returncode != 0 and "identity-cache" in refused.stderr, refused.stderr
+
+
 def test_a_websocket_upgrade_is_refused_at_once_and_not_forwarded(proxy):
     """Codex CLI opens the Responses API as a WebSocket first: answered 426 at once, so it uses HTTPS."""
     import http.client

@@ -133,6 +133,10 @@ pub(super) async fn read_body(
             )));
         }
     }
+    // the body may be kept for the conversation's next request (`Gateway::forward_shared`): not its spare room
+    if bytes.capacity() > bytes.len() + bytes.len() / 8 {
+        bytes.shrink_to_fit();
+    }
     Ok(Bytes::from(bytes))
 }
 
