@@ -20,11 +20,10 @@
 //! message it repeats after the same chain takes its hash from there ([`Chain::of_known`]) — comparing bytes runs
 //! an order of magnitude faster than hashing them — and the chain comes out the same.
 
-use sha2::{Digest, Sha256};
-
 use std::sync::Arc;
 
 use hyper::body::Bytes;
+use sha2::{Digest, Sha256};
 
 use crate::body::{Api, RequestBody};
 use crate::scan::{next_is_colon, skip_ws, string_end, value_end};
