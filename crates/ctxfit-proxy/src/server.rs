@@ -39,7 +39,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::net::TcpListener;
 
-use crate::body::Api;
+use crate::body::{Api, BodyError, RequestBody};
 use crate::gateway::Gateway;
 use crate::idle::{BoxError, Idle};
 use crate::state::{Store, StoreError, StoreLimits};
@@ -447,12 +447,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
         }
     };
     // a Responses request that continues a stored response, or whose input is one string, is not ours
-    let compactable = api != Api::OpenAiResponses
-        || serde_json::from_slice::<serde_json::Value>(&bytes).is_ok_and(|v| {
-            v.get("previous_response_id")
-                .is_none_or(serde_json::Value::is_null)
-                && v.get("input").is_some_and(serde_json::Value::is_array)
-        });
+    let compactable = api != Api::OpenAiResponses || responses_compactable(&bytes);
     let profile = header(&parts.headers, "x-ctxfit-profile").map(str::to_owned);
     let session = header(&parts.headers, "x-ctxfit-session").map(str::to_owned);
     // a token count is of the request as it would be sent, and changes no conversation
@@ -570,6 +565,19 @@ enum Refusal {
 impl From<String> for Refusal {
     fn from(message: String) -> Refusal {
         Refusal::Bad(message)
+    }
+}
+
+/// Whether a Responses body is one the gateway compacts: its whole conversation in `input` (a list), no
+/// `previous_response_id` — told from its structure alone, not a parse of the whole body. A malformed body is
+/// the gateway's too, which names where.
+fn responses_compactable(bytes: &[u8]) -> bool {
+    match RequestBody::split(Api::OpenAiResponses, bytes) {
+        Ok(body) => body
+            .field("previous_response_id")
+            .is_none_or(|id| id == "null"),
+        Err(BodyError::Json { .. }) => true,
+        Err(_) => false,
     }
 }
 

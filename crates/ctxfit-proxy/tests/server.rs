@@ -283,3 +283,36 @@ fn a_compressed_body_goes_through_untouched_and_the_answer_says_why() {
     assert_eq!(received.len(), 1);
     assert_eq!(received[0].1, body);
 }
+
+#[test]
+fn a_responses_request_is_compacted_only_when_it_carries_its_whole_conversation() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let up = upstream();
+    let addr = proxy(&rt, &up);
+    let head = "POST /v1/responses HTTP/1.1\r\nauthorization: Bearer k";
+    let whole = br#"{"model":"m","input":[{"role":"user","content":"list the files"}],"previous_response_id":null}"#;
+    let (status, headers, body) = send(&addr, head, whole);
+    assert_eq!(status, 200, "{body}");
+    assert!(header(&headers, "x-ctxfit-conversation").is_some());
+    // continuing a stored response, or one string of input: not the proxy's, forwarded as the client wrote it
+    for other in [
+        &br#"{"model":"m","input":[{"role":"user","content":"and then?"}],"previous_response_id":"resp_1"}"#[..],
+        &br#"{"model":"m","input":"hello"}"#[..],
+        &br#"{"model":"m"}"#[..],
+    ] {
+        let (status, headers, body) = send(&addr, head, other);
+        assert_eq!(status, 200, "{body}");
+        assert!(header(&headers, "x-ctxfit-conversation").is_none());
+        assert_eq!(up.received.lock().unwrap().last().unwrap().1, other);
+    }
+    // malformed: refused with its place, the upstream never hears of it
+    let heard = up.received.lock().unwrap().len();
+    let (status, _, body) = send(
+        &addr,
+        head,
+        b"{\"model\":\"m\",\n\"input\":[{\"role\":\"user\",}]}",
+    );
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("line 2"), "{body}");
+    assert_eq!(up.received.lock().unwrap().len(), heard);
+}
