@@ -53,6 +53,10 @@ fn benches(c: &mut Criterion) {
                 .len()
         })
     });
+    // what telling a Responses body's kind once cost: the whole body parsed into values
+    group.bench_function("parse_to_values", |b| {
+        b.iter(|| serde_json::from_slice::<Value>(&body).unwrap().is_object())
+    });
     group.bench_function("split", |b| {
         b.iter(|| {
             RequestBody::split(Api::AnthropicMessages, &body)
