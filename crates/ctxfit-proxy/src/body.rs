@@ -208,8 +208,9 @@ impl<'a> RequestBody<'a> {
     /// Split a body by its structure alone — where each field and message begins and ends, a fraction of what
     /// parsing costs — leaving its values unchecked ([`RequestBody::is_unchecked`]): a caller that knows some
     /// messages already (by their hash, as the proxy's conversation identity does) checks only the rest, with
-    /// [`RequestBody::check_fields`] and by reading the messages it reads. Anything unusual (an escaped key, a messages field that is not a list, text after the object) is parsed in full
-    /// ([`RequestBody::parse`]), as is every body in which a check fails, so errors are named as `parse` names them.
+    /// [`RequestBody::check_fields`] and by reading the messages it reads. Anything unusual (an escaped key, a
+    /// messages field that is not a list, text after the object) is parsed in full ([`RequestBody::parse`]); a
+    /// caller whose check fails asks [`RequestBody::named_error`], so errors are named as `parse` names them.
     pub fn split(api: Api, bytes: &'a [u8]) -> Result<RequestBody<'a>, BodyError> {
         match split_structure(api, bytes) {
             Some(body) => Ok(body),
