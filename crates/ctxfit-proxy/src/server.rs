@@ -596,7 +596,9 @@ fn compact(
         drop(gateways);
         // what the conversation would send: a gateway of its own replays it (live equals replayed)
         let g = Gateway::new(settings).map_err(|e| e.to_string())?;
-        return Ok(g.forward(api, bytes, None).map_err(|e| e.to_string())?);
+        return Ok(g
+            .forward_shared(api, bytes.clone(), None)
+            .map_err(|e| e.to_string())?);
     }
     if !gateways.contains_key(&settings.profile) {
         let g = gateway(&shared.config, shared.store.as_ref(), settings.clone())?;
