@@ -108,6 +108,21 @@ impl BodyError {
     }
 }
 
+impl BodyError {
+    /// A part of the body (`messages[3]`, `system`) that does not parse, in the words [`BodyError::json`] finds
+    /// (a lone surrogate named as such), placed within the part.
+    pub(crate) fn in_part(part: &str, e: &serde_json::Error, raw: &str) -> BodyError {
+        match ctxfit_model::ModelError::from_json_in(e, raw) {
+            ctxfit_model::ModelError::Json {
+                line,
+                column,
+                message,
+            } => BodyError::Message(format!("{part}: {message} at line {line} column {column}")),
+            other => BodyError::Message(format!("{part}: {other}")),
+        }
+    }
+}
+
 /// What the messages field must be.
 const EXPECTED_LIST: &str = "a list of messages";
 

@@ -424,7 +424,11 @@ impl Gateway {
             .map(|(k, _)| {
                 let raw = body.message(from + k).map_err(named)?;
                 let mut value: serde_json::Value = serde_json::from_str(raw).map_err(|e| {
-                    named(BodyError::Message(format!("messages[{}]: {e}", from + k)))
+                    named(BodyError::in_part(
+                        &format!("messages[{}]", from + k),
+                        &e,
+                        raw,
+                    ))
                 })?;
                 // a message compaction changes is written anew: its numbers as the client wrote them
                 ctxfit_model::keep_number_spelling(raw, &mut value);
@@ -445,16 +449,15 @@ impl Gateway {
                     || (api == Api::AnthropicMessages && raw.contains("\"cache_control\""))
             };
             if let Some(raw) = body.field(key).filter(marked) {
-                let value = serde_json::from_str(raw)
-                    .map_err(|e| BodyError::Message(format!("{key}: {e}")))?;
+                let value =
+                    serde_json::from_str(raw).map_err(|e| BodyError::in_part(key, &e, raw))?;
                 fields.insert(key.to_owned(), value);
             }
         }
         let requested = ctxfit_compactor::requested_cache_ttl(&fields);
         let system = match body.field("system") {
             Some(raw) if from == 0 => Some(Content::from_json(
-                serde_json::from_str(raw)
-                    .map_err(|e| BodyError::Message(format!("system: {e}")))?,
+                serde_json::from_str(raw).map_err(|e| BodyError::in_part("system", &e, raw))?,
             )),
             _ => None,
         };
@@ -487,7 +490,7 @@ impl Gateway {
             .map(|(i, _)| {
                 let raw = body.message(i).map_err(named)?;
                 let value: serde_json::Value = serde_json::from_str(raw)
-                    .map_err(|e| named(BodyError::Message(format!("messages[{i}]: {e}"))))?;
+                    .map_err(|e| named(BodyError::in_part(&format!("messages[{i}]"), &e, raw)))?;
                 let m = read_message(format, value, &format!("{}[{i}]", api.messages_key()))
                     .map_err(|e| BodyError::Message(e.to_string()))?;
                 Ok((i, m))

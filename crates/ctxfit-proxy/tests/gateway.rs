@@ -290,6 +290,42 @@ fn a_continued_conversation_still_refuses_a_malformed_body_with_its_place() {
 }
 
 #[test]
+fn a_lone_surrogate_is_refused_in_its_own_words_wherever_it_is() {
+    // the body's split keeps a message's bytes as written; reading one that holds half a UTF-16 pair names it
+    let g = Gateway::new(smart()).unwrap();
+    let first = br#"{"model":"m","messages":[{"role":"user","content":"look"}]}"#;
+    g.forward(Api::AnthropicMessages, first, None).unwrap();
+    for (body, part) in [
+        // a new conversation
+        (
+            r#"{"model":"m","messages":[{"role":"user","content":"x \ud800 y"}]}"#,
+            "messages[0]",
+        ),
+        // a continued one: the new message
+        (
+            r#"{"model":"m","messages":[{"role":"user","content":"look"},{"role":"assistant","content":"\udc00"}]}"#,
+            "messages[1]",
+        ),
+        // the system prompt
+        (
+            r#"{"model":"m","system":"a \ud800\u0041","messages":[{"role":"user","content":"other"}]}"#,
+            "system",
+        ),
+    ] {
+        let err = g
+            .forward(Api::AnthropicMessages, body.as_bytes(), None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(&format!("{part}: a lone surrogate \\u")),
+            "{err}"
+        );
+        assert!(err.contains("at line 1 column"), "{err}");
+    }
+    assert_eq!(g.conversations(), 1);
+}
+
+#[test]
 fn the_least_recently_used_conversation_is_forgotten_and_replayed() {
     let mut g = Gateway::new(smart()).unwrap();
     g.max_conversations = 2;
