@@ -1,10 +1,11 @@
 //! Reading inputs: a file, standard input (`-`), or the embedded sample session; gzipped input is inflated.
 
-use std::io::Read;
 use std::path::Path;
 
 use anyhow::Result;
-use ctxfit_import::files::{decode_text, inflate, session_files, SessionFiles};
+use ctxfit_import::files::{
+    decode_text, inflate, read_capped, read_file, session_files, SessionFiles,
+};
 use ctxfit_import::{import_str, ImportError, Session, SourceFormat};
 
 use crate::BadInput;
@@ -202,14 +203,16 @@ pub fn expand_inputs(inputs: &[String]) -> Result<Vec<String>> {
 
 /// Read a file, or standard input for `-`.
 fn read_raw(path: &str) -> Result<Vec<u8>> {
-    Ok(if path == "-" {
-        let mut buf = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut buf)
-            .map_err(|e| BadInput(format!("<stdin>: cannot read: {e}")))?;
-        buf
+    let read = if path == "-" {
+        read_capped(std::io::stdin().lock(), Path::new("<stdin>"))
     } else {
-        std::fs::read(Path::new(path)).map_err(|e| BadInput(format!("{path}: cannot read: {e}")))?
+        read_file(Path::new(path))
+    };
+    read.map_err(|e| match e {
+        ImportError::Io { source, .. } => {
+            BadInput(format!("{}: cannot read: {source}", display_name(path))).into()
+        }
+        e => BadInput(format!("{}: {e}", display_name(path))).into(),
     })
 }
 

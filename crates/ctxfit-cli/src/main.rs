@@ -32,7 +32,7 @@ static ALLOCATOR: cap::Cap<std::alloc::System> = cap::Cap::new(std::alloc::Syste
 struct Cli {
     #[command(subcommand)]
     command: Command,
-    /// Bytes a gzipped input may inflate to (or with K, M, G: 2G); past them it is refused as a gzip bomb.
+    /// Bytes an input may hold, a gzipped one once inflated (or with K, M, G: 2G); past them it is refused (a gzip bomb, a device or a stream without end).
     #[arg(long, global = true, value_name = "BYTES", default_value = "1G", value_parser = input::parse_bytes)]
     max_inflated: usize,
 }

@@ -27,9 +27,50 @@ pub const DEFAULT_MAX_INFLATED: u64 = 1 << 30;
 static MAX_INFLATED: std::sync::atomic::AtomicU64 =
     std::sync::atomic::AtomicU64::new(DEFAULT_MAX_INFLATED);
 
-/// Set the bytes a gzipped file may inflate to (`ctxfit --max-inflated`), for the whole process.
+/// Set the bytes an input may hold — a gzipped file once inflated (`ctxfit --max-inflated`) — for the whole
+/// process.
 pub fn set_max_inflated(bytes: u64) {
     MAX_INFLATED.store(bytes, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Everything `reader` holds, at most [`set_max_inflated`]'s bytes ([`DEFAULT_MAX_INFLATED`]): a device or a
+/// stream without end (`/dev/zero`, a pipe that never closes) is refused once it passes them, in bounded memory,
+/// rather than read until memory runs out. `path` names the input in the error.
+pub fn read_capped(reader: impl Read, path: &Path) -> Result<Vec<u8>, ImportError> {
+    read_up_to(
+        reader,
+        path,
+        MAX_INFLATED.load(std::sync::atomic::Ordering::Relaxed),
+    )
+}
+
+fn read_up_to(reader: impl Read, path: &Path, max: u64) -> Result<Vec<u8>, ImportError> {
+    let mut out = Vec::new();
+    reader
+        .take(max.saturating_add(1))
+        .read_to_end(&mut out)
+        .map_err(|source| ImportError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+    if out.len() as u64 > max {
+        return Err(ImportError::TooLarge { max });
+    }
+    Ok(out)
+}
+
+/// A file's bytes ([`read_capped`]): a regular file larger than the limit is refused before it is read.
+pub fn read_file(path: &Path) -> Result<Vec<u8>, ImportError> {
+    let io = |source| ImportError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let max = MAX_INFLATED.load(std::sync::atomic::Ordering::Relaxed);
+    if file.metadata().is_ok_and(|m| m.is_file() && m.len() > max) {
+        return Err(ImportError::TooLarge { max });
+    }
+    read_capped(file, path)
 }
 
 /// The bytes a file holds: gzip (by its magic bytes, whatever the name) is inflated — to at most
@@ -135,11 +176,7 @@ fn line_and_column(bytes: &[u8], at: usize) -> (usize, usize) {
 
 /// Read a file as text ([`decode_text`]).
 pub fn read_text_file(path: &Path) -> Result<String, ImportError> {
-    let bytes = std::fs::read(path).map_err(|source| ImportError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    decode_text(bytes)
+    decode_text(read_file(path)?)
 }
 
 /// Read and import a session file, gzipped or not; `format` forces a format instead of detecting it.
@@ -343,6 +380,15 @@ mod tests {
                 odd.len() - 1
             )
         );
+    }
+
+    #[test]
+    fn a_reader_without_end_stops_at_the_limit() {
+        let at = std::path::Path::new("/dev/zero");
+        let err = read_up_to(std::io::repeat(0), at, 4096).unwrap_err();
+        assert!(matches!(err, ImportError::TooLarge { max: 4096 }), "{err}");
+        assert_eq!(read_up_to(&[7u8; 4096][..], at, 4096).unwrap().len(), 4096);
+        assert_eq!(read_capped(&b"{}"[..], at).unwrap(), b"{}");
     }
 
     #[test]

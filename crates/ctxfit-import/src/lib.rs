@@ -316,6 +316,10 @@ pub enum ImportError {
     /// is not what the format needs (`ModelError::Shape`: `path` names the value).
     #[error(transparent)]
     Model(#[from] ModelError),
+    /// An input larger than the limit (`files::set_max_inflated`): a device or a stream without end, or a log
+    /// larger than any session.
+    #[error("it holds more than {max} bytes, the limit (a device or a stream without end, or a log larger than any session: --max-inflated raises the limit)")]
+    TooLarge { max: u64 },
     /// A gzip stream that does not inflate.
     #[error("not a readable gzip file: {message}")]
     Gzip { message: String },

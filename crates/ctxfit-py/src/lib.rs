@@ -402,7 +402,7 @@ fn load(py: Python<'_>, path: &str, format: Option<&str>) -> PyResult<Vec<Sessio
         // a format forced on a file of another finds nothing: say so rather than answer an empty session
         if sessions.iter().all(|s| s.conversation.messages.is_empty()) {
             if let Some(forced) = format {
-                let found = std::fs::read(path)
+                let found = ctxfit_import::files::read_file(Path::new(path))
                     .ok()
                     .and_then(|b| ctxfit_import::files::decode_text(b).ok())
                     .and_then(|t| ctxfit_import::detect(&t));

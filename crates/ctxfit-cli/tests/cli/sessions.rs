@@ -317,6 +317,47 @@ fn a_gzip_bomb_is_refused_at_the_limit_and_the_limit_can_be_raised() {
 }
 
 #[test]
+fn an_input_without_end_is_refused_at_the_limit_in_bounded_memory() {
+    let limit = "it holds more than 1048576 bytes, the limit";
+    // a device that never ends
+    let o = ctxfit(&["stats", "/dev/zero", "--max-inflated", "1M"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("/dev/zero: {limit}")),
+        "{}",
+        stderr(&o)
+    );
+    // standard input past the limit
+    let o = ctxfit(
+        &["stats", "-", "--max-inflated", "1M"],
+        Some(&vec![b' '; (1 << 20) + 1]),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("<stdin>: {limit}")),
+        "{}",
+        stderr(&o)
+    );
+    // a regular file past it, refused before it is read; at the limit, read
+    let dir = temp_dir("large");
+    let path = dir.join("large.jsonl");
+    std::fs::write(&path, vec![b'\n'; (1 << 20) + 1]).unwrap();
+    let o = ctxfit(
+        &["stats", path.to_str().unwrap(), "--max-inflated", "1M"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains(limit), "{}", stderr(&o));
+    std::fs::write(&path, vec![b'\n'; 1 << 20]).unwrap();
+    let o = ctxfit(
+        &["stats", path.to_str().unwrap(), "--max-inflated", "1M"],
+        None,
+    );
+    assert!(!stderr(&o).contains("the limit"), "{}", stderr(&o));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_folder_walk_passes_over_links_to_folders_and_fifos_by_name() {
     let dir = temp_dir("walk");
     std::fs::create_dir_all(dir.join("sub")).unwrap();
