@@ -40,7 +40,34 @@ fn remove_on_interrupt(path: Option<PathBuf>) {
 /// over `path`. It is removed on any error, and when the process is interrupted while writing. Its name holds
 /// the writer's process id (`.out.json.4242.Xy7q.ctxfit-tmp`): a temporary beside `path` left by a writer that
 /// was killed (its process is gone) is removed by the next write ([`remove_stale_temporaries`]).
+///
+/// What is not a file is written to as it is: a device (`-o /dev/null`), a pipe (`-o /dev/stdout` in a pipeline,
+/// a FIFO), a socket — renaming a file over one would put a file where the device was (as root, over
+/// `/dev/null` itself). A link to a file has the file it points to replaced, and stays a link.
 pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => anyhow::bail!("cannot write {}: it is a folder", path.display()),
+        Ok(m) if !m.is_file() => {
+            return std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .and_then(|mut f| f.write_all(contents).and_then(|()| f.flush()))
+                .with_context(|| format!("cannot write {}", path.display()))
+        }
+        _ => {}
+    }
+    let target;
+    let path = match std::fs::symlink_metadata(path) {
+        // (a link to nothing yet is replaced by the file)
+        Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(path) {
+            Ok(resolved) => {
+                target = resolved;
+                target.as_path()
+            }
+            Err(_) => path,
+        },
+        _ => path,
+    };
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -334,6 +361,51 @@ mod tests {
         write_atomically(&fresh, b"x").unwrap();
         let mode = std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
         assert_ne!(mode & 0o044, 0, "{mode:o}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_device_or_a_pipe_is_written_to_and_a_link_keeps_pointing_at_the_file() {
+        let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        use std::os::unix::fs::FileTypeExt;
+        // a device stays the device (renaming over it would put a file in its place)
+        write_atomically(Path::new("/dev/null"), b"gone").unwrap();
+        assert!(std::fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device());
+        let dir = std::env::temp_dir().join(format!("ctxfit-dev-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // a FIFO: what is written reaches its reader, and it stays a FIFO
+        let fifo = dir.join("pipe.json");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .is_ok_and(|s| s.success());
+        if made {
+            let reader = {
+                let fifo = fifo.clone();
+                std::thread::spawn(move || std::fs::read(fifo).unwrap())
+            };
+            write_atomically(&fifo, b"through").unwrap();
+            assert_eq!(reader.join().unwrap(), b"through");
+            assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+        }
+        // a link to a file: the file is replaced, the link stays
+        let file = dir.join("real.json");
+        std::fs::write(&file, b"old").unwrap();
+        let link = dir.join("link.json");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        write_atomically(&link, b"new").unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read(&file).unwrap(), b"new");
+        // a folder is named as one
+        let err = write_atomically(&dir, b"x").unwrap_err().to_string();
+        assert!(err.contains("it is a folder"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
