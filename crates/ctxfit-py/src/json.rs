@@ -59,7 +59,11 @@ fn read(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, Odd> {
         return Ok(Value::Bool(b.is_true()));
     }
     if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(Value::String(s.to_cow()?.into_owned()));
+        // a lone surrogate (`"\ud800"`) has no UTF-8: named at its place, as any value JSON cannot hold
+        return s
+            .to_cow()
+            .map(|text| Value::String(text.into_owned()))
+            .map_err(|e| Odd::Value(format!("a string JSON cannot hold ({e})"), String::new()));
     }
     if let Ok(i) = obj.cast::<PyInt>() {
         if let Ok(n) = i.extract::<i64>() {
@@ -69,7 +73,16 @@ fn read(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, Odd> {
             return Ok(Value::from(n));
         }
         // beyond 64 bits: kept as written (the model keeps numbers exactly)
-        let digits = i.str()?.to_cow()?.into_owned();
+        // (Python refuses to write one of more than 4,300 digits unless told: said at its place)
+        let digits = i
+            .str()
+            .and_then(|d| d.to_cow().map(|c| c.into_owned()))
+            .map_err(|e| {
+                Odd::Value(
+                    format!("an integer Python will not write ({e})"),
+                    String::new(),
+                )
+            })?;
         return serde_json::from_str(&digits)
             .map_err(|e| Odd::Value(format!("integer {digits}: {e}"), String::new()));
     }
