@@ -101,6 +101,8 @@ pub enum StoreError {
         dir: PathBuf,
         source: std::io::Error,
     },
+    #[error("--state {dir}: not a folder (the state is a folder, created if missing, that holds ctxfit-proxy.redb)")]
+    NotAFolder { dir: PathBuf },
     #[error("--state {path}: another process has it open (run one proxy per state directory)")]
     InUse { path: PathBuf },
     #[error("--state {path}: {source}")]
@@ -216,6 +218,11 @@ impl Store {
         folder.recursive(true);
         #[cfg(unix)]
         std::os::unix::fs::DirBuilderExt::mode(&mut folder, 0o700);
+        if std::fs::metadata(dir).is_ok_and(|m| !m.is_dir()) {
+            return Err(StoreError::NotAFolder {
+                dir: dir.to_owned(),
+            });
+        }
         folder.create(dir).map_err(dir_error)?;
         let path = dir.join(FILE_NAME);
         let mut file = std::fs::OpenOptions::new();

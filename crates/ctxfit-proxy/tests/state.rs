@@ -275,6 +275,19 @@ fn one_state_directory_has_one_proxy() {
 }
 
 #[test]
+fn a_state_path_that_is_a_file_is_named_as_not_a_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("state");
+    std::fs::write(&file, "not a folder").unwrap();
+    let err = Store::open(&file, StoreLimits::default())
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains("not a folder"), "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "not a folder");
+}
+
+#[test]
 fn a_damaged_state_file_is_refused_with_a_clear_error_not_a_crash() {
     for damage in ["cut in half", "grown with zeros", "garbage"] {
         let dir = tempfile::tempdir().unwrap();
