@@ -122,7 +122,7 @@ impl Family {
 
 /// The CLI's JSON report of one family: one row per policy of `policies` (each as `--policy` takes it), in order,
 /// and each session under each policy, request by request.
-fn replay(dir: &Path, policies: &[String]) -> Result<(Vec<Value>, Vec<Value>)> {
+pub(crate) fn replay(dir: &Path, policies: &[String]) -> Result<(Vec<Value>, Vec<Value>)> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
     command

@@ -28,6 +28,7 @@ mod html;
 mod html_folds;
 mod html_sets;
 mod profiles;
+mod reach;
 mod samples;
 mod tidy;
 mod tokens;
@@ -111,9 +112,10 @@ fn main() -> Result<()> {
         Some("eval-html") => html_sets::eval(&args[1..]),
         Some("compare-profiles") => profiles::compare(),
         Some("figures") => figures::run(&args[1..]),
+        Some("fit-reach") => reach::run(&args[1..]),
         Some("gen-history") => gen_history(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <tidy | fit-tokens | fit-billed [--write] | eval-tokens | eval-html [--folds N] [--pages[=N]] | compare-profiles | figures [--check] | gen-history --tokens N --seed S [-o FILE]>");
+            eprintln!("usage: cargo xtask <tidy | fit-tokens | fit-billed [--write] | eval-tokens | eval-html [--folds N] [--pages[=N]] | compare-profiles | figures [--check] | fit-reach [--check] | gen-history --tokens N --seed S [-o FILE]>");
             bail!("unknown or missing command")
         }
     }

@@ -201,8 +201,8 @@ fn invalid(path: impl Into<String>, message: impl Into<String>) -> PolicyError {
 
 /// Of a stale log, `smart` keeps this many first lines (with the last [`SMART_LOG_TAIL`] and every outcome).
 const SMART_LOG_HEAD: usize = 10;
-/// Of a stale log, `smart` keeps this many last lines.
-const SMART_LOG_TAIL: usize = 30;
+/// Of a stale log, `smart` keeps this many last lines; chosen with [`SMART_LISTING_KEEP`] by `cargo xtask fit-reach`.
+const SMART_LOG_TAIL: usize = 40;
 /// Of a stale listing or search, `smart` keeps this many first lines.
 const SMART_LISTING_KEEP: usize = 60;
 
@@ -242,9 +242,10 @@ pub fn built_in(name: &str) -> Option<ProfileSpec> {
             max_regret: Some(0.03),
             // each stale result is decided as soon as the model has answered it: the cache breaks only over that
             // result and the answer, and the excerpt rule cuts only where it saves a tenth or more. Of a log it
-            // keeps the first 10 and last 30 lines and the outcomes, of a listing the first 60 lines: what it
-            // takes for 95% of the references to shell output to stay, on the sessions of a shell-only agent
-            // (Codex CLI; docs/benchmarks.md, "Recall and the excerpt's reach"); nothing else cuts a result
+            // keeps the first 10 and last 40 lines and the outcomes, of a listing the first 60 lines: what it
+            // takes for 95% of the references to shell output to stay on all but 5% of random halves of a
+            // shell-only agent's sessions (Codex CLI; `cargo xtask fit-reach`, docs/benchmarks.md, "Recall and
+            // the excerpt's reach"); nothing else cuts a result
             rules: Some(vec![
                 rule_for("edit-file", &["edit_file"], Value::Null),
                 rule_for(

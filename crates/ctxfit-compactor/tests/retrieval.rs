@@ -50,7 +50,8 @@ fn a_cut_result_names_the_tool_and_its_handle_and_the_original_comes_back_whole(
     let text = sent(&c, &conv, 2);
     // the excerpt as `smart` writes it, then the handle: the first result's tool_use_id
     assert!(text.contains("error[E0308]: mismatched types"), "{text}");
-    assert!(text.len() < log.len() / 4, "{text}");
+    // (of 201 lines: the first 10, the outcome, the last 40)
+    assert!(text.len() < log.len() / 3, "{text}");
     assert!(
         text.ends_with("\n[the full result: call ctxfit_retrieve with {\"handle\":\"toolu_00\"}]"),
         "{text}"

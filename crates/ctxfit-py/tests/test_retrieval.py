@@ -49,7 +49,8 @@ def test_an_openai_agent_offers_the_tool_and_answers_its_call_with_the_original(
     assert compactor.retrieval_tool_definition("responses")["name"] == "ctxfit_retrieve"
 
     cut = request[2]["content"]
-    assert "error[E0308]: mismatched types" in cut and len(cut) < len(log) / 4
+    # (of the log's 201 lines: the first 10, the outcome, the last 40)
+    assert "error[E0308]: mismatched types" in cut and len(cut) < len(log) / 3
     match = re.search(r'\[the full result: call ctxfit_retrieve with (\{.*\})\]$', cut)
     assert match, cut
     handle = json.loads(match.group(1))["handle"]
@@ -78,7 +79,7 @@ def test_without_the_setting_there_is_no_tool_and_no_handle():
     messages += chat_turn(1, "git status", "clean")
     messages.append({"role": "assistant", "content": "Looking."})
     request = compactor.compact(messages)
-    assert len(request[2]["content"]) < len(build_log()) / 4
+    assert len(request[2]["content"]) < len(build_log()) / 3
     assert "the full result" not in request[2]["content"]
     # retrieving needs no setting: the history is the compactor's
     assert compactor.retrieve("call_0") == build_log()
