@@ -41,11 +41,18 @@ pub fn read_capped(reader: impl Read, path: &Path) -> Result<Vec<u8>, ImportErro
         reader,
         path,
         MAX_INFLATED.load(std::sync::atomic::Ordering::Relaxed),
+        0,
     )
 }
 
-fn read_up_to(reader: impl Read, path: &Path, max: u64) -> Result<Vec<u8>, ImportError> {
-    let mut out = Vec::new();
+/// `size`: the bytes expected (a file's length), read into one allocation.
+fn read_up_to(
+    reader: impl Read,
+    path: &Path,
+    max: u64,
+    size: usize,
+) -> Result<Vec<u8>, ImportError> {
+    let mut out = Vec::with_capacity(size.saturating_add(1));
     reader
         .take(max.saturating_add(1))
         .read_to_end(&mut out)
@@ -67,10 +74,12 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, ImportError> {
     };
     let file = std::fs::File::open(path).map_err(io)?;
     let max = MAX_INFLATED.load(std::sync::atomic::Ordering::Relaxed);
-    if file.metadata().is_ok_and(|m| m.is_file() && m.len() > max) {
-        return Err(ImportError::TooLarge { max });
-    }
-    read_capped(file, path)
+    let size = match file.metadata() {
+        Ok(m) if m.is_file() && m.len() > max => return Err(ImportError::TooLarge { max }),
+        Ok(m) if m.is_file() => m.len() as usize,
+        _ => 0,
+    };
+    read_up_to(file, path, max, size)
 }
 
 /// The bytes a file holds: gzip (by its magic bytes, whatever the name) is inflated — to at most
@@ -385,9 +394,12 @@ mod tests {
     #[test]
     fn a_reader_without_end_stops_at_the_limit() {
         let at = std::path::Path::new("/dev/zero");
-        let err = read_up_to(std::io::repeat(0), at, 4096).unwrap_err();
+        let err = read_up_to(std::io::repeat(0), at, 4096, 0).unwrap_err();
         assert!(matches!(err, ImportError::TooLarge { max: 4096 }), "{err}");
-        assert_eq!(read_up_to(&[7u8; 4096][..], at, 4096).unwrap().len(), 4096);
+        assert_eq!(
+            read_up_to(&[7u8; 4096][..], at, 4096, 4096).unwrap().len(),
+            4096
+        );
         assert_eq!(read_capped(&b"{}"[..], at).unwrap(), b"{}");
     }
 
