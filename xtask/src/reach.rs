@@ -18,10 +18,9 @@ use crate::figures::{num, replay};
 
 /// The family the reach is chosen on.
 const FAMILY: &str = "sessions/codex-agentv";
-/// The grid: a log's last lines, a listing's first lines (a log's first lines stay at 10).
+/// The grid: a log's last lines, a listing's first lines (everything else as `smart` has it).
 const LOG_TAILS: [u64; 5] = [20, 30, 40, 50, 60];
 const LISTING_KEEPS: [u64; 4] = [40, 60, 80, 100];
-const LOG_HEAD: u64 = 10;
 /// Recall a half must keep, and the share of halves allowed below it.
 const MIN_RECALL: f64 = 0.95;
 const MAX_HALVES_BELOW: f64 = 0.05;
@@ -42,31 +41,47 @@ pub fn run(args: &[String]) -> Result<()> {
     let corpus = ctxfit_testkit::corpus_dir().context(
         "the shared corpus is missing: put it at ../shared/corpus beside the workspace or set CTXFIT_CORPUS",
     )?;
-    let name = |t: u64, l: u64| format!("tail{t}-listing{l}");
-    let mut policy = String::new();
-    for t in LOG_TAILS {
-        for l in LISTING_KEEPS {
-            let p = name(t, l);
-            policy.push_str(&format!(
-                "[profiles.{p}]\nextends = \"smart\"\n[[profiles.{p}.rules]]\nrule = \"edit-file\"\n\
-                 tools = [\"edit_file\"]\n[[profiles.{p}.rules]]\nrule = \"excerpt\"\ntools = [\"*\"]\n\
-                 params = {{ log_head = {LOG_HEAD}, log_tail = {t}, listing_keep = {l} }}\n\n"
-            ));
-        }
-    }
-    let file = crate::workspace_root().join("target/fit-reach.toml");
-    std::fs::create_dir_all(file.parent().context("target")?)?;
-    std::fs::write(&file, policy)?;
-    let mut policies = vec!["none".to_owned()];
-    for t in LOG_TAILS {
-        for l in LISTING_KEEPS {
-            policies.push(format!("{}:{}", file.display(), name(t, l)));
-        }
-    }
-    eprintln!(
-        "fit-reach: replaying {FAMILY} under {} pairs",
-        policies.len() - 1
+    // each pair of the grid is `smart` with its excerpt rule's reach changed, every other rule and parameter as
+    // `smart` has them; written as a JSON policy file the CLI reads
+    let smart = ctxfit_compactor::built_in("smart").context("no built-in `smart`")?;
+    let smart_rules = smart.rules.clone().unwrap_or_default();
+    let excerpt = smart_rules
+        .iter()
+        .find(|r| r.rule == "excerpt")
+        .context("`smart` has no excerpt rule")?;
+    let committed = (
+        excerpt.params["log_tail"].as_u64(),
+        excerpt.params["listing_keep"].as_u64(),
     );
+    let grid: Vec<(u64, u64)> = LOG_TAILS
+        .iter()
+        .flat_map(|&t| LISTING_KEEPS.iter().map(move |&l| (t, l)))
+        .collect();
+    let name = |(t, l): (u64, u64)| format!("tail{t}-listing{l}");
+    let mut profiles = serde_json::Map::new();
+    for &pair in &grid {
+        let mut rules = smart_rules.clone();
+        for r in rules.iter_mut().filter(|r| r.rule == "excerpt") {
+            r.params["log_tail"] = pair.0.into();
+            r.params["listing_keep"] = pair.1.into();
+        }
+        profiles.insert(
+            name(pair),
+            serde_json::json!({"extends": "smart", "rules": rules}),
+        );
+    }
+    let file = crate::workspace_root().join("target/fit-reach.json");
+    std::fs::create_dir_all(file.parent().context("target")?)?;
+    std::fs::write(
+        &file,
+        serde_json::to_string_pretty(&serde_json::json!({ "profiles": profiles }))?,
+    )?;
+    let mut policies = vec!["none".to_owned()];
+    policies.extend(
+        grid.iter()
+            .map(|&pair| format!("{}:{}", file.display(), name(pair))),
+    );
+    eprintln!("fit-reach: replaying {FAMILY} under {} pairs", grid.len());
     let (_, sessions) = replay(&corpus.join(FAMILY), &policies)?;
 
     // per policy and session file (a file's context windows together): references, those shown, input tokens
@@ -96,35 +111,33 @@ pub fn run(args: &[String]) -> Result<()> {
     let masks: Vec<Vec<bool>> = halves(files.len(), HALVES).collect();
     let all_tokens: f64 = none.values().map(|v| v[2]).sum();
     let mut pairs = Vec::new();
-    for t in LOG_TAILS {
-        for l in LISTING_KEEPS {
-            let label = name(t, l);
-            let rows = per
-                .iter()
-                .find(|(p, _)| p.ends_with(&format!(":{label}")) || **p == label)
-                .map(|(_, r)| r)
-                .with_context(|| format!("no sessions of {label} in the replay"))?;
-            let recall_of = |pick: &dyn Fn(usize) -> bool| {
-                let (mut refs, mut shown) = (0.0, 0.0);
-                for (_, f) in files.iter().enumerate().filter(|(i, _)| pick(*i)) {
-                    let v = rows.get(*f).copied().unwrap_or_default();
-                    refs += v[0];
-                    shown += v[1];
-                }
-                shown / refs.max(1.0)
-            };
-            let below = masks
-                .iter()
-                .filter(|m| recall_of(&|i| m[i]) < MIN_RECALL)
-                .count();
-            pairs.push(Pair {
-                log_tail: t,
-                listing_keep: l,
-                saved: 1.0 - rows.values().map(|v| v[2]).sum::<f64>() / all_tokens,
-                recall: recall_of(&|_| true),
-                halves_below: below as f64 / HALVES as f64,
-            });
-        }
+    for &pair in &grid {
+        let label = name(pair);
+        let rows = per
+            .iter()
+            .find(|(p, _)| p.ends_with(&format!(":{label}")) || **p == label)
+            .map(|(_, r)| r)
+            .with_context(|| format!("no sessions of {label} in the replay"))?;
+        let recall_of = |pick: &dyn Fn(usize) -> bool| {
+            let (mut refs, mut shown) = (0.0, 0.0);
+            let picked = files.iter().enumerate().filter(|(i, _)| pick(*i));
+            for v in picked.map(|(_, f)| rows.get(*f).copied().unwrap_or_default()) {
+                refs += v[0];
+                shown += v[1];
+            }
+            shown / refs.max(1.0)
+        };
+        let below = masks
+            .iter()
+            .filter(|m| recall_of(&|i| m[i]) < MIN_RECALL)
+            .count();
+        pairs.push(Pair {
+            log_tail: pair.0,
+            listing_keep: pair.1,
+            saved: 1.0 - rows.values().map(|v| v[2]).sum::<f64>() / all_tokens,
+            recall: recall_of(&|_| true),
+            halves_below: below as f64 / HALVES as f64,
+        });
     }
     pairs.sort_by(|a, b| b.saved.total_cmp(&a.saved));
     println!(
@@ -149,17 +162,6 @@ pub fn run(args: &[String]) -> Result<()> {
     println!(
         "chosen: log tail {}, listing lines {} (the most tokens saved with recall ≥ 95% on all but 5% of the halves)",
         chosen.log_tail, chosen.listing_keep
-    );
-    let smart = ctxfit_compactor::built_in("smart").context("no built-in `smart`")?;
-    let excerpt = smart
-        .rules
-        .iter()
-        .flatten()
-        .find(|r| r.rule == "excerpt")
-        .context("`smart` has no excerpt rule")?;
-    let committed = (
-        excerpt.params["log_tail"].as_u64(),
-        excerpt.params["listing_keep"].as_u64(),
     );
     if committed != (Some(chosen.log_tail), Some(chosen.listing_keep)) {
         let message = format!(

@@ -56,18 +56,12 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
         }
         _ => {}
     }
-    let target;
-    let path = match std::fs::symlink_metadata(path) {
-        // (a link to nothing yet is replaced by the file)
-        Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(path) {
-            Ok(resolved) => {
-                target = resolved;
-                target.as_path()
-            }
-            Err(_) => path,
-        },
-        _ => path,
-    };
+    // (a link to nothing yet is replaced by the file)
+    let resolved = std::fs::symlink_metadata(path)
+        .is_ok_and(|m| m.file_type().is_symlink())
+        .then(|| std::fs::canonicalize(path).ok())
+        .flatten();
+    let path = resolved.as_deref().unwrap_or(path);
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),

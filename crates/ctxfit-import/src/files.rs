@@ -33,16 +33,16 @@ pub fn set_max_inflated(bytes: u64) {
     MAX_INFLATED.store(bytes, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// The limit [`set_max_inflated`] set.
+fn max_input() -> u64 {
+    MAX_INFLATED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Everything `reader` holds, at most [`set_max_inflated`]'s bytes ([`DEFAULT_MAX_INFLATED`]): a device or a
 /// stream without end (`/dev/zero`, a pipe that never closes) is refused once it passes them, in bounded memory,
 /// rather than read until memory runs out. `path` names the input in the error.
 pub fn read_capped(reader: impl Read, path: &Path) -> Result<Vec<u8>, ImportError> {
-    read_up_to(
-        reader,
-        path,
-        MAX_INFLATED.load(std::sync::atomic::Ordering::Relaxed),
-        0,
-    )
+    read_up_to(reader, path, max_input(), 0)
 }
 
 /// `size`: the bytes expected (a file's length), read into one allocation.
@@ -73,7 +73,7 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, ImportError> {
         source,
     };
     let file = std::fs::File::open(path).map_err(io)?;
-    let max = MAX_INFLATED.load(std::sync::atomic::Ordering::Relaxed);
+    let max = max_input();
     let size = match file.metadata() {
         Ok(m) if m.is_file() && m.len() > max => return Err(ImportError::TooLarge { max }),
         Ok(m) if m.is_file() => m.len() as usize,
@@ -89,7 +89,7 @@ pub fn inflate(bytes: Vec<u8>) -> Result<Vec<u8>, ImportError> {
     if !is_gzip(&bytes) {
         return Ok(bytes);
     }
-    let max = MAX_INFLATED.load(std::sync::atomic::Ordering::Relaxed);
+    let max = max_input();
     let mut out = Vec::new();
     flate2::read::MultiGzDecoder::new(bytes.as_slice())
         .take(max.saturating_add(1))

@@ -106,14 +106,12 @@ impl BodyError {
             other => BodyError::Message(other.to_string()),
         }
     }
-}
 
-impl BodyError {
     /// A part of the body (`messages[3]`, `system`) that does not parse, in the words [`BodyError::json`] finds
     /// (a lone surrogate named as such), placed within the part.
     pub(crate) fn in_part(part: &str, e: &serde_json::Error, raw: &str) -> BodyError {
-        match ctxfit_model::ModelError::from_json_in(e, raw) {
-            ctxfit_model::ModelError::Json {
+        match BodyError::json(e, raw.as_bytes()) {
+            BodyError::Json {
                 line,
                 column,
                 message,
