@@ -198,7 +198,14 @@ enum PageScore {
 
 /// Score each page of a set (`outputs[i]` for `pages[i]`; `plain` says they are text already).
 fn page_scores(set: &Set, outputs: &[String], plain: bool) -> Vec<PageScore> {
-    let page = |(page, out): (&Page, &String)| match &page.truth {
+    (set.pages.iter().zip(outputs))
+        .map(|(page, out)| page_score(page, out, plain))
+        .collect()
+}
+
+/// Score one page's output (`plain`: it is text already, not Markdown).
+fn page_score(page: &Page, out: &str, plain: bool) -> PageScore {
+    match &page.truth {
         Truth::Article(article) => {
             let s = shingle_score(out, article);
             PageScore::Shingles(s.precision, s.recall, s.f1)
@@ -216,8 +223,7 @@ fn page_scores(set: &Set, outputs: &[String], plain: bool) -> Vec<PageScore> {
                 .count();
             PageScore::Snippets(found, with.len() - found, wrong)
         }
-    };
-    set.pages.iter().zip(outputs).map(page).collect()
+    }
 }
 
 /// A set's scores over some of its pages (each as often as it is listed): shingle scores are the mean per page,
@@ -535,19 +541,24 @@ fn yardstick_leads(set: &Set, aggressive: &[PageScore], yardstick: &Row, count: 
     println!();
 }
 
-pub fn eval(args: &[String]) -> Result<()> {
+/// The three page sets of the corpus.
+fn load_sets() -> Result<Vec<Set>> {
     let corpus = ctxfit_testkit::corpus_dir().context(
         "the shared corpus is missing: put it at ../shared/corpus beside the workspace or set CTXFIT_CORPUS",
     )?;
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let sets = vec![
+    Ok(vec![
         article_set(&corpus.join("html"), "ScrapingHub article benchmark")?,
         article_set(
             &corpus.join("html-readability"),
             "Readability.js test pages",
         )?,
         snippet_set(&corpus.join("html-trafilatura"))?,
-    ];
+    ])
+}
+
+pub fn eval(args: &[String]) -> Result<()> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let sets = load_sets()?;
     // `--pages` lists each set's 15 worst pages, `--pages=N` its N worst
     let pages = args.iter().find_map(|a| match a.strip_prefix("--pages") {
         Some("") => Some(Ok(15)),
@@ -668,6 +679,7 @@ pub fn eval(args: &[String]) -> Result<()> {
     Ok(())
 }
 
+pub mod fit;
 mod parts;
 #[cfg(test)]
 mod tests;

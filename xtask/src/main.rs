@@ -113,9 +113,10 @@ fn main() -> Result<()> {
         Some("compare-profiles") => profiles::compare(),
         Some("figures") => figures::run(&args[1..]),
         Some("fit-reach") => reach::run(&args[1..]),
+        Some("fit-html") => html_sets::fit::run(&args[1..]),
         Some("gen-history") => gen_history(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <tidy | fit-tokens | fit-billed [--write] | eval-tokens | eval-html [--folds N] [--pages[=N]] | compare-profiles | figures [--check] | fit-reach [--check] | gen-history --tokens N --seed S [-o FILE]>");
+            eprintln!("usage: cargo xtask <tidy | fit-tokens | fit-billed [--write] | eval-tokens | eval-html [--folds N] [--pages[=N]] | compare-profiles | figures [--check] | fit-reach [--check] | fit-html [--check] | gen-history --tokens N --seed S [-o FILE]>");
             bail!("unknown or missing command")
         }
     }

@@ -108,7 +108,7 @@ pub fn explain(html: &str) -> Explanation {
         return Explanation::TooDeep;
     }
     let dom = crate::dom::parse(html);
-    let Some(main) = extract::main_content(&dom.document) else {
+    let Some(main) = extract::main_content(&dom.document, &extract::Weights::default()) else {
         return Explanation::NoArticle;
     };
     let (lead, article) = main.roots.split_at(main.lead.min(main.roots.len()));

@@ -17,8 +17,8 @@
 //! title and the element: [`after_the_title`]); inside it, the **edges** — labels, link lists and
 //! the headings over them, before its first paragraph of prose and after its last ("Share:", "Related posts",
 //! "Back to the overview") — are left out ([`edges`]). Both read structure, length, links and punctuation, never
-//! words of a language. The scoring's constants were first tuned on the 50 pages of the corpus; the lead and the
-//! edges were added against the other two sets: see `cargo xtask eval-html` and docs/html.md.
+//! words of a language. The numbers the scoring weighs its signals by are [`Weights`]; those in use are chosen by
+//! `cargo xtask fit-html` (out of fold by site: see docs/html.md).
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -28,10 +28,13 @@ use markup5ever_rcdom::{Handle, NodeData};
 use crate::strip::{dropped, BLOCKS, HEADINGS};
 use crate::{sum_text, tag, StripLevel};
 
+mod fitted;
 mod standfirst;
 mod trim;
+mod weights;
 use standfirst::{after_the_title, lead};
 use trim::edges;
+pub use weights::Weights;
 
 struct Info {
     node: Handle,
@@ -122,7 +125,7 @@ pub(crate) struct MainContent {
 }
 
 /// The main content; `None` when no element holds enough paragraph text to be sure.
-pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
+pub(crate) fn main_content(document: &Handle, w: &Weights) -> Option<MainContent> {
     // pre-order list with parents; dropped subtrees are left out
     let mut nodes: Vec<Info> = Vec::new();
     let mut stack: Vec<(Handle, Option<usize>)> = vec![(Rc::clone(document), None)];
@@ -184,22 +187,25 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
     for i in 0..nodes.len() {
         // paragraphs, and blocks of bare text (a `<div>` of lines separated by `<br>`)
         let paragraph = match tag(&nodes[i].node) {
-            Some("p" | "pre" | "td" | "blockquote" | "li") => nodes[i].text >= 25,
-            Some("div" | "section" | "article" | "span") => nodes[i].direct_text >= 100,
+            Some("p" | "pre" | "td" | "blockquote" | "li") => nodes[i].text as f64 >= w.paragraph,
+            Some("div" | "section" | "article" | "span") => {
+                nodes[i].direct_text as f64 >= w.bare_text
+            }
             _ => false,
         };
         if !paragraph {
             continue;
         }
         let commas = sum_text(&nodes[i].node, clause_commas);
-        let vote = 1.0 + commas as f64 + (nodes[i].text as f64 / 100.0).min(3.0);
+        let vote =
+            1.0 + commas as f64 * w.comma + (nodes[i].text as f64 / w.length).min(w.length_cap);
         // a paragraph's own link density discounts its vote for the prose of its ancestors
         let own_links = density(&nodes[i]);
         nodes[i].prose += vote * (1.0 - own_links);
         if let Some(p) = nodes[i].parent {
             nodes[p].score += vote;
             if let Some(g) = nodes[p].parent {
-                nodes[g].score += vote / 2.0;
+                nodes[g].score += vote * w.grandparent;
             }
         }
     }
@@ -212,10 +218,11 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
         // the elements made for the main content count a quarter more, the page's own mark of the article's
         // body half as much again
         let tag_bonus = match tag(&n.node) {
-            Some("article" | "main") => 1.25,
+            Some("article") => w.article,
+            Some("main") => w.main,
             _ => 1.0,
         };
-        let bonus = tag_bonus * if n.marked { 1.5 } else { 1.0 };
+        let bonus = tag_bonus * if n.marked { w.marked } else { 1.0 };
         // (an element without text has no score: its paragraphs' votes need text)
         n.score * (1.0 - density(n)) * bonus
     };
@@ -227,7 +234,7 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
                 && !matches!(tag(&nodes[i].node), Some("ul" | "ol" | "li" | "dl"))
         })
         .max_by(|&a, &b| weighted(&nodes[a]).total_cmp(&weighted(&nodes[b])))?;
-    if weighted(&nodes[best]) < 2.0 {
+    if weighted(&nodes[best]) < w.least {
         return None;
     }
     let best = under_the_title(&nodes, best).unwrap_or(best);
@@ -241,9 +248,9 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
         {
             break;
         }
-        if parent.text as f64 <= nodes[chosen].text as f64 * 1.6
-            && density < 0.25
-            && weighted(parent) >= weighted(&nodes[chosen]) * 0.6
+        if parent.text as f64 <= nodes[chosen].text as f64 * w.widen_text
+            && density < w.widen_links
+            && weighted(parent) >= weighted(&nodes[chosen]) * w.widen_score
         {
             chosen = p;
         } else {
@@ -261,13 +268,13 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
             break;
         }
         let density = density(ancestor);
-        if ancestor.prose >= nodes[chosen].prose * 2.0 && density < 0.25 {
+        if ancestor.prose >= nodes[chosen].prose * w.split_prose && density < w.widen_links {
             // children with a quarter of the chosen one's prose, and those with a short section's
-            let quarter = nodes[chosen].prose * 0.25;
+            let quarter = nodes[chosen].prose * w.split_share;
             let (mut substantial, mut sections) = (0, 0);
             for &c in &ancestor.children {
                 substantial += usize::from(nodes[c].prose >= quarter);
-                sections += usize::from(nodes[c].prose >= quarter.min(SECTION_PROSE));
+                sections += usize::from(nodes[c].prose >= quarter.min(w.section_prose));
             }
             if substantial >= 2 || sections >= 4 {
                 chosen = a;
@@ -297,7 +304,7 @@ pub(crate) fn main_content(document: &Handle) -> Option<MainContent> {
             // prose of its own: a tenth of the chosen element's, or about three paragraphs beside a long one
             let kin = |c: usize| {
                 c != at
-                    && nodes[c].prose >= (nodes[chosen].prose * 0.1).min(KIN_PROSE)
+                    && nodes[c].prose >= (nodes[chosen].prose * w.kin_share).min(w.kin_prose)
                     && signature(c) == mine
             };
             let classed = mine.1.as_deref().is_some_and(|c| !c.trim().is_empty());
@@ -521,10 +528,3 @@ fn is_below(nodes: &[Info], i: usize, a: usize) -> bool {
 /// Wrappers looked into at most, one inside the other, looking for the lead (a page may nest elements by the
 /// hundred thousand: the search must not recurse that deep).
 const MAX_DEPTH: usize = 8;
-
-/// The prose (paragraphs' votes: about three each) that makes a sibling of the same kind a part of the article
-/// however long the chosen part is.
-const KIN_PROSE: f64 = 10.0;
-
-/// The prose of a short section of an article: a paragraph of two or three sentences.
-const SECTION_PROSE: f64 = 5.0;

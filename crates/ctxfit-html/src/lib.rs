@@ -47,6 +47,7 @@ mod strip;
 use std::rc::Rc;
 
 pub use explain::{explain, Element, Explanation};
+pub use extract::Weights;
 pub use metadata::{page_metadata, PageMetadata};
 
 use markup5ever_rcdom::{Handle, NodeData};
@@ -111,6 +112,28 @@ impl CleanStats {
 pub struct HtmlCleaner {
     level: StripLevel,
     base_url: Option<String>,
+    weights: Weights,
+}
+
+/// A page parsed once, to be cleaned many times ([`HtmlCleaner::clean_parsed`]): what `cargo xtask fit-html`
+/// does when it tries weights.
+#[doc(hidden)]
+pub struct ParsedPage(Parsed);
+
+enum Parsed {
+    /// Too deep for html5ever's tree construction: written by the tokenizer-only writer.
+    Flat(String),
+    Tree(markup5ever_rcdom::RcDom),
+}
+
+impl ParsedPage {
+    pub fn parse(html: &str) -> ParsedPage {
+        ParsedPage(if flat::tree_is_too_costly(html) {
+            Parsed::Flat(html.to_owned())
+        } else {
+            Parsed::Tree(dom::parse(html))
+        })
+    }
 }
 
 impl HtmlCleaner {
@@ -118,7 +141,14 @@ impl HtmlCleaner {
         HtmlCleaner {
             level,
             base_url: None,
+            weights: Weights::default(),
         }
+    }
+
+    /// Weigh the aggressive level's signals by these instead of the fitted ones ([`Weights`]).
+    pub fn with_weights(mut self, weights: Weights) -> Self {
+        self.weights = weights;
+        self
     }
 
     /// Resolve relative links against this URL (a `<base href>` in the page wins).
@@ -142,20 +172,24 @@ impl HtmlCleaner {
 
     /// Clean a page.
     pub fn clean(&self, html: &str) -> (String, CleanStats) {
-        let markdown = if flat::tree_is_too_costly(html) {
-            flat::render_flat(html, self.level)
-        } else {
-            self.clean_tree(html)
-        };
+        let markdown = self.clean_parsed(&ParsedPage::parse(html));
         let stats = CleanStats::new(html.len(), markdown.len());
         (markdown, stats)
     }
 
-    fn clean_tree(&self, html: &str) -> String {
-        let dom = dom::parse(html);
+    /// Clean a page parsed before: the Markdown [`HtmlCleaner::clean`] gives.
+    #[doc(hidden)]
+    pub fn clean_parsed(&self, page: &ParsedPage) -> String {
+        match &page.0 {
+            Parsed::Flat(html) => flat::render_flat(html, self.level),
+            Parsed::Tree(dom) => self.clean_tree(dom),
+        }
+    }
+
+    fn clean_tree(&self, dom: &markup5ever_rcdom::RcDom) -> String {
         let base = find_base_href(&dom.document).or_else(|| self.base_url.clone());
         let main = match self.level {
-            StripLevel::Aggressive => extract::main_content(&dom.document),
+            StripLevel::Aggressive => extract::main_content(&dom.document, &self.weights),
             _ => None,
         };
         let found = main.is_some();

@@ -374,3 +374,49 @@ fn an_article_in_blocks_wrapped_one_by_one_is_kept_whole() {
     assert!(md.contains("The closing paragraph"), "{md}");
     assert!(!md.contains("Imprint") && !md.contains("Home"), "{md}");
 }
+
+#[test]
+fn the_weights_decide_what_is_the_article() {
+    use ctxfit_html::{ParsedPage, Weights};
+    // a `<main>` of short paragraphs beside a longer box of prose: the box wins by its paragraphs' votes, unless
+    // `main` weighs enough more
+    let short = "<p>One line of the article that is short.</p>".repeat(6);
+    let html = format!(
+        r#"<html><body><main>{short}</main><div class="box">{}</div></body></html>"#,
+        body_paragraphs(4)
+    );
+    let with = |w: Weights| {
+        HtmlCleaner::new(StripLevel::Aggressive)
+            .with_weights(w)
+            .clean(&html)
+            .0
+    };
+    let hand = with(Weights::HAND);
+    assert!(
+        hand.contains("Paragraph 3") && !hand.contains("One line"),
+        "{hand}"
+    );
+    let main = with(Weights {
+        main: 4.0,
+        ..Weights::HAND
+    });
+    assert!(
+        main.contains("One line") && !main.contains("Paragraph 3"),
+        "{main}"
+    );
+    // no candidate scores the least a candidate must: the page is written as the moderate level writes it
+    let none = with(Weights {
+        least: 1e9,
+        ..Weights::HAND
+    });
+    assert_eq!(none, clean_moderate(&html));
+    // a page parsed once and cleaned twice gives what a clean gives
+    let page = ParsedPage::parse(&html);
+    let cleaner = HtmlCleaner::new(StripLevel::Aggressive).with_weights(Weights::HAND);
+    assert_eq!(cleaner.clean_parsed(&page), hand);
+    assert_eq!(cleaner.clean_parsed(&page), hand);
+}
+
+fn clean_moderate(html: &str) -> String {
+    HtmlCleaner::new(StripLevel::Moderate).clean(html).0
+}
