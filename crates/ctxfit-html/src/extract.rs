@@ -34,7 +34,7 @@ mod trim;
 mod weights;
 use standfirst::{after_the_title, lead};
 use trim::edges;
-pub use weights::Weights;
+pub use weights::{Weights, COUNT as WEIGHTS};
 
 struct Info {
     node: Handle,
@@ -183,6 +183,20 @@ pub(crate) fn main_content(document: &Handle, w: &Weights) -> Option<MainContent
             nodes[p].link_text += nodes[i].link_text;
         }
     }
+    // each element's depth, and the share of the page's text before it (pre-order: parents first)
+    let total_text = nodes.first().map_or(0, |n| n.text).max(1) as f64;
+    let mut depth = vec![0u32; nodes.len()];
+    let mut before = vec![0.0f64; nodes.len()];
+    let mut seen = 0usize;
+    for i in 0..nodes.len() {
+        if let Some(p) = nodes[i].parent {
+            depth[i] = depth[p] + 1;
+        }
+        before[i] = seen as f64 / total_text;
+        if let NodeData::Text { .. } = nodes[i].node.data {
+            seen += nodes[i].text;
+        }
+    }
     // paragraphs vote for their parent and grandparent
     for i in 0..nodes.len() {
         // paragraphs, and blocks of bare text (a `<div>` of lines separated by `<br>`)
@@ -214,6 +228,24 @@ pub(crate) fn main_content(document: &Handle, w: &Weights) -> Option<MainContent
             nodes[p].prose += nodes[i].prose;
         }
     }
+    let placed = |i: usize| {
+        let depth = if w.depth == 1.0 {
+            1.0
+        } else {
+            w.depth.powf(f64::from(depth[i]) / 10.0)
+        };
+        let position = if w.position == 1.0 {
+            1.0
+        } else {
+            w.position.powf(before[i])
+        };
+        let title = if nodes[i].holds & H1 != 0 {
+            w.title
+        } else {
+            1.0
+        };
+        depth * position * title
+    };
     let weighted = |n: &Info| {
         // the elements made for the main content count a quarter more, the page's own mark of the article's
         // body half as much again
@@ -233,7 +265,9 @@ pub(crate) fn main_content(document: &Handle, w: &Weights) -> Option<MainContent
             matches!(nodes[i].node.data, NodeData::Element { .. })
                 && !matches!(tag(&nodes[i].node), Some("ul" | "ol" | "li" | "dl"))
         })
-        .max_by(|&a, &b| weighted(&nodes[a]).total_cmp(&weighted(&nodes[b])))?;
+        .max_by(|&a, &b| {
+            (weighted(&nodes[a]) * placed(a)).total_cmp(&(weighted(&nodes[b]) * placed(b)))
+        })?;
     if weighted(&nodes[best]) < w.least {
         return None;
     }

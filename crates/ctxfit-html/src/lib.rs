@@ -47,7 +47,7 @@ mod strip;
 use std::rc::Rc;
 
 pub use explain::{explain, Element, Explanation};
-pub use extract::Weights;
+pub use extract::{Weights, WEIGHTS};
 pub use metadata::{page_metadata, PageMetadata};
 
 use markup5ever_rcdom::{Handle, NodeData};

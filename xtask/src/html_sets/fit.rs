@@ -23,7 +23,7 @@ use std::rc::Rc;
 use std::sync::mpsc;
 
 use anyhow::{bail, Context, Result};
-use ctxfit_html::{HtmlCleaner, ParsedPage, StripLevel, Weights};
+use ctxfit_html::{HtmlCleaner, ParsedPage, StripLevel, Weights, WEIGHTS as COUNT};
 
 use super::{combine, page_score, PageScore, Set};
 use crate::html_folds;
@@ -43,12 +43,12 @@ const FOLDS: usize = 5;
 
 const FITTED_RS: &str = "crates/ctxfit-html/src/extract/fitted.rs";
 
-type Key = [u64; 18];
+type Key = [u64; COUNT];
 
 /// Each set's F1 and their mean: what a fit maximises.
 type Objective = (Vec<f64>, f64);
 
-fn key(v: &[f64; 18]) -> Key {
+fn key(v: &[f64; COUNT]) -> Key {
     v.map(f64::to_bits)
 }
 
@@ -63,7 +63,7 @@ struct Scorer<'a> {
 }
 
 impl Scorer<'_> {
-    fn scores(&mut self, v: &[f64; 18]) -> Rc<Vec<PageScore>> {
+    fn scores(&mut self, v: &[f64; COUNT]) -> Rc<Vec<PageScore>> {
         if let Some(s) = self.cache.get(&key(v)) {
             return Rc::clone(s);
         }
@@ -108,7 +108,7 @@ impl Scorer<'_> {
     }
 
     /// Coordinate ascent from the hand-written weights on the pages `keep` selects.
-    fn fit(&mut self, keep: &dyn Fn(usize) -> bool) -> [f64; 18] {
+    fn fit(&mut self, keep: &dyn Fn(usize) -> bool) -> [f64; COUNT] {
         let hand = Weights::HAND.values();
         let mut v = hand;
         let mut best = {
@@ -118,7 +118,7 @@ impl Scorer<'_> {
         for _ in 0..SWEEPS {
             let mut moved = false;
             for k in 0..v.len() {
-                let mut pick: Option<([f64; 18], Objective)> = None;
+                let mut pick: Option<([f64; COUNT], Objective)> = None;
                 for f in FACTORS {
                     let mut t = v;
                     t[k] = (hand[k] * f * 1e6).round() / 1e6;
@@ -183,7 +183,7 @@ fn worker(
 }
 
 /// The file that holds the weights in use.
-fn fitted_rs(v: &[f64; 18], chosen: bool) -> String {
+fn fitted_rs(v: &[f64; COUNT], chosen: bool) -> String {
     let how = if chosen {
         "fitted on the open sites of the three page sets\n/// (out of fold and on the sealed sites, they beat the \
          hand-written values)"
@@ -314,7 +314,7 @@ pub fn run(args: &[String]) -> Result<()> {
 }
 
 /// The weights that differ from the hand-written ones, as `name hand → value`.
-fn changes(v: &[f64; 18]) -> String {
+fn changes(v: &[f64; COUNT]) -> String {
     let hand = Weights::HAND.values();
     let moved: Vec<String> = (0..v.len())
         .filter(|&k| v[k] != hand[k])

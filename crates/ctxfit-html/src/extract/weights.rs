@@ -1,7 +1,7 @@
 //! The numbers main-content extraction weighs its signals by — paragraph length, clause commas, link density,
 //! the page's own marks (`article`, `main`, `itemprop="articleBody"`), how far a choice widens — gathered in one
 //! place so that they are chosen from data, out of fold, by `cargo xtask fit-html`, which writes the values in
-//! use to [`super::fitted`] (a test checks them against a fresh fit).
+//! use to `extract/fitted.rs` (`cargo xtask fit-html --check`, run by CI, checks them against a fresh fit).
 
 /// One value per signal; [`Weights::HAND`] are the values written by hand before any fit.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -43,7 +43,18 @@ pub struct Weights {
     pub kin_share: f64,
     /// … or this much prose (about three paragraphs) beside a long one.
     pub kin_prose: f64,
+    /// What the score of an element holding the page's title (an `<h1>`) is multiplied by.
+    pub title: f64,
+    /// A candidate's score is multiplied by this to the power of its depth in the tree over ten (1: depth does
+    /// not matter; under 1, deeper elements weigh less).
+    pub depth: f64,
+    /// … and by this to the power of the share of the page's text before it (1: position does not matter;
+    /// under 1, an element late on the page weighs less).
+    pub position: f64,
 }
+
+/// How many weights there are.
+pub const COUNT: usize = 21;
 
 impl Weights {
     /// The values written by hand (tuned on the corpus's first 50 pages, then checked on the other sets).
@@ -66,10 +77,13 @@ impl Weights {
         section_prose: 5.0,
         kin_share: 0.1,
         kin_prose: 10.0,
+        title: 1.0,
+        depth: 1.0,
+        position: 1.0,
     };
 
     /// The names of the fields, in the order of [`Weights::values`].
-    pub const NAMES: [&'static str; 18] = [
+    pub const NAMES: [&'static str; COUNT] = [
         "paragraph",
         "bare_text",
         "comma",
@@ -88,10 +102,13 @@ impl Weights {
         "section_prose",
         "kin_share",
         "kin_prose",
+        "title",
+        "depth",
+        "position",
     ];
 
     /// The values, in the order of [`Weights::NAMES`].
-    pub fn values(&self) -> [f64; 18] {
+    pub fn values(&self) -> [f64; COUNT] {
         [
             self.paragraph,
             self.bare_text,
@@ -111,11 +128,14 @@ impl Weights {
             self.section_prose,
             self.kin_share,
             self.kin_prose,
+            self.title,
+            self.depth,
+            self.position,
         ]
     }
 
     /// Weights from values in the order of [`Weights::NAMES`].
-    pub fn from_values(v: [f64; 18]) -> Weights {
+    pub fn from_values(v: [f64; COUNT]) -> Weights {
         Weights {
             paragraph: v[0],
             bare_text: v[1],
@@ -135,12 +155,16 @@ impl Weights {
             section_prose: v[15],
             kin_share: v[16],
             kin_prose: v[17],
+            title: v[18],
+            depth: v[19],
+            position: v[20],
         }
     }
 }
 
 impl Default for Weights {
-    /// The values in use: [`super::fitted::FITTED`].
+    /// The values in use: those `cargo xtask fit-html` chose (the hand-written ones until a fit beats them out of
+    /// fold and on the sealed sites).
     fn default() -> Weights {
         super::fitted::FITTED
     }

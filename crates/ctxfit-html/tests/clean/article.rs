@@ -410,6 +410,29 @@ fn the_weights_decide_what_is_the_article() {
         ..Weights::HAND
     });
     assert_eq!(none, clean_moderate(&html));
+    // of two boxes of prose, the longer is the article, unless what comes late on the page weighs less: then the
+    // earlier box is chosen, and the article starts with it
+    let two = format!(
+        r#"<html><body><div id="a">{}</div><div id="b">{}</div></body></html>"#,
+        body_paragraphs(3).replace("report", "first"),
+        body_paragraphs(4)
+    );
+    let choose = |w: Weights| {
+        HtmlCleaner::new(StripLevel::Aggressive)
+            .with_weights(w)
+            .clean(&two)
+            .0
+    };
+    let longer = choose(Weights::HAND);
+    assert!(
+        longer.contains("of the report") && !longer.contains("of the first"),
+        "{longer}"
+    );
+    let earlier = choose(Weights {
+        position: 0.1,
+        ..Weights::HAND
+    });
+    assert!(earlier.starts_with("Paragraph 0 of the first"), "{earlier}");
     // a page parsed once and cleaned twice gives what a clean gives
     let page = ParsedPage::parse(&html);
     let cleaner = HtmlCleaner::new(StripLevel::Aggressive).with_weights(Weights::HAND);
