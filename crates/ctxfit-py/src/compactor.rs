@@ -371,6 +371,7 @@ impl Compactor {
                 "compact() takes the list of messages, not a string (parse the JSON first: json.loads)",
             ));
         }
+        crate::message_list("compact", messages)?;
         let input_tokens = match input_tokens {
             None => None,
             Some(n) => Some(usize::try_from(n).map_err(|_| {

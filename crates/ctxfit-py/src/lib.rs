@@ -86,14 +86,31 @@ pub(crate) fn settings(
         .map_err(|e| bad_input(e.to_string()))
 }
 
+/// An iterator over a list of messages; anything that is not one is a `TypeError` that names what it got
+/// ("compact() takes the list of messages, got NoneType"), not "'NoneType' object is not iterable".
+pub(crate) fn message_list<'py>(
+    function: &str,
+    messages: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, pyo3::types::PyIterator>> {
+    messages.try_iter().map_err(|_| {
+        let got = messages.get_type().name().map_or_else(
+            |_| "an object that is not a list".to_owned(),
+            |n| n.to_string(),
+        );
+        pyo3::exceptions::PyTypeError::new_err(format!(
+            "{function}() takes the list of messages, got {got}"
+        ))
+    })
+}
+
 /// A list of wire messages (and an optional Anthropic system prompt) as a conversation, its format detected.
 fn conversation(
+    function: &str,
     messages: &Bound<'_, PyAny>,
     system: Option<&Bound<'_, PyAny>>,
     format: Option<&str>,
 ) -> PyResult<Conversation> {
-    let items = messages
-        .try_iter()?
+    let items = message_list(function, messages)?
         .enumerate()
         .map(|(i, m)| to_value(&m?, &format!("messages[{i}]")))
         .collect::<PyResult<Vec<Value>>>()?;
@@ -152,7 +169,7 @@ fn count_tokens(
     estimator: &str,
 ) -> PyResult<usize> {
     let est = crate::estimator(estimator)?;
-    let conv = conversation(messages, system, None)?;
+    let conv = conversation("count_tokens", messages, system, None)?;
     py.detach(|| {
         shielded("count_tokens", || {
             ctxfit_tokens::count_conversation(est.as_ref(), &conv)
@@ -176,7 +193,7 @@ fn convert_messages<'py>(
 ) -> PyResult<Bound<'py, PyList>> {
     let py = messages.py();
     let target = wire_format(to)?;
-    let conv = conversation(messages, None, source)?;
+    let conv = conversation("convert_messages", messages, None, source)?;
     let (converted, report) = shielded("convert_messages", || convert(&conv, target))?;
     if !report.is_lossless() {
         let lost: Vec<String> = report
@@ -517,8 +534,21 @@ fn replay<'py>(
     let paths: Vec<String> = if let Ok(s) = paths.extract::<std::path::PathBuf>() {
         vec![s.display().to_string()]
     } else {
+        let got = || {
+            paths
+                .get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        };
         paths
-            .try_iter()?
+            .try_iter()
+            .map_err(|_| {
+                pyo3::exceptions::PyTypeError::new_err(format!(
+                    "replay() takes a path or a list of paths, got {}",
+                    got()
+                ))
+            })?
             .map(|p| {
                 p?.extract::<std::path::PathBuf>()
                     .map(|p| p.display().to_string())

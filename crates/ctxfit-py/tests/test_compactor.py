@@ -338,6 +338,16 @@ def test_wrong_arguments_and_a_second_thread_get_words_that_say_what_to_do():
         compactor.compact({"model": "m", "messages": []})
     with pytest.raises(ctxfit.CtxfitError, match="not a string"):
         compactor.compact('[{"role": "user", "content": "hi"}]')
+    with pytest.raises(TypeError, match="takes the list of messages, got NoneType"):
+        compactor.compact(None)
+    with pytest.raises(TypeError, match="takes the list of messages, got int"):
+        compactor.compact(7)
+    with pytest.raises(TypeError, match=r"count_tokens\(\) takes the list of messages, got NoneType"):
+        ctxfit.count_tokens(None)
+    with pytest.raises(TypeError, match=r"convert_messages\(\) takes the list of messages, got int"):
+        ctxfit.convert_messages(5, "openai")
+    with pytest.raises(TypeError, match=r"replay\(\) takes a path or a list of paths, got NoneType"):
+        ctxfit.replay(None, "smart")
     with pytest.raises(ctxfit.CtxfitError, match="input_tokens must be 0 or more, got -1"):
         compactor.compact([{"role": "user", "content": "hi"}], input_tokens=-1)
     assert compactor.compact.__doc__ and "messages" in compactor.compact.__doc__
