@@ -162,14 +162,6 @@ impl Weights {
     }
 }
 
-impl Default for Weights {
-    /// The values in use: those `cargo xtask fit-html` chose (the hand-written ones until a fit beats them out of
-    /// fold and on the sealed sites).
-    fn default() -> Weights {
-        super::fitted::FITTED
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::Weights;
