@@ -211,8 +211,8 @@ class Relay:
 
     def exchanges(self):
         """Every request the client sent and the answer it got, in order per connection: dicts with `method`,
-        `path`, `body` (the client's bytes), `status`, `headers` (of the answer, lower-case) and `first`, `last`
-        (when the answer's first and last bytes arrived)."""
+        `path`, `body` (the client's bytes), `status`, `headers` (of the answer, lower-case), `first`, `last`
+        (when the answer's first and last bytes arrived) and `cut` (the connection closed before the answer's end)."""
         out = []
         for sent, answers in self.connections:
             data = b"".join(b for _, b in answers)
@@ -230,12 +230,19 @@ class Relay:
                 try:
                     status, headers, _, pos = read_message(data, pos, head=method == "HEAD")
                 except (ValueError, IndexError):
-                    # no answer, or part of one: the client went away first (it cancelled the request)
-                    out.append({"method": method, "path": path, "body": body, "status": None, "headers": {},
-                                "first": None, "last": None})
+                    # part of an answer, or none: the client went away first — it cancelled the request, or it
+                    # had read all it wanted (Codex CLI closes the connection at `response.completed`, often
+                    # before the stream's last chunk). With the head read, the answer's status and headers count.
+                    try:
+                        status, headers, _, _ = read_message(data, start, head=True)
+                    except (ValueError, IndexError):
+                        status, headers = None, {}
+                    out.append({"method": method, "path": path, "body": body, "status": status, "headers": headers,
+                                "first": time_at(start) if status else None,
+                                "last": ends[-1][1] if status else None, "cut": True})
                     break
                 out.append({"method": method, "path": path, "body": body, "status": status, "headers": headers,
-                            "first": time_at(start), "last": time_at(pos - 1)})
+                            "first": time_at(start), "last": time_at(pos - 1), "cut": False})
         return out
 
 

@@ -23,8 +23,10 @@ from loopback import STREAM_GAP, Relay, ScriptedAnthropic, ScriptedResponses, se
 from test_proxy import ctxfit_binary
 
 CLIENTS = Path(os.environ.get("CTXFIT_CLIENTS", REPO / "target" / "npm-clients"))
-CACHE_TTL = 4  # seconds: the proxy's --cache-ttl
-PAUSE = 6  # seconds the upstream waits before one answer: longer than the cache lives
+# seconds: the proxy's --cache-ttl — far above a client's gap between two requests of the steady run, even on a
+# busy machine, so that only the pause reads as an expired cache
+CACHE_TTL = 10
+PAUSE = 13  # seconds the upstream waits before one answer: longer than the cache lives
 SECRET = "sk-test-secret-of-the-client"
 
 
@@ -138,7 +140,7 @@ def check_session(out, exchanges, received, main_path, key):
     assert len(main) == 5, [(e["method"], e["path"]) for e in exchanges]
     # every request of the session was one conversation to the proxy
     conversations = {e["headers"].get("x-ctxfit-conversation") for e in main}
-    assert len(conversations) == 1 and None not in conversations, conversations
+    assert len(conversations) == 1 and None not in conversations, [(e["status"], sorted(k for k in e["headers"] if k.startswith("x-ctxfit")), e["headers"].get("x-ctxfit-cache-expired"), len(e["body"])) for e in main]
     # the answers were relayed as they came: their first bytes reached the client before the upstream sent the rest
     for e in main:
         assert e["status"] == 200
