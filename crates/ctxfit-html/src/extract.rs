@@ -34,7 +34,7 @@ mod trim;
 mod weights;
 use standfirst::{after_the_title, lead};
 use trim::edges;
-pub use weights::{Weights, COUNT as WEIGHTS};
+pub use weights::Weights;
 
 impl Default for Weights {
     /// The values in use: those `cargo xtask fit-html` chose (the hand-written ones until a fit beats them out of

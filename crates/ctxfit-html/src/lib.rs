@@ -47,7 +47,7 @@ mod strip;
 use std::rc::Rc;
 
 pub use explain::{explain, Element, Explanation};
-pub use extract::{Weights, WEIGHTS};
+pub use extract::Weights;
 pub use metadata::{page_metadata, PageMetadata};
 
 use markup5ever_rcdom::{Handle, NodeData};
@@ -172,7 +172,12 @@ impl HtmlCleaner {
 
     /// Clean a page.
     pub fn clean(&self, html: &str) -> (String, CleanStats) {
-        let markdown = self.clean_parsed(&ParsedPage::parse(html));
+        // (not through `ParsedPage`, which would copy a page too deep for the tree)
+        let markdown = if flat::tree_is_too_costly(html) {
+            flat::render_flat(html, self.level)
+        } else {
+            self.clean_tree(&dom::parse(html))
+        };
         let stats = CleanStats::new(html.len(), markdown.len());
         (markdown, stats)
     }

@@ -23,10 +23,13 @@ use std::rc::Rc;
 use std::sync::mpsc;
 
 use anyhow::{bail, Context, Result};
-use ctxfit_html::{HtmlCleaner, ParsedPage, StripLevel, Weights, WEIGHTS as COUNT};
+use ctxfit_html::{HtmlCleaner, ParsedPage, StripLevel, Weights};
 
 use super::{combine, page_score, PageScore, Set};
 use crate::html_folds;
+
+/// How many weights there are.
+const COUNT: usize = Weights::COUNT;
 
 /// The values each weight is tried at, as multiples of its hand-written value.
 const FACTORS: [f64; 7] = [0.5, 0.7, 0.85, 1.0, 1.2, 1.4, 2.0];

@@ -53,10 +53,10 @@ pub struct Weights {
     pub position: f64,
 }
 
-/// How many weights there are.
-pub const COUNT: usize = 21;
-
 impl Weights {
+    /// How many weights there are.
+    pub const COUNT: usize = 21;
+
     /// The values written by hand (tuned on the corpus's first 50 pages, then checked on the other sets).
     pub const HAND: Weights = Weights {
         paragraph: 25.0,
@@ -83,7 +83,7 @@ impl Weights {
     };
 
     /// The names of the fields, in the order of [`Weights::values`].
-    pub const NAMES: [&'static str; COUNT] = [
+    pub const NAMES: [&'static str; Weights::COUNT] = [
         "paragraph",
         "bare_text",
         "comma",
@@ -108,7 +108,7 @@ impl Weights {
     ];
 
     /// The values, in the order of [`Weights::NAMES`].
-    pub fn values(&self) -> [f64; COUNT] {
+    pub fn values(&self) -> [f64; Weights::COUNT] {
         [
             self.paragraph,
             self.bare_text,
@@ -135,7 +135,7 @@ impl Weights {
     }
 
     /// Weights from values in the order of [`Weights::NAMES`].
-    pub fn from_values(v: [f64; COUNT]) -> Weights {
+    pub fn from_values(v: [f64; Weights::COUNT]) -> Weights {
         Weights {
             paragraph: v[0],
             bare_text: v[1],
