@@ -156,6 +156,7 @@ def stand_in():
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.shutdown()
+    httpd.server_close()
 
 
 # each example of docs/python.md, by what marks it, and the packages it needs

@@ -86,6 +86,7 @@ def run_session(handler, script, pause_before, command, env, cwd, prepare=None):
         proxy.wait(10)
         relay.close()
         httpd.shutdown()
+        httpd.server_close()
     # nothing the proxy printed holds the client's key
     assert not any(SECRET in line for line in lines), lines
     return out, relay.exchanges(), list(handler.received)
