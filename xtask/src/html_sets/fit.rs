@@ -4,11 +4,10 @@
 //! The open sites of the three page sets (the sealed fifth is never used to choose) are split into five folds by
 //! a hash of the site. For each fold, the weights are fitted on the other four — coordinate ascent from the
 //! hand-written values, each weight tried at [`FACTORS`] times its hand-written value, the mean of the three
-//! sets' F1 the objective, a move kept only when it gains [`MIN_GAIN`] on it and costs no set anything (a set is
-//! a source of pages: a weight that gains on two by losing on the third is fitted to those two) — and scored on
-//! the fold: pooled, the
-//! **out-of-fold** figure of fitting, beside the hand-written values on the same pages. Then the weights are
-//! fitted on every open site and scored on the sealed ones. They are written to
+//! sets' F1 the objective, a move kept only when it raises it by [`MIN_GAIN`] and costs no set anything (a set
+//! is a source of pages: a weight that gains on two by losing on the third is fitted to those two) — and scored
+//! on the fold: pooled, the **out-of-fold** figure of fitting, beside the hand-written values on the same pages.
+//! Then the weights are fitted on every open site and scored on the sealed ones. They are written to
 //! `crates/ctxfit-html/src/extract/fitted.rs` only when fitting helps where it did not choose: out of fold on
 //! the open sites and on the sealed sites, each by the mean of the three sets' F1; otherwise the hand-written
 //! values are written. `--check` fits again and fails if the file differs.
@@ -154,7 +153,8 @@ impl Scorer<'_> {
     }
 }
 
-/// One worker: parses its pages (every `n`th from `first`), then scores them for each set of weights it is sent.
+/// One worker: parses its pages (`mine`, indices into `pages`), then scores them for each set of weights it is
+/// sent, until the sender is dropped.
 fn worker(
     sets: &[Set],
     pages: &[(usize, usize)],
@@ -271,7 +271,10 @@ pub fn run(args: &[String]) -> Result<()> {
                 scorer.f1s(&fitted_scores, &sealed),
             ),
         ];
-        let mean = |f: &[Option<f64>]| f.iter().flatten().sum::<f64>() / f.len().max(1) as f64;
+        let mean = |f: &[Option<f64>]| {
+            let known: Vec<f64> = f.iter().flatten().copied().collect();
+            known.iter().sum::<f64>() / known.len().max(1) as f64
+        };
         println!();
         println!(
             "| aggressive F1 | {} | mean |",
