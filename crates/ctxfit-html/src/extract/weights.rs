@@ -13,12 +13,15 @@ pub struct Weights {
     /// A vote is 1, plus this much per clause comma, plus its characters over [`Weights::length`] up to
     /// [`Weights::length_cap`].
     pub comma: f64,
+    /// The characters that count as 1 in a vote.
     pub length: f64,
+    /// The most a vote gets for its length.
     pub length_cap: f64,
     /// The share of a paragraph's vote that goes to its grandparent (its parent gets it whole).
     pub grandparent: f64,
-    /// What an `article`'s score is multiplied by; and a `main`'s.
+    /// What an `article`'s score is multiplied by.
     pub article: f64,
+    /// What a `main`'s score is multiplied by.
     pub main: f64,
     /// What the score of the element the page marks as the article's body (`itemprop="articleBody"`) is
     /// multiplied by.
@@ -27,7 +30,8 @@ pub struct Weights {
     pub least: f64,
     /// The chosen element widens to its parent while the parent holds at most this many times its text, …
     pub widen_text: f64,
-    /// … under this share of the parent's text is in links, …
+    /// … under this share of the parent's text is in links (of an ancestor holding an article cut into sections
+    /// too), …
     pub widen_links: f64,
     /// … and the parent scores at least this share of its score.
     pub widen_score: f64,
