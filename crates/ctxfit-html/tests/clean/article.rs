@@ -385,12 +385,7 @@ fn the_weights_decide_what_is_the_article() {
         r#"<html><body><main>{short}</main><div class="box">{}</div></body></html>"#,
         body_paragraphs(4)
     );
-    let with = |w: Weights| {
-        HtmlCleaner::new(StripLevel::Aggressive)
-            .with_weights(w)
-            .clean(&html)
-            .0
-    };
+    let with = |w: Weights| weighed(w, &html);
     let hand = with(Weights::HAND);
     assert!(
         hand.contains("Paragraph 3") && !hand.contains("One line"),
@@ -409,7 +404,7 @@ fn the_weights_decide_what_is_the_article() {
         least: 1e9,
         ..Weights::HAND
     });
-    assert_eq!(none, clean_moderate(&html));
+    assert_eq!(none, clean(StripLevel::Moderate, &html));
     // of two boxes of prose, the longer is the article, unless what comes late on the page weighs less: then the
     // earlier box is chosen, and the article starts with it
     let two = format!(
@@ -417,12 +412,7 @@ fn the_weights_decide_what_is_the_article() {
         body_paragraphs(3).replace("report", "first"),
         body_paragraphs(4)
     );
-    let choose = |w: Weights| {
-        HtmlCleaner::new(StripLevel::Aggressive)
-            .with_weights(w)
-            .clean(&two)
-            .0
-    };
+    let choose = |w: Weights| weighed(w, &two);
     let longer = choose(Weights::HAND);
     assert!(
         longer.contains("of the report") && !longer.contains("of the first"),
@@ -440,6 +430,10 @@ fn the_weights_decide_what_is_the_article() {
     assert_eq!(cleaner.clean_parsed(&page), hand);
 }
 
-fn clean_moderate(html: &str) -> String {
-    HtmlCleaner::new(StripLevel::Moderate).clean(html).0
+/// The aggressive level with these weights.
+fn weighed(w: ctxfit_html::Weights, html: &str) -> String {
+    HtmlCleaner::new(StripLevel::Aggressive)
+        .with_weights(w)
+        .clean(html)
+        .0
 }
