@@ -16,7 +16,7 @@
 //!     let text = text.trim_start_matches('\u{feff}');
 //! ```
 
-use ctxfit_retention::line_number_prefix;
+use ctxfit_retention::{is_blank, line_number_prefix};
 
 /// The first line of an excerpt whose line numbers were dropped starts with this.
 pub(crate) const NUMBERS_HEADER: &str = "[lines ";
@@ -26,10 +26,16 @@ pub(crate) fn consecutive_numbers(lines: &[&str]) -> Option<u64> {
     let mut first = None;
     let mut numbered = 0;
     let mut unnumbered_at = None;
+    let mut unnumbered = 0;
     for (i, line) in lines.iter().enumerate() {
         let p = line_number_prefix(line);
         if p == 0 {
-            if !line.trim().is_empty() {
+            unnumbered += 1;
+            if unnumbered * 10 > lines.len() {
+                // more than a tenth of the lines: not a numbered read, whatever follows
+                return None;
+            }
+            if !is_blank(line) {
                 unnumbered_at.get_or_insert(i);
             }
             continue;

@@ -17,7 +17,7 @@
 //! A file read, edited, and read again: the second read keeps the edited function and
 //! `[… 212 lines shown elsewhere in this conversation]` around it.
 
-use ctxfit_retention::ShownLines;
+use ctxfit_retention::{is_blank, ShownLines};
 
 /// One line of the excerpt: a line of the result, or a gap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,7 +83,7 @@ pub(crate) fn shown_runs(
 ) -> Vec<Slot> {
     // (a blank line has no key, so it is never shown: `is_shown` answers for it too)
     let shown: Vec<bool> = lines.iter().map(|l| shown_lines.is_shown(l)).collect();
-    let blank = |i: usize| lines[i].trim().is_empty();
+    let blank = |i: usize| is_blank(lines[i]);
     let mut slots = Vec::with_capacity(lines.len());
     let mut i = 0;
     while i < lines.len() {

@@ -40,11 +40,45 @@ pub fn line_number_prefix(line: &str) -> usize {
     if i == digits || i - digits > 9 {
         return 0;
     }
-    match &line[i..] {
-        s if s.starts_with('→') => i + '→'.len_utf8(),
-        s if s.starts_with('\t') => i + 1,
+    // (compared as bytes: `i` follows ASCII digits, and `→` is three bytes no other character starts with)
+    match &b[i..] {
+        [b'\t', ..] => i + 1,
+        [0xE2, 0x86, 0x92, ..] => i + '→'.len_utf8(),
         _ => 0,
     }
+}
+
+/// `line.trim()`: the same white space trimmed (Unicode's), found byte by byte where it is ASCII — the text of
+/// lines is, nearly all of it — and decoded only where a line starts or ends with another character.
+pub fn trim_line(line: &str) -> &str {
+    let b = line.as_bytes();
+    let (mut start, mut end) = (0, b.len());
+    while start < end {
+        match b[start] {
+            b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r' => start += 1,
+            c if c.is_ascii() => break,
+            _ => match line[start..].chars().next() {
+                Some(c) if c.is_whitespace() => start += c.len_utf8(),
+                _ => break,
+            },
+        }
+    }
+    while end > start {
+        match b[end - 1] {
+            b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r' => end -= 1,
+            c if c.is_ascii() => break,
+            _ => match line[start..end].chars().next_back() {
+                Some(c) if c.is_whitespace() => end -= c.len_utf8(),
+                _ => break,
+            },
+        }
+    }
+    &line[start..end]
+}
+
+/// Whether a line is blank: white space only (`line.trim().is_empty()`).
+pub fn is_blank(line: &str) -> bool {
+    trim_line(line).is_empty()
 }
 
 /// The lines of `text` as `text.split('\n')` gives them, the line breaks found in one vectorised pass (a search
@@ -69,7 +103,7 @@ pub fn each_line(text: &str) -> impl Iterator<Item = &str> {
 
 /// The part of a line that identifies it: without a leading line number, trimmed. `None` for a blank line.
 pub fn normalized_line(line: &str) -> Option<&str> {
-    let s = line[line_number_prefix(line)..].trim();
+    let s = trim_line(&line[line_number_prefix(line)..]);
     (!s.is_empty()).then_some(s)
 }
 
@@ -104,5 +138,49 @@ mod tests {
             assert_eq!(split_lines(text), text.split('\n').collect::<Vec<_>>());
         }
         assert_ne!(line_key("a"), line_key("b"));
+    }
+
+    #[test]
+    fn lines_are_trimmed_as_str_trim_trims_them() {
+        let pieces = [
+            "",
+            " ",
+            "\t",
+            "\r",
+            "\n",
+            "\u{0B}",
+            "\u{0C}",
+            "\u{A0}",
+            "\u{85}",
+            "\u{2028}",
+            "\u{3000}",
+            "\u{FEFF}",
+            "\u{200B}",
+            "a",
+            "é",
+            "→",
+            "12",
+            "x y",
+            "\u{1F600}",
+        ];
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    let line = format!("{a}{b}{c}{a}");
+                    assert_eq!(trim_line(&line), line.trim(), "{line:?}");
+                    assert_eq!(is_blank(&line), line.trim().is_empty(), "{line:?}");
+                }
+            }
+        }
+        for (line, want) in [
+            ("   12→x", 8),
+            ("12\tx", 3),
+            ("12→", 5),
+            ("12", 0),
+            ("12←x", 0),
+            ("12:x", 0),
+        ] {
+            assert_eq!(line_number_prefix(line), want, "{line:?}");
+        }
     }
 }
