@@ -190,8 +190,14 @@ pub fn file_state(conv: &Conversation, path: &str, turn: usize) -> FileState {
             }
         }
     }
+    let within = if seen > turn {
+        format!("in the first {turn} turn(s)")
+    } else {
+        // (the whole session: no turn asked for, or one past its end)
+        format!("in the session's {seen} turn(s)")
+    };
     let mut state = FileState::Unknown {
-        reason: format!("no full read or write of {wanted} in the first {turn} turn(s)"),
+        reason: format!("no full read or write of {wanted} {within}"),
     };
     let mut open_file: Option<String> = None;
     for (mi, m) in conv.messages[..end].iter().enumerate() {

@@ -377,7 +377,26 @@ fn changelog_and_file_state_of_real_sessions() {
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("reproduce.py: unknown — no full read or write"),
+        stderr(&o).contains(
+            "reproduce.py: unknown — no full read or write of reproduce.py in the first 0 turn(s)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    // without --turn, the whole session: its own count of turns, not the largest number there is
+    let o = ctxfit(
+        &[
+            "file-state",
+            traj.to_str().unwrap(),
+            "--path",
+            "never/read.py",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("no full read or write of never/read.py in the session's ")
+            && !stderr(&o).contains(&usize::MAX.to_string()),
         "{}",
         stderr(&o)
     );
