@@ -465,8 +465,12 @@ fn to_openai(conv: &Conversation, out: &mut Conversation, report: &mut Conversio
             .partition(|b| matches!(b, Block::ToolResult(_)));
         for r in results {
             if let Block::ToolResult(mut r) = r {
-                // OpenAI tool content is text: flatten the text blocks of a list result
+                // OpenAI tool content is text: flatten the text blocks of a list result (an image in it has
+                // no counterpart)
                 if r.content.shape == Shape::List {
+                    for b in r.content.blocks.iter().filter(|b| b.as_text().is_none()) {
+                        report.drop(format!("{} block", b.kind()));
+                    }
                     let text = r.content.joined_text();
                     r.content = Content::text(text);
                 }

@@ -307,3 +307,21 @@ fn parallel_calls_sharing_an_id_take_their_results_in_order() {
         ["tool_use id `x` is used by 3 calls (messages 1, 1, 4): each result is credited to the latest call before it (calls in one message: in order)"]
     );
 }
+
+#[test]
+fn an_image_in_a_tool_result_is_reported_when_openai_chat_cannot_carry_it() {
+    // (a screenshot tool's result: OpenAI Chat's tool messages hold text only)
+    let anthropic = json!([
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "u1", "name": "shot", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u1", "content": [
+            {"type": "text", "text": "the page"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}]}]}
+    ]);
+    let conv = from_value(anthropic).unwrap();
+    let (oa, report) = convert(&conv, WireFormat::OpenAi);
+    assert_eq!(report.to_string(), "dropped: 1 image block");
+    assert_eq!(
+        to_value(&oa)[1],
+        json!({"role": "tool", "tool_call_id": "u1", "content": "the page"})
+    );
+}
