@@ -435,13 +435,14 @@ fn load(py: Python<'_>, path: &str, format: Option<&str>) -> PyResult<Vec<Sessio
 }
 
 /// The messages of a recorded session (any importer's format, gzipped or not) in its wire format: session
-/// `index` of a file that holds several (tau-bench episodes, Letta agents).
+/// `index` of a file that holds several (tau-bench episodes, Letta agents), counted from the end when negative
+/// as a list's index is.
 #[pyfunction]
 #[pyo3(signature = (path, index = 0, *, format = None))]
 fn load_session<'py>(
     py: Python<'py>,
     path: std::path::PathBuf,
-    index: usize,
+    index: isize,
     format: Option<&str>,
 ) -> PyResult<Bound<'py, PyList>> {
     let name = path.display().to_string();
@@ -462,11 +463,18 @@ fn load_session<'py>(
             ),
         )?;
     }
-    let s = sessions.into_iter().nth(index).ok_or_else(|| {
-        pyo3::exceptions::PyIndexError::new_err(format!(
-            "{name}: session {index} asked for, the file holds {count}"
-        ))
-    })?;
+    let at = if index < 0 {
+        count.checked_sub(index.unsigned_abs())
+    } else {
+        Some(index.unsigned_abs())
+    };
+    let s = at
+        .and_then(|at| sessions.into_iter().nth(at))
+        .ok_or_else(|| {
+            pyo3::exceptions::PyIndexError::new_err(format!(
+                "{name}: session {index} asked for, the file holds {count}"
+            ))
+        })?;
     messages_to_py(py, &s.conversation)
 }
 

@@ -44,6 +44,11 @@ def test_several_sessions_in_one_file(corpus):
     assert ctxfit.load_session(path, 1) == sessions[1]["messages"]
     with pytest.raises(IndexError, match=f"the file holds {len(sessions)}"):
         ctxfit.load_session(path, len(sessions))
+    # counted from the end as a list's index is
+    assert ctxfit.load_session(path, -1) == sessions[-1]["messages"]
+    assert ctxfit.load_session(path, -len(sessions)) == sessions[0]["messages"]
+    with pytest.raises(IndexError, match=f"session {-len(sessions) - 1} asked for"):
+        ctxfit.load_session(path, -len(sessions) - 1)
 
 
 def test_bad_files_are_named(tmp_path):
