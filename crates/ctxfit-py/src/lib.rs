@@ -563,6 +563,12 @@ fn replay<'py>(
             })
             .collect::<PyResult<_>>()?
     };
+    if paths.is_empty() {
+        // (the CLI says the same of a folder without sessions: an empty replay is a mistake, not a result)
+        return Err(bad_input(
+            "replay() was given no paths: pass a session file, a folder, or a list of them",
+        ));
+    }
     let mut models = Vec::new();
     for name in prices.split(',').map(str::trim) {
         let add: Vec<PriceModel> = if name == "all" {

@@ -126,6 +126,9 @@ def test_replay_refuses_unknown_policies(corpus):
         ctxfit.replay(corpus / "trajectories" / "swe-agent", ["smart", "smart"])
     with pytest.raises(TypeError, match="a policy name or a list of them"):
         ctxfit.replay(corpus / "trajectories" / "swe-agent", 3)
+    # nothing to replay is a mistake, said as the CLI says it of an empty folder
+    with pytest.raises(ctxfit.CtxfitError, match="given no paths"):
+        ctxfit.replay([], ["smart"])
 
 
 def test_replay_takes_one_policy_as_a_string(corpus):
