@@ -43,7 +43,7 @@ use projection::call_input;
 use projection::drop_range;
 pub use projection::Projection;
 pub use saved::{Decided, RestoreError, SavedDecision, SavedHeld, SavedState};
-use shown::{keep_for_good, ByKind, ShownIndex};
+use shown::{keep_for_good, ByKind, Consulted, Noting, ShownIndex};
 
 /// Why a compactor could not be built from its settings.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

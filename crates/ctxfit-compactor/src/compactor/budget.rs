@@ -165,6 +165,7 @@ impl Compactor {
                 action,
                 clear_input: false,
                 asked_at: self.state.results.len(),
+                consulted: None,
             })
         };
         let whole_text = view

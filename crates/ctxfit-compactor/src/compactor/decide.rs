@@ -118,6 +118,8 @@ impl Compactor {
                 new_blocks.extend(self.commit(conv, &site, change));
             }
         }
+        let marks = self.held.values().filter_map(|c| c.consulted.as_ref());
+        self.state.shown.trim_log(marks.map(|c| &c.mark));
         held
     }
 
@@ -131,13 +133,26 @@ impl Compactor {
             return self.state.results[ri].tokens;
         };
         self.state.shown.remove_content(&change.content);
-        if let Asked::Cut(fresh) = self.ask(conv, ri, turns_ago) {
-            if fresh.tokens_after <= change.tokens_after {
-                change = fresh;
+        let unchanged =
+            (change.consulted.as_mut()).is_some_and(|c| self.state.shown.unchanged_since(c));
+        if unchanged {
+            // nothing the rules consulted has changed since they were asked, and nothing else they see does:
+            // they would answer as they did, and would consult the same lines again
+            let now = self.state.shown.mark();
+            if let Some(c) = change.consulted.as_mut() {
+                c.mark = now;
             }
+            self.state.shown.add_content(&change.content);
+        } else {
+            match self.ask(conv, ri, turns_ago) {
+                Asked::Cut(fresh) if fresh.tokens_after <= change.tokens_after => change = fresh,
+                // (the settled cut stays; what the rules consulted is now this answer's)
+                Asked::Cut(fresh) => change.consulted = fresh.consulted,
+                Asked::Keep | Asked::Wait(..) => change.consulted = None,
+            }
+            self.state.shown.add_content(&change.content);
         }
         change.asked_at = self.state.results.len();
-        self.state.shown.add_content(&change.content);
         self.holds += 1;
         let tokens_after = change.tokens_after;
         self.held.insert(key, change);
@@ -189,6 +204,16 @@ impl Compactor {
             View::Wrapped(_, output) => content_chars(output),
         };
         let by_kind = ByKind(&self.state.by_kind);
+        // where no rule of the chain depends on the history, their answer depends on it only through the shown
+        // lines they ask about: noted, so that a cut held back is not asked again while none of them changes
+        let steady = (self.rules.iter())
+            .filter(|r| r.handles(&site.kind, &site.tool))
+            .all(|r| !r.rule.depends_on_history());
+        let noting = Noting {
+            index: &self.state.shown,
+            keys: Default::default(),
+        };
+        let shown: &dyn ShownLines = if steady { &noting } else { &self.state.shown };
         let ctx = RuleContext {
             tool_name: &site.tool,
             tool_kind: &site.kind,
@@ -206,7 +231,7 @@ impl Compactor {
             group: SameTool::new(&[], conv),
             conversation: conv,
             results: &by_kind,
-            shown: &self.state.shown,
+            shown,
         };
         // the first rule that handles the tool and does not defer decides
         let mut decided_by = None;
@@ -280,6 +305,8 @@ impl Compactor {
             action,
             clear_input: self.settings.clear_tool_inputs,
             asked_at: self.state.results.len(),
+            consulted: steady
+                .then(|| Consulted::new(self.state.shown.mark(), noting.keys.into_inner())),
         })
     }
 }

@@ -59,6 +59,10 @@ pub(super) struct Change {
     pub(super) clear_input: bool,
     /// The count of tool results in the history when its rule was asked (last), for a cut held back.
     pub(super) asked_at: usize,
+    /// What the rules consulted of the shown lines when last asked, where nothing else they see changes as the
+    /// history grows (no rule of the chain depends on the history): while none of it changes, they answer
+    /// the same.
+    pub(super) consulted: Option<Consulted>,
 }
 
 /// Whether a held cut's rule, last asked when the history had `asked_at` tool results, is asked again with

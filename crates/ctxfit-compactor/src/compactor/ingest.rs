@@ -9,10 +9,7 @@ impl Compactor {
             self.state = State {
                 base_tokens: count_preamble(self.estimator.as_ref(), conv),
                 assistants_before: vec![0],
-                shown: ShownIndex {
-                    enabled: self.settings.max_conversation_messages == 0,
-                    ..ShownIndex::default()
-                },
+                shown: ShownIndex::new(self.settings.max_conversation_messages == 0),
                 ..State::default()
             };
             // the system prompt is sent with every request
@@ -189,6 +186,7 @@ impl Compactor {
                         action: Action::Replaced,
                         clear_input: false,
                         asked_at: 0,
+                        consulted: None,
                     };
                     new_blocks.extend(self.commit(conv, &site, change));
                 }

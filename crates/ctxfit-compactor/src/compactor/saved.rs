@@ -206,6 +206,7 @@ impl Compactor {
                     action: h.action,
                     clear_input: h.clear_input,
                     asked_at: h.asked_at,
+                    consulted: None,
                 };
                 Some(((h.tool_use_id, h.nth), change))
             })

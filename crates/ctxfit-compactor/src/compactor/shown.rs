@@ -18,10 +18,112 @@ impl ResultIndex for ByKind<'_> {
 /// leave the index only while a held cut's rule is asked again (it must not see its own lines as shown
 /// elsewhere) and when the budget cuts further what was final (`budget.rs`) — and when the profile drops messages
 /// from the front, the index stays empty.
-#[derive(Default)]
+///
+/// It also logs, in order, every key whose being shown changes (its count going from 0 to 1 or back): a held
+/// cut's rule, asked again, answers as before while no line it asked about has changed ([`ShownIndex::mark`],
+/// [`ShownIndex::unchanged_since`]).
 pub(super) struct ShownIndex {
     pub(super) enabled: bool,
-    pub(super) lines: HashMap<u64, u32>,
+    lines: HashMap<u64, u32>,
+    /// Which index this is: a history read again gets a new one, and a mark of another means nothing here.
+    id: u64,
+    /// The keys whose being shown changed, from position `flips_base` of the log on.
+    flips: Vec<u64>,
+    flips_base: usize,
+}
+
+impl Default for ShownIndex {
+    fn default() -> ShownIndex {
+        ShownIndex::new(false)
+    }
+}
+
+impl ShownIndex {
+    /// An empty index; a disabled one stays empty (a profile that drops messages from the front).
+    pub(super) fn new(enabled: bool) -> ShownIndex {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        ShownIndex {
+            enabled,
+            lines: HashMap::default(),
+            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            flips: Vec::new(),
+            flips_base: 0,
+        }
+    }
+}
+
+/// A point in a [`ShownIndex`]'s log of changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Mark {
+    index: u64,
+    at: usize,
+}
+
+/// What the rules consulted of the index while deciding: the key of every line they asked about, and when.
+#[derive(Debug, Clone)]
+pub(super) struct Consulted {
+    pub(super) mark: Mark,
+    pub(super) keys: Vec<u64>,
+    /// Made at the first check, once `keys` is sorted: a bit filter of the keys (two bits each), so that the
+    /// changes since are looked up in `keys` only where they may be among them.
+    filter: Vec<u64>,
+}
+
+impl Consulted {
+    pub(super) fn new(mark: Mark, keys: Vec<u64>) -> Consulted {
+        Consulted {
+            mark,
+            keys,
+            filter: Vec::new(),
+        }
+    }
+
+    /// The two bits of a key in a filter of `bits` bits (a power of two).
+    fn bits(key: u64, bits: usize) -> (usize, usize) {
+        (
+            (key as usize) & (bits - 1),
+            ((key >> 32) as usize) & (bits - 1),
+        )
+    }
+
+    /// Whether `key` is among the keys (the filter made first).
+    fn holds(&self, key: u64) -> bool {
+        let (a, b) = Self::bits(key, self.filter.len() * 64);
+        let set = |i: usize| self.filter[i / 64] & (1 << (i % 64)) != 0;
+        set(a) && set(b) && self.keys.binary_search(&key).is_ok()
+    }
+
+    fn make_filter(&mut self) {
+        if !self.filter.is_empty() {
+            return;
+        }
+        self.keys.sort_unstable();
+        self.keys.dedup();
+        // 16 bits a key: about one change in seventy not among them gets past the filter
+        let words = (self.keys.len() / 4).next_power_of_two().max(1);
+        self.filter = vec![0; words];
+        for &k in &self.keys {
+            let (a, b) = Self::bits(k, words * 64);
+            self.filter[a / 64] |= 1 << (a % 64);
+            self.filter[b / 64] |= 1 << (b % 64);
+        }
+    }
+}
+
+/// The index as a rule sees it, noting the key of each line the rule asks about.
+pub(super) struct Noting<'a> {
+    pub(super) index: &'a ShownIndex,
+    pub(super) keys: std::cell::RefCell<Vec<u64>>,
+}
+
+impl ShownLines for Noting<'_> {
+    fn is_shown(&self, line: &str) -> bool {
+        let Some(k) = line_key(line) else {
+            return false;
+        };
+        self.keys.borrow_mut().push(k);
+        self.index.shows(k)
+    }
 }
 
 impl ShownIndex {
@@ -49,7 +151,14 @@ impl ShownIndex {
         if !self.enabled {
             return;
         }
-        Self::each_key(text, |k| *self.lines.entry(k).or_default() += 1);
+        let (lines, flips) = (&mut self.lines, &mut self.flips);
+        Self::each_key(text, |k| {
+            let n = lines.entry(k).or_default();
+            if *n == 0 {
+                flips.push(k);
+            }
+            *n += 1;
+        });
     }
 
     pub(super) fn add_content(&mut self, content: &Content) {
@@ -63,13 +172,81 @@ impl ShownIndex {
         if !self.enabled {
             return;
         }
+        let (lines, flips) = (&mut self.lines, &mut self.flips);
         for text in content.blocks.iter().filter_map(Block::as_text) {
             Self::each_key(text, |k| {
-                if let Some(n) = self.lines.get_mut(&k) {
+                if let Some(n) = lines.get_mut(&k) {
+                    if *n == 1 {
+                        flips.push(k);
+                    }
                     *n = n.saturating_sub(1);
                 }
             });
         }
+    }
+
+    /// Is the line of this key shown?
+    pub(super) fn shows(&self, key: u64) -> bool {
+        self.lines.get(&key).is_some_and(|n| *n > 0)
+    }
+
+    /// Where the log of changes stands now.
+    pub(super) fn mark(&self) -> Mark {
+        Mark {
+            index: self.id,
+            at: self.flips_base + self.flips.len(),
+        }
+    }
+
+    /// Whether each of `asked.keys` is shown now as it was at `asked.mark` (an even count of changes since):
+    /// `false` also when that cannot be told cheaply — a mark of another index, or of a part of the log let go, or
+    /// more changes since than a rule would take to ask again (a few per key).
+    pub(super) fn unchanged_since(&self, asked: &mut Consulted) -> bool {
+        let Mark { index, at } = asked.mark;
+        if index != self.id || at < self.flips_base {
+            return false;
+        }
+        let since = &self.flips[at - self.flips_base..];
+        if since.is_empty() || asked.keys.is_empty() {
+            return true;
+        }
+        if since.len() > 8 * asked.keys.len() + 64 {
+            return false;
+        }
+        asked.make_filter();
+        // the consulted keys changed an odd number of times since
+        let mut odd: HashSet<u64> = HashSet::default();
+        for &k in since.iter().filter(|&&k| asked.holds(k)) {
+            if !odd.remove(&k) {
+                odd.insert(k);
+            }
+        }
+        odd.is_empty()
+    }
+
+    /// Where the part of the log still kept begins.
+    #[cfg(test)]
+    fn logged_from(&self) -> usize {
+        self.flips_base
+    }
+
+    /// Keep the log bounded: past 65,536 changes, let go of what comes before the oldest of `marks` (those of
+    /// the cuts still held), and of all of it past 262,144 — a mark let go of is answered "changed", and the rule
+    /// is asked again.
+    pub(super) fn trim_log<'m>(&mut self, marks: impl Iterator<Item = &'m Mark>) {
+        if self.flips.len() <= 1 << 16 {
+            return;
+        }
+        let oldest = marks.filter(|m| m.index == self.id).map(|m| m.at).min();
+        let mut n = oldest
+            .unwrap_or(usize::MAX)
+            .saturating_sub(self.flips_base)
+            .min(self.flips.len());
+        if self.flips.len() - n > 1 << 18 {
+            n = self.flips.len();
+        }
+        self.flips.drain(..n);
+        self.flips_base += n;
     }
 
     pub(super) fn add_value(&mut self, value: &Value) {
@@ -84,7 +261,7 @@ impl ShownIndex {
 
 impl ShownLines for ShownIndex {
     fn is_shown(&self, line: &str) -> bool {
-        line_key(line).is_some_and(|k| self.lines.get(&k).is_some_and(|n| *n > 0))
+        line_key(line).is_some_and(|k| self.shows(k))
     }
 }
 
@@ -97,4 +274,83 @@ pub(super) fn keep_for_good(
 ) {
     kept.insert(key.clone());
     shown.add_content(content);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn consulted(index: &ShownIndex, lines: &[&str]) -> Consulted {
+        Consulted::new(
+            index.mark(),
+            lines.iter().filter_map(|l| line_key(l)).collect(),
+        )
+    }
+
+    #[test]
+    fn a_rule_s_lines_unchanged_are_told_from_changed_ones() {
+        let mut index = ShownIndex::new(true);
+        index.add_text("fn main() {}\nlet x = 1;");
+        let mut asked = consulted(&index, &["let x = 1;", "let y = 2;"]);
+        assert!(index.unchanged_since(&mut asked), "nothing happened");
+
+        // other lines come and go, a consulted line shown once more (still shown): unchanged
+        index.add_text("unrelated\nlet x = 1;");
+        index.remove_content(&Content::text("unrelated"));
+        assert!(index.unchanged_since(&mut asked));
+
+        // a consulted line shown for the first time: changed — and unchanged again once it is gone
+        index.add_text("   7→ let y = 2;");
+        assert!(!index.unchanged_since(&mut asked));
+        index.remove_content(&Content::text("let y = 2;"));
+        assert!(index.unchanged_since(&mut asked));
+
+        // a consulted line no longer shown anywhere: changed
+        index.remove_content(&Content::text("let x = 1;\nlet x = 1;"));
+        assert!(!index.unchanged_since(&mut asked));
+    }
+
+    #[test]
+    fn many_lines_are_looked_up_through_the_filter_without_a_miss() {
+        let mut index = ShownIndex::new(true);
+        let read: Vec<String> = (0..1000).map(|i| format!("let v{i} = {i};")).collect();
+        let lines: Vec<&str> = read.iter().map(String::as_str).collect();
+        let mut asked = consulted(&index, &lines);
+        // 3,000 other lines shown since: none of them consulted
+        index.add_text(&(0..3000).map(|i| format!("other {i}")).collect::<Vec<_>>().join("\n"));
+        assert!(index.unchanged_since(&mut asked));
+        // any one consulted line shown now is seen, whichever it is
+        for probe in [0, 1, 499, 998, 999] {
+            let mut again = consulted(&ShownIndex::new(true), &lines);
+            again.mark = asked.mark;
+            index.add_text(&read[probe]);
+            assert!(!index.unchanged_since(&mut again), "{probe}");
+            index.remove_content(&Content::text(read[probe].clone()));
+        }
+    }
+
+    #[test]
+    fn a_mark_of_another_index_or_of_a_forgotten_log_is_changed() {
+        let mut index = ShownIndex::new(true);
+        let mut asked = consulted(&index, &["a"]);
+        assert!(!ShownIndex::new(true).unchanged_since(&mut asked));
+
+        // past 65,536 changes with no mark kept the log is let go of, and the mark with it
+        for i in 0..70_000 {
+            index.add_text(&format!("line {i}"));
+        }
+        index.trim_log(std::iter::empty());
+        assert!(index.logged_from() > asked.mark.at);
+        assert!(!index.unchanged_since(&mut asked));
+
+        // a mark still held keeps its part of the log
+        let mut kept = consulted(&index, &["a"]);
+        for i in 0..70_000 {
+            index.add_text(&format!("more {i}"));
+        }
+        index.trim_log([&kept.mark].into_iter());
+        assert_eq!(index.logged_from(), kept.mark.at);
+        // (more changes since than asking again would cost: told as changed)
+        assert!(!index.unchanged_since(&mut kept));
+    }
 }
