@@ -144,11 +144,15 @@ impl Compactor {
             }
             self.state.shown.add_content(&change.content);
         } else {
+            let before = change.consulted.take();
             match self.ask(conv, ri, turns_ago) {
                 Asked::Cut(fresh) if fresh.tokens_after <= change.tokens_after => change = fresh,
                 // (the settled cut stays; what the rules consulted is now this answer's)
                 Asked::Cut(fresh) => change.consulted = fresh.consulted,
-                Asked::Keep | Asked::Wait(..) => change.consulted = None,
+                Asked::Keep | Asked::Wait(..) => {}
+            }
+            if let Some(c) = change.consulted.as_mut() {
+                c.reuse(before);
             }
             self.state.shown.add_content(&change.content);
         }
