@@ -1,7 +1,8 @@
 """The Python package on real recorded sessions, request by request, against seed 002's pass in pure Python.
 
     pip install ./crates/ctxfit-py
-    python benches/python/real_sessions.py ../shared/corpus/sessions/claude-code-entire [--min-messages 100]
+    python benches/python/real_sessions.py ../shared/corpus/sessions/claude-code-entire [--min-messages 100] \
+        [--profile seed-000] [--again]
 
 For every context window of at least `--min-messages` messages in the folder: a
 `ctxfit.Compactor("smart")` is called with the agent's growing list before each model request (before each run
@@ -11,7 +12,9 @@ Seed 002's projection in Python (`seed_passes.py`) is timed on the same requests
 messages (what it reads). Prints one JSON object: the
 p50 / p90 / max per request, the p50 against the budget "50 µs + 1 µs per KB of new content", the ratio to
 seed 002's pass over all timed requests and over those above 100k tokens, and what building a `Compactor("smart")`
-costs (once per conversation).
+costs (once per conversation). `--profile` times another profile than `smart` (`seed-000`, which cuts nothing at
+these sizes: what reading the new messages costs alone); `--again` also times a second call with the same list
+(`again_p50_us`: what a call costs when nothing is new).
 """
 
 import argparse
@@ -50,10 +53,10 @@ def names_of(messages):
     }
 
 
-def time_window(messages, wire, rows):
+def time_window(messages, wire, rows, profile="smart", again=False):
     points = request_points(messages)
     half = len(points) // 2
-    compactor = ctxfit.Compactor("smart", format=wire)
+    compactor = ctxfit.Compactor(profile, format=wire)
     history = []
     for k, i in enumerate(points):
         new = messages[len(history) : i]
@@ -66,13 +69,18 @@ def time_window(messages, wire, rows):
         compactor.compact(history)
         ours = time.perf_counter() - t
         tokens = compactor.last_report["tokens_before"]
+        repeat = None
+        if again:
+            t = time.perf_counter()
+            compactor.compact(history)
+            repeat = (time.perf_counter() - t) * 1e6
         theirs = None
         if wire == "anthropic":  # seed 002's pass reads Anthropic messages
             names = names_of(history)
             t = time.perf_counter()
             seeds.seed_002_projection(history, names)
             theirs = (time.perf_counter() - t) * 1e6
-        rows.append({"us": ours * 1e6, "new_kb": new_kb, "seed_002_us": theirs, "tokens": tokens})
+        rows.append({"us": ours * 1e6, "new_kb": new_kb, "seed_002_us": theirs, "tokens": tokens, "again_us": repeat})
 
 
 def summary(rows):
@@ -88,6 +96,8 @@ def summary(rows):
         "within_budget": round(sum(r["us"] <= b for r, b in zip(rows, budget)) / len(rows), 3),
         "p50_over_budget": round(statistics.median(r["us"] / b for r, b in zip(rows, budget)), 3),
     }
+    if rows[0]["again_us"] is not None:
+        out["again_p50_us"] = round(statistics.median(r["again_us"] for r in rows), 1)
     seed = [r for r in rows if r["seed_002_us"] is not None]
     if seed:
         out["seed_002_p50_us"] = round(statistics.median(r["seed_002_us"] for r in seed), 1)
@@ -106,6 +116,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("folder")
     ap.add_argument("--min-messages", type=int, default=100)
+    ap.add_argument("--profile", default="smart")
+    ap.add_argument("--again", action="store_true")
     args = ap.parse_args()
     rows, windows = [], 0
     files = sorted(p for p in Path(args.folder).rglob("*") if p.is_file() and not p.name.startswith("."))
@@ -113,7 +125,7 @@ def main():
         if len(s["messages"]) < args.min_messages:
             continue
         windows += 1
-        time_window(s["messages"], s["format"], rows)
+        time_window(s["messages"], s["format"], rows, args.profile, args.again)
     big = [r for r in rows if r["tokens"] > 100_000]
     # what a new conversation pays once: building its compactor (median of 100)
     builds = []
@@ -121,7 +133,7 @@ def main():
         t = time.perf_counter()
         ctxfit.Compactor("smart")
         builds.append((time.perf_counter() - t) * 1e6)
-    out = {"python": sys.version.split()[0], "folder": args.folder, "windows": windows,
+    out = {"python": sys.version.split()[0], "folder": args.folder, "profile": args.profile, "windows": windows,
            "new_compactor_us": round(statistics.median(builds), 1)}
     if rows:
         out["all"] = summary(rows)

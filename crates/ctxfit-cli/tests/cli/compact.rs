@@ -364,41 +364,27 @@ fn changelog_and_file_state_of_real_sessions() {
     assert!(stderr(&o)
         .contains("written by create at message 2; insert at message 4: append 9 line(s)"));
 
-    let o = ctxfit(
-        &[
-            "file-state",
-            traj.to_str().unwrap(),
-            "--path",
-            "reproduce.py",
-            "--turn",
-            "0",
-        ],
-        None,
-    );
-    assert_eq!(o.status.code(), Some(2));
+    // a file the session never fully read: exit 2, and the reason on standard error
+    let unknown = |args: &[&str]| {
+        let mut all = vec!["file-state", traj.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let o = ctxfit(&all, None);
+        assert_eq!(o.status.code(), Some(2));
+        stderr(&o)
+    };
+    let said = unknown(&["--path", "reproduce.py", "--turn", "0"]);
     assert!(
-        stderr(&o).contains(
+        said.contains(
             "reproduce.py: unknown — no full read or write of reproduce.py in the first 0 turn(s)"
         ),
-        "{}",
-        stderr(&o)
+        "{said}"
     );
     // without --turn, the whole session: its own count of turns, not the largest number there is
-    let o = ctxfit(
-        &[
-            "file-state",
-            traj.to_str().unwrap(),
-            "--path",
-            "never/read.py",
-        ],
-        None,
-    );
-    assert_eq!(o.status.code(), Some(2));
+    let said = unknown(&["--path", "never/read.py"]);
     assert!(
-        stderr(&o).contains("no full read or write of never/read.py in the session's ")
-            && !stderr(&o).contains(&usize::MAX.to_string()),
-        "{}",
-        stderr(&o)
+        said.contains("no full read or write of never/read.py in the session's ")
+            && !said.contains(&usize::MAX.to_string()),
+        "{said}"
     );
 
     let o = ctxfit(
