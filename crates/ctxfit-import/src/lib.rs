@@ -435,7 +435,9 @@ fn detect_parsed(parsed: &Parsed) -> Option<SourceFormat> {
             let first = &lines.first()?.1;
             if first.get("history").is_some() {
                 Some(SourceFormat::OpenHands)
-            } else if lines.iter().take(8).any(|(_, v)| is_codex_line(v)) {
+            } else if lines.iter().take(8).any(|(_, v)| is_codex_line(v))
+                || codex::is_legacy_lines(lines)
+            {
                 Some(SourceFormat::Codex)
             } else if lines.iter().take(8).any(|(_, v)| copilot_cli::is_event(v)) {
                 Some(SourceFormat::CopilotCli)
@@ -460,7 +462,9 @@ fn detect_parsed(parsed: &Parsed) -> Option<SourceFormat> {
                 Some(SourceFormat::Letta)
             } else if mini_swe_agent::looks_like(doc) {
                 Some(SourceFormat::MiniSweAgent)
-            } else if is_codex_line(doc) {
+            } else if tau_bench::is_tau2(top) {
+                Some(SourceFormat::TauBench)
+            } else if is_codex_line(doc) || codex::is_legacy_document(top) {
                 Some(SourceFormat::Codex)
             } else if copilot_cli::is_event(doc) {
                 Some(SourceFormat::CopilotCli)
@@ -562,7 +566,12 @@ pub fn import_str(text: &str, format: Option<SourceFormat>) -> Result<Vec<Sessio
             sessions
         }
         SourceFormat::OpenHands => openhands::import(parsed)?,
-        SourceFormat::TauBench => tau_bench::import(document(parsed)?)?,
+        SourceFormat::TauBench => match document(parsed)? {
+            Value::Object(top) if tau_bench::is_tau2(&top) => {
+                tau_bench::import_tau2(Value::Object(top))?
+            }
+            doc => tau_bench::import(doc)?,
+        },
         SourceFormat::Letta => letta::import(document(parsed)?)?,
     })
 }

@@ -248,6 +248,65 @@ fn codex_rollouts_of_2025_link_shell_calls_to_their_outputs() {
 }
 
 #[test]
+fn codex_rollouts_from_before_the_envelope_read_as_the_envelope_s_lines() {
+    // mid 2025: the session's own first line, state markers, and the items bare
+    let lines = [
+        r#"{"id":"c27a914d","timestamp":"2025-08-20T13:20:47.060Z","instructions":"You are Codex.","git":{"branch":"main"}}"#,
+        r#"{"record_type":"state"}"#,
+        r#"{"type":"message","id":null,"role":"user","content":[{"type":"input_text","text":"list the files"}]}"#,
+        r#"{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"opaque"}"#,
+        r#"{"type":"function_call","id":"fc_1","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"ls\"]}","call_id":"call_1"}"#,
+        r#"{"record_type":"state"}"#,
+        r#"{"type":"function_call_output","call_id":"call_1","output":"{\"output\":\"a.rs\\nb.rs\\n\",\"metadata\":{\"exit_code\":0}}"}"#,
+        r#"{"type":"message","id":"msg_1","role":"assistant","content":[{"type":"output_text","text":"Two files."}]}"#,
+    ];
+    // spring 2025: one document
+    let document = r#"{"session":{"timestamp":"2025-05-05T19:24:54Z","id":"legacy-1","instructions":"You are Codex."},"items":[
+        {"role":"user","content":[{"type":"input_text","text":"list the files"}],"type":"message"},
+        {"type":"reasoning","summary":[{"type":"summary_text","text":"thinking"}]},
+        {"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"ls\"]}","call_id":"call_1"},
+        {"type":"function_call_output","call_id":"call_1","output":"{\"output\":\"a.rs\\nb.rs\\n\",\"metadata\":{\"exit_code\":0}}"},
+        {"type":"message","role":"assistant","content":[{"type":"output_text","text":"Two files."}]}]}"#;
+    for text in [lines.join("\n"), document.to_owned()] {
+        assert_eq!(crate::detect(&text), Some(SourceFormat::Codex));
+        let sessions = import_str(&text, None).unwrap();
+        assert_eq!(sessions.len(), 1);
+        let conv = &sessions[0].conversation;
+        assert_eq!(conv.format, ctxfit_model::WireFormat::Responses);
+        assert_eq!(
+            conv.system.as_ref().unwrap().joined_text(),
+            "You are Codex."
+        );
+        assert_eq!(conv.messages.len(), 5, "the state markers are no messages");
+        assert_eq!((conv.tool_use_count(), conv.tool_result_count()), (1, 1));
+        assert!(ctxfit_model::problems(conv).is_empty());
+        assert_eq!(conv.messages[2].tool_uses().next().unwrap().name, "shell");
+        assert!(conv.messages[3]
+            .tool_results()
+            .next()
+            .unwrap()
+            .content
+            .joined_text()
+            .contains("a.rs"));
+    }
+    // an item that is not one is named where it stands, in the file's own terms
+    let bad_line = [lines[0], lines[1], r#"{"type":"message","content":"x"}"#].join("\n");
+    assert_eq!(
+        import_str(&bad_line, None).unwrap_err().to_string(),
+        "line 3: $.role: missing or not a string"
+    );
+    let bad_document =
+        r#"{"session":{"id":"s","timestamp":"t"},"items":[{"type":"message","content":"x"}]}"#;
+    assert_eq!(
+        import_str(bad_document, None).unwrap_err().to_string(),
+        "items[0].role: missing or not a string"
+    );
+    // a first line like a header, followed by what no rollout holds, is not taken for one
+    let other = [lines[0], r#"{"role":"user","content":"hi"}"#].join("\n");
+    assert_ne!(crate::detect(&other), Some(SourceFormat::Codex));
+}
+
+#[test]
 fn codex_rollouts_split_at_compaction_and_count_each_usage_once() {
     let lines = [
         r#"{"type":"session_meta","payload":{"id":"x","base_instructions":{"text":"You are Codex."}}}"#,
@@ -351,4 +410,63 @@ fn copilot_cli_logs_keep_what_was_sent() {
     );
     assert_eq!(results[1].content.joined_text(), "no such file");
     assert_eq!(results[1].is_error, Some(true));
+}
+
+#[test]
+fn tau2_bench_results_read_as_the_agent_saw_each_simulation() {
+    let results = r#"{"timestamp":"2025-06-10T10:00:00","info":{"num_trials":1,"environment_info":{"domain_name":"telecom","policy":"You are a telecom agent."}},"tasks":[{"id":"7"}],"simulations":[{"id":"sim-1","task_id":"7","trial":0,"termination_reason":"agent_stop","messages":[
+        {"role":"assistant","content":"Hi! How can I help you today?","tool_calls":null,"turn_idx":0},
+        {"role":"user","content":"My phone has no signal. My number is 555.","tool_calls":null,"turn_idx":1},
+        {"role":"assistant","content":null,"tool_calls":[{"id":"call_1","name":"get_customer","arguments":{"phone":"555"},"requestor":"assistant"}],"turn_idx":2},
+        {"role":"tool","id":"call_1","content":"{\"customer_id\": \"C9\", \"plan\": \"basic\"}","requestor":"assistant","error":false,"turn_idx":3},
+        {"role":"user","content":null,"tool_calls":[{"id":"u_1","name":"toggle_airplane_mode","arguments":{},"requestor":"user"}],"turn_idx":4},
+        {"role":"tool","id":"u_1","content":"Airplane mode: off","requestor":"user","turn_idx":5},
+        {"role":"assistant","content":"Let me check two things.","tool_calls":[{"id":"call_2","name":"get_line","arguments":{"customer_id":"C9"}},{"id":"call_3","name":"get_bill","arguments":{"customer_id":"C9"}}],"turn_idx":6},
+        {"role":"tool","tool_messages":[{"role":"tool","id":"call_2","content":"line active"},{"role":"tool","id":"call_3","content":"bill paid","error":false}]},
+        {"role":"assistant","content":"Your line is active and your bill is paid.","turn_idx":8}
+    ]}]}"#;
+    assert_eq!(crate::detect(results), Some(SourceFormat::TauBench));
+    let sessions = import_str(results, None).unwrap();
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(sessions[0].name, "task 7 trial 0");
+    let conv = &sessions[0].conversation;
+    let roles: Vec<Role> = conv.messages.iter().map(|m| m.role.clone()).collect();
+    use Role::{Assistant as A, System as S, Tool as T, User as U};
+    // the policy first; the simulated user's own tool call and its result are not the agent's
+    assert_eq!(roles, [S, A, U, A, T, A, T, T, A]);
+    assert_eq!(
+        conv.messages[0].content.joined_text(),
+        "You are a telecom agent."
+    );
+    assert_eq!((conv.tool_use_count(), conv.tool_result_count()), (3, 3));
+    assert!(
+        ctxfit_model::problems(conv).is_empty(),
+        "every result answers its call"
+    );
+    let call = conv.messages[3].tool_uses().next().unwrap();
+    assert_eq!(
+        (call.name.as_str(), &call.input),
+        ("get_customer", &serde_json::json!({"phone": "555"}))
+    );
+    assert_eq!(conv.messages[5].tool_uses().count(), 2);
+
+    // a run saved as a folder: each simulation its own file, the metadata beside them holding none
+    let one: Value = serde_json::from_str(results).unwrap();
+    let simulation = one["simulations"][0].to_string();
+    let sessions = import_str(&simulation, None).unwrap();
+    assert_eq!(sessions[0].source, SourceFormat::TauBench);
+    assert_eq!(
+        sessions[0].conversation.messages.len(),
+        8,
+        "no policy in the file, no system message"
+    );
+    let metadata = r#"{"info":{"num_trials":1},"tasks":[{"id":"7"}],"simulation_index":[{"id":"sim-1","task_id":"7","trial":0}]}"#;
+    assert!(import_str(metadata, None).unwrap().is_empty());
+
+    // what cannot be read is named where it stands
+    let broken = results.replace(r#""role":"tool","id":"call_1","#, r#""role":"tool","#);
+    assert_eq!(
+        import_str(&broken, None).unwrap_err().to_string(),
+        "simulations[0].messages[3]: a tool result needs the `id` of its call"
+    );
 }

@@ -225,7 +225,7 @@ class PageTool:
 
 def load_session(path: StrPath, index: int = 0, *, format: Optional[str] = None) -> List[Message]:
     """The messages of a recorded session (Claude Code, Codex CLI, Gemini CLI, Copilot CLI, SWE-agent,
-    mini-swe-agent, OpenHands, tau-bench, Letta, or plain Anthropic/OpenAI JSON; gzipped or not) in its wire
+    mini-swe-agent, OpenHands, tau-bench and tau2-bench, Letta, or plain Anthropic/OpenAI JSON; gzipped or not) in its wire
     format; ``index`` picks one session of a file that holds several (``-1``: the last)."""
 
 def load_sessions(path: StrPath, *, format: Optional[str] = None) -> List[Dict[str, Any]]:
