@@ -121,10 +121,18 @@ fn push_tool_call(conv: &mut Conversation, same_response: bool, thought: &str, c
 }
 
 fn import_events(events: &[Value]) -> Conversation {
+    import_stream(events, false)
+}
+
+/// An event stream as the conversation it was. `paired`: the stream was written as `[action, observation]` pairs,
+/// so an observation that names no call (no metadata, no `cause` of a known action) answers the call just before
+/// it, when that one is still unanswered.
+fn import_stream(events: &[Value], paired: bool) -> Conversation {
     let mut conv = new_conversation();
     let mut tool_of_event: HashMap<i64, String> = HashMap::new();
     let mut last_response: Option<String> = None;
-    for event in events {
+    let mut unanswered: Option<String> = None;
+    for (at, event) in events.iter().enumerate() {
         let source = str_field(event, "source").unwrap_or("");
         if source == "environment" {
             continue;
@@ -171,13 +179,15 @@ fn import_events(events: &[Value]) -> Conversation {
                     let same = response_id.is_some() && last_response.as_deref() == response_id;
                     push_tool_call(&mut conv, same, &thought, tool_use(&id, name, input));
                     last_response = response_id.map(str::to_owned);
+                    unanswered = Some(id.clone());
                     if let Some(eid) = event.get("id").and_then(Value::as_i64) {
                         tool_of_event.insert(eid, id);
                     }
                 }
                 (_, None) if source == "agent" => {
-                    let eid = event.get("id").and_then(Value::as_i64).unwrap_or(-1);
-                    let id = format!("oh-{eid}");
+                    let eid = event.get("id").and_then(Value::as_i64);
+                    // an event without its id is named by its place in the stream
+                    let id = eid.map_or_else(|| format!("oh-at-{at}"), |e| format!("oh-{e}"));
                     let thought = event
                         .pointer("/args/thought")
                         .and_then(Value::as_str)
@@ -185,7 +195,10 @@ fn import_events(events: &[Value]) -> Conversation {
                     let call = tool_use(&id, tool_name_of_action(action), input_of_action(event));
                     push_tool_call(&mut conv, false, thought, call);
                     last_response = None;
-                    tool_of_event.insert(eid, id);
+                    unanswered = Some(id.clone());
+                    if let Some(eid) = eid {
+                        tool_of_event.insert(eid, id);
+                    }
                 }
                 _ => {}
             }
@@ -200,8 +213,12 @@ fn import_events(events: &[Value]) -> Conversation {
                 .or_else(|| {
                     let cause = event.get("cause").and_then(Value::as_i64)?;
                     tool_of_event.get(&cause).cloned()
-                });
+                })
+                .or_else(|| unanswered.clone().filter(|_| paired));
             if let Some(id) = id {
+                if unanswered.as_deref() == Some(id.as_str()) {
+                    unanswered = None;
+                }
                 let text = str_field(event, "content").unwrap_or("");
                 let failed = (observation == "error").then_some(true);
                 conv.messages.push(tool_message(&id, text, failed));
@@ -211,8 +228,10 @@ fn import_events(events: &[Value]) -> Conversation {
     conv
 }
 
-/// Older resolver histories: no source, no ids; the first message is the user's, an observation answers the
-/// action just before it.
+/// A run's `history`. Histories of whole events (each with its `source`: OpenHands' evaluation outputs since late
+/// 2024) read as an event stream; OpenDevin's of 2024 are `[action, observation]` pairs of such events, read as
+/// the stream of them, an observation answering the action it is paired with. Older resolver histories: no
+/// source, no ids; the first message is the user's, an observation answers the action just before it.
 fn import_history(run: &Value, at: &str) -> Result<Conversation, ImportError> {
     let Some(Value::Array(history)) = run.get("history") else {
         return Err(ImportError::shape(
@@ -220,6 +239,22 @@ fn import_history(run: &Value, at: &str) -> Result<Conversation, ImportError> {
             "missing or not a list",
         ));
     };
+    let paired = !history.is_empty()
+        && history
+            .iter()
+            .all(|h| matches!(h, Value::Array(pair) if pair.len() == 2));
+    if paired {
+        let events: Vec<Value> = history
+            .iter()
+            .filter_map(Value::as_array)
+            .flatten()
+            .cloned()
+            .collect();
+        return Ok(import_stream(&events, true));
+    }
+    if history.iter().any(|e| e.get("source").is_some()) {
+        return Ok(import_stream(history, false));
+    }
     let mut conv = new_conversation();
     let mut pending: Option<String> = None;
     for (i, event) in history.iter().enumerate() {

@@ -470,3 +470,49 @@ fn tau2_bench_results_read_as_the_agent_saw_each_simulation() {
         "simulations[0].messages[3]: a tool result needs the `id` of its call"
     );
 }
+
+#[test]
+fn openhands_evaluation_histories_read_whole_events_and_pairs_of_them() {
+    // since late 2024: a run's history is the event stream itself, each event with its source and metadata
+    let flat = r#"{"instance_id":"django__django-11099","instruction":"Fix the validator.","history":[
+        {"id":0,"source":"user","message":"Fix the validator.","action":"message","args":{"content":"Fix the validator.","wait_for_response":false}},
+        {"id":1,"source":"agent","message":"Running command: ls","action":"run","tool_call_metadata":{"function_name":"execute_bash","tool_call_id":"toolu_01","model_response":{"id":"r1","choices":[{"message":{"role":"assistant","content":"Let me look around.","tool_calls":[{"id":"toolu_01","type":"function","function":{"name":"execute_bash","arguments":"{\"command\": \"ls\"}"}}]}}]}},"args":{"command":"ls","thought":"Let me look around."}},
+        {"id":2,"source":"agent","cause":1,"observation":"run","tool_call_metadata":{"function_name":"execute_bash","tool_call_id":"toolu_01"},"content":"a.py\nb.py","extras":{"command":"ls"}}
+    ]}"#;
+    // OpenDevin of 2024: [action, observation] pairs; an observation answers its action, with or without `cause`
+    let pairs = r#"{"instance_id":"django__django-11099","instruction":"Fix the validator.","history":[
+        [{"id":0,"source":"user","message":"Fix the validator.","action":"message","args":{"content":"Fix the validator."}},{"message":"No observation","observation":"null","content":"","extras":{}}],
+        [{"source":"agent","message":"Running command: ls","action":"run","args":{"command":"ls","thought":"Let me look around."}},{"source":"agent","observation":"run","content":"a.py\nb.py","extras":{"exit_code":0}}],
+        [{"source":"agent","message":"Running command: cat a.py","action":"run","args":{"command":"cat a.py","thought":""}},{"source":"agent","observation":"run","content":"import re","extras":{"exit_code":0}}]
+    ]}"#;
+    for (text, calls) in [(flat, 1), (pairs, 2)] {
+        assert_eq!(crate::detect(text), Some(SourceFormat::OpenHands));
+        let conv = &import_str(text, None).unwrap()[0].conversation;
+        assert_eq!(conv.messages[0].role, Role::User);
+        assert_eq!(conv.messages[0].content.joined_text(), "Fix the validator.");
+        assert_eq!(
+            (conv.tool_use_count(), conv.tool_result_count()),
+            (calls, calls)
+        );
+        assert!(
+            ctxfit_model::problems(conv).is_empty(),
+            "each result answers its own call"
+        );
+        let call = conv.messages[1].tool_uses().next().unwrap();
+        assert_eq!(
+            (call.name.as_str(), &call.input["command"]),
+            ("execute_bash", &serde_json::json!("ls"))
+        );
+        assert_eq!(
+            conv.messages[1].content.joined_text(),
+            "Let me look around."
+        );
+        assert!(conv.messages[2]
+            .tool_results()
+            .next()
+            .unwrap()
+            .content
+            .joined_text()
+            .contains("b.py"));
+    }
+}
