@@ -428,6 +428,16 @@ fn is_claude_code_bookkeeping(v: &Value) -> bool {
     }
 }
 
+/// A message of Claude Code's `--output-format stream-json`: `{"type": "assistant" | "user", "message": {...},
+/// "session_id"}`, or the `system`/`init` line that starts the stream.
+fn is_claude_code_stream_message(v: &Value) -> bool {
+    let kind = v.get("type").and_then(Value::as_str);
+    v.get("session_id").is_some_and(Value::is_string)
+        && (matches!(kind, Some("assistant" | "user"))
+            && v.get("message").is_some_and(Value::is_object)
+            || kind == Some("system") && v.get("subtype").and_then(Value::as_str) == Some("init"))
+}
+
 /// Which format a parsed file is in, judged by its content.
 fn detect_parsed(parsed: &Parsed) -> Option<SourceFormat> {
     match parsed {
@@ -489,8 +499,10 @@ fn detect_parsed(parsed: &Parsed) -> Option<SourceFormat> {
             if items.iter().take(8).any(|v| {
                 (v.get("sessionId").is_some() && v.get("type").is_some_and(Value::is_string))
                     || is_claude_code_bookkeeping(v)
+                    || is_claude_code_stream_message(v)
             }) {
-                // Claude Code's records written as one JSON array
+                // Claude Code's records written as one JSON array; or its stream-json output gathered in one
+                // (what the GitHub Action keeps as its execution log)
                 Some(SourceFormat::ClaudeCode)
             } else if first.get("traj").is_some() {
                 Some(SourceFormat::TauBench)

@@ -516,3 +516,30 @@ fn openhands_evaluation_histories_read_whole_events_and_pairs_of_them() {
             .contains("b.py"));
     }
 }
+
+#[test]
+fn claude_code_stream_json_reads_as_lines_or_gathered_in_one_array() {
+    // `claude -p --output-format stream-json`, and the same messages kept as one JSON array (the GitHub Action's
+    // execution log)
+    let lines = [
+        r#"{"type":"system","subtype":"init","cwd":"/repo","session_id":"abc","tools":["Bash"],"model":"claude-sonnet-4"}"#,
+        r#"{"type":"assistant","message":{"id":"msg_01","type":"message","role":"assistant","content":[{"type":"text","text":"Let me look."},{"type":"tool_use","id":"toolu_01","name":"Bash","input":{"command":"ls"}}],"usage":{"input_tokens":4,"cache_creation_input_tokens":1200,"cache_read_input_tokens":13000,"output_tokens":60}},"parent_tool_use_id":null,"session_id":"abc"}"#,
+        r#"{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_01","type":"tool_result","content":"a.py\nb.py"}]},"parent_tool_use_id":null,"session_id":"abc"}"#,
+        r#"{"type":"assistant","message":{"id":"msg_02","type":"message","role":"assistant","content":[{"type":"text","text":"Two files."}],"usage":{"input_tokens":4,"output_tokens":5}},"parent_tool_use_id":null,"session_id":"abc"}"#,
+        r#"{"type":"result","subtype":"success","is_error":false,"num_turns":2,"result":"Two files.","session_id":"abc"}"#,
+    ];
+    let array = format!("[{}]", lines.join(","));
+    let read = |text: &str| {
+        assert_eq!(crate::detect(text), Some(SourceFormat::ClaudeCode));
+        import_str(text, None).unwrap().remove(0)
+    };
+    let (jsonl, gathered) = (read(&lines.join("\n")), read(&array));
+    for session in [&jsonl, &gathered] {
+        let conv = &session.conversation;
+        assert_eq!(conv.messages.len(), 3);
+        assert_eq!((conv.tool_use_count(), conv.tool_result_count()), (1, 1));
+        assert!(ctxfit_model::problems(conv).is_empty());
+    }
+    assert_eq!(jsonl.conversation.messages, gathered.conversation.messages);
+    assert_eq!(jsonl.billed, gathered.billed);
+}
