@@ -51,6 +51,45 @@ def test_several_sessions_in_one_file(corpus):
         ctxfit.load_session(path, -len(sessions) - 1)
 
 
+def test_other_layouts_of_the_same_agents_load(tmp_path):
+    # tau2-bench's results: one session per simulation, as the agent saw it (the simulated user's own tools left out)
+    results = {
+        "info": {"environment_info": {"policy": "You are an airline agent."}},
+        "tasks": [{"id": "3"}],
+        "simulations": [{
+            "id": "s", "task_id": "3", "trial": 1, "termination_reason": "agent_stop",
+            "messages": [
+                {"role": "user", "content": "Cancel my booking ABC."},
+                {"role": "assistant", "content": None,
+                 "tool_calls": [{"id": "c1", "name": "get_reservation", "arguments": {"id": "ABC"}, "requestor": "assistant"}]},
+                {"role": "tool", "id": "c1", "content": '{"id": "ABC", "status": "booked"}', "requestor": "assistant"},
+                {"role": "user", "content": None,
+                 "tool_calls": [{"id": "u1", "name": "check_phone", "arguments": {}, "requestor": "user"}]},
+                {"role": "tool", "id": "u1", "content": "ok", "requestor": "user"},
+                {"role": "assistant", "content": "It is cancelled."},
+            ],
+        }],
+    }
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(results))
+    (session,) = ctxfit.load_sessions(path)
+    assert (session["name"], session["source"], session["format"]) == ("task 3 trial 1", "tau-bench", "openai")
+    assert [m["role"] for m in session["messages"]] == ["system", "user", "assistant", "tool", "assistant"]
+    assert json.loads(session["messages"][2]["tool_calls"][0]["function"]["arguments"]) == {"id": "ABC"}
+    # a Codex CLI rollout of mid 2025, from before each line had its envelope
+    rollout = tmp_path / "rollout-2025-08-20.jsonl"
+    rollout.write_text("\n".join(json.dumps(line) for line in [
+        {"id": "r", "timestamp": "2025-08-20T13:20:47.060Z", "instructions": None},
+        {"record_type": "state"},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "list files"}]},
+        {"type": "function_call", "name": "shell", "arguments": '{"command": ["ls"]}', "call_id": "c1"},
+        {"type": "function_call_output", "call_id": "c1", "output": "a.rs"},
+    ]))
+    (session,) = ctxfit.load_sessions(rollout)
+    assert (session["source"], session["format"]) == ("codex", "responses")
+    assert [m["type"] for m in session["messages"]] == ["message", "function_call", "function_call_output"]
+
+
 def test_bad_files_are_named(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('[{"role": "user",\n  "content": "hi"')
