@@ -50,10 +50,12 @@ impl InputArgs {
     /// Is the input a folder (to walk) rather than one file?
     pub fn is_folder(&self) -> bool {
         !self.sample
-            && self
-                .file
-                .as_deref()
-                .is_some_and(|f| f != "-" && Path::new(f).is_dir())
+            && self.file.as_deref().is_some_and(|f| {
+                // (an OpenHands conversation's events, one a file, are one conversation)
+                f != "-"
+                    && Path::new(f).is_dir()
+                    && !ctxfit_import::files::is_event_folder(Path::new(f))
+            })
     }
 
     /// Every session file the input names — the file itself, or each one below a folder — with its sessions and
@@ -190,7 +192,7 @@ pub fn expand_inputs(inputs: &[String]) -> Result<Vec<String>> {
         }
         if sidecars > 0 {
             eprintln!(
-                "{input}: {sidecars} metadata file(s) passed over (`NAME.meta.json` beside the session `NAME.jsonl`, as Claude Code writes for subagents)"
+                "{input}: {sidecars} metadata file(s) passed over, each beside the session it describes (Claude Code's `NAME.meta.json` beside a subagent's `NAME.jsonl`, OpenHands' `metadata.json` or `base_state.json` beside a conversation's `events/`)"
             );
         }
         if files.is_empty() {
@@ -274,6 +276,18 @@ pub fn load(
             SAMPLE_NAME.to_owned(),
             import(SAMPLE_NAME, &sample_text()?, format)?,
         )),
+        (Some(path), false) if Path::new(path).is_dir() => {
+            // a folder of OpenHands events, one a file, as a folder walk lists one: one conversation
+            let sessions =
+                ctxfit_import::files::load_file(Path::new(path), format).map_err(|e| {
+                    let message = match e {
+                        ImportError::Io { source, .. } => format!("{path}: cannot read: {source}"),
+                        e => format!("{path}: {e}"),
+                    };
+                    BadInput(message)
+                })?;
+            Ok((path.to_owned(), sessions))
+        }
         (Some(path), false) => {
             let text = read_text(path)?;
             let name = display_name(path).to_owned();

@@ -188,9 +188,97 @@ pub fn read_text_file(path: &Path) -> Result<String, ImportError> {
     decode_text(read_file(path)?)
 }
 
-/// Read and import a session file, gzipped or not; `format` forces a format instead of detecting it.
+/// Read and import a session file, gzipped or not — or a folder of OpenHands events ([`event_file_index`]), as
+/// [`session_files`] lists one; `format` forces a format instead of detecting it.
 pub fn load_file(path: &Path, format: Option<SourceFormat>) -> Result<Vec<Session>, ImportError> {
+    if path.is_dir() {
+        return load_event_folder(path, format);
+    }
     import_str(&read_text_file(path)?, format)
+}
+
+/// Is `name` the name of one event of an OpenHands conversation's `events/` folder — `12.json` (0.x) or
+/// `event-00012-<id>.json` (1.x)? Its place in the conversation's stream.
+pub fn event_file_index(name: &str) -> Option<u64> {
+    let stem = name.strip_suffix(".json")?;
+    let digits = match stem.strip_prefix("event-") {
+        Some(rest) => match rest.split_once('-') {
+            Some((n, id)) if !id.is_empty() => n,
+            _ => return None,
+        },
+        None => stem,
+    };
+    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| digits.parse().ok())
+        .flatten()
+}
+
+/// Is `dir` an OpenHands conversation's `events/` folder — every file in it an event file
+/// ([`event_file_index`]) — which reads as one session?
+pub fn is_event_folder(dir: &Path) -> bool {
+    if dir.file_name().is_none_or(|n| n != "events") {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    let names: Vec<String> = (entries.flatten())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    !names.is_empty() && names.iter().all(|n| event_file_index(n).is_some())
+}
+
+/// An OpenHands conversation kept one event a file (`events/12.json`, `events/event-00012-<id>.json`): the
+/// events in their order, as the list an export of the conversation holds. Together they may hold at most
+/// [`set_max_inflated`]'s bytes, as one file may.
+fn load_event_folder(
+    dir: &Path,
+    format: Option<SourceFormat>,
+) -> Result<Vec<Session>, ImportError> {
+    let io = |source| ImportError::Io {
+        path: dir.to_owned(),
+        source,
+    };
+    let mut events: Vec<(u64, String, PathBuf)> = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Some(index) = event_file_index(&name) {
+            events.push((index, name, entry.path()));
+        }
+    }
+    if events.is_empty() {
+        return Err(ImportError::Io {
+            path: dir.to_owned(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "a folder, not a session file (and not a folder of OpenHands events)",
+            ),
+        });
+    }
+    events.sort();
+    let max = max_input();
+    let mut total = 0u64;
+    let mut values = Vec::with_capacity(events.len());
+    for (_, name, path) in events {
+        let text = read_text_file(&path)?;
+        total += text.len() as u64;
+        if total > max {
+            return Err(ImportError::TooLarge { max });
+        }
+        match crate::parse(&text) {
+            Ok(crate::Parsed::Document(v)) => values.push(v),
+            Ok(crate::Parsed::Lines(_)) => {
+                return Err(ImportError::shape(name, "an event file holds one event"))
+            }
+            Err(e) => return Err(ImportError::shape(name, e.to_string())),
+        }
+    }
+    crate::import_parsed(
+        crate::Parsed::Document(serde_json::Value::Array(values)),
+        format,
+    )
 }
 
 /// The session files below a folder.
@@ -200,7 +288,8 @@ pub struct SessionFiles {
     pub files: Vec<PathBuf>,
     /// Files passed over for their names.
     pub passed_over: usize,
-    /// Metadata files passed over because the session they describe lies beside them ([`is_sidecar`]).
+    /// Metadata files passed over because the session they describe lies beside them ([`is_sidecar`]; an
+    /// OpenHands conversation's `metadata.json` or `base_state.json` beside its `events/`).
     pub sidecars: usize,
     /// Entries passed over whatever their names, each with why: a link to a folder (a walk follows none, so it
     /// visits each file once), what is not a regular file (a FIFO, a socket, a device: reading one could block
@@ -247,6 +336,7 @@ pub fn session_files(folder: &Path) -> Result<SessionFiles, ImportError> {
             }
         };
         let mut files = Vec::new();
+        let mut subfolders: Vec<(String, PathBuf)> = Vec::new();
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             if name.starts_with('.') {
@@ -259,7 +349,7 @@ pub fn session_files(folder: &Path) -> Result<SessionFiles, ImportError> {
                 continue;
             };
             if own.is_dir() {
-                folders.push(p);
+                subfolders.push((name, p));
                 continue;
             }
             let kind = if own.is_symlink() {
@@ -287,11 +377,33 @@ pub fn session_files(folder: &Path) -> Result<SessionFiles, ImportError> {
             }
             files.push((name, p));
         }
+        // OpenHands keeps a conversation one event a file, in `events/`: the folder is the session (and a
+        // 0.x conversation's `event_cache/` beside it holds the same events again, in pages)
+        let events_beside = subfolders.iter().any(|(n, _)| n == "events");
+        for (name, p) in subfolders {
+            if name == "event_cache" && events_beside {
+                let why =
+                    "OpenHands' cache of the events beside it, read from `events/`".to_owned();
+                found.skipped.push((p, why));
+            } else {
+                folders.push(p);
+            }
+        }
+        let event_folder = dir.file_name().is_some_and(|n| n == "events")
+            && !files.is_empty()
+            && files.iter().all(|(n, _)| event_file_index(n).is_some());
+        if event_folder {
+            found.files.push(dir.clone());
+            continue;
+        }
         let names: Vec<String> = files.iter().map(|(n, _)| n.clone()).collect();
         for (name, p) in files {
             if !looks_like_a_session(&name) {
                 found.passed_over += 1;
-            } else if is_sidecar(&name, &names) {
+            } else if is_sidecar(&name, &names)
+                || events_beside && matches!(name.as_str(), "metadata.json" | "base_state.json")
+            {
+                // (an OpenHands conversation's metadata, 0.x and 1.x, beside its events)
                 found.sidecars += 1;
             } else {
                 found.files.push(p);
@@ -306,6 +418,25 @@ pub fn session_files(folder: &Path) -> Result<SessionFiles, ImportError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn openhands_event_files_are_known_by_name_and_ordered_by_number() {
+        for (name, index) in [
+            ("0.json", Some(0)),
+            ("12.json", Some(12)),
+            ("event-00012-1f2e3d.json", Some(12)),
+            ("event-00003-a1b2-c3d4.json", Some(3)),
+            ("event-00012-.json", None),
+            ("event-x-1.json", None),
+            ("12.jsonl", None),
+            (".json", None),
+            ("1a.json", None),
+            ("metadata.json", None),
+            ("99999999999999999999999.json", None),
+        ] {
+            assert_eq!(event_file_index(name), index, "{name}");
+        }
+    }
 
     #[test]
     fn gzip_and_byte_order_mark_are_undone() {

@@ -30,6 +30,7 @@ mod gemini_cli;
 mod letta;
 mod mini_swe_agent;
 mod openhands;
+mod openhands_v1;
 mod swe_agent;
 mod tau_bench;
 
@@ -373,7 +374,7 @@ pub(crate) enum Parsed {
     Lines(Vec<(usize, Value)>),
 }
 
-fn parse(text: &str) -> Result<Parsed, ImportError> {
+pub(crate) fn parse(text: &str) -> Result<Parsed, ImportError> {
     let whole_err = match serde_json::from_str::<Value>(text) {
         Ok(mut v) => {
             ctxfit_model::keep_number_spelling(text, &mut v);
@@ -443,7 +444,9 @@ fn detect_parsed(parsed: &Parsed) -> Option<SourceFormat> {
     match parsed {
         Parsed::Lines(lines) => {
             let first = &lines.first()?.1;
-            if first.get("history").is_some() {
+            if first.get("history").is_some()
+                || lines.iter().take(8).any(|(_, v)| openhands_v1::is_event(v))
+            {
                 Some(SourceFormat::OpenHands)
             } else if lines.iter().take(8).any(|(_, v)| is_codex_line(v))
                 || codex::is_legacy_lines(lines)
@@ -508,6 +511,7 @@ fn detect_parsed(parsed: &Parsed) -> Option<SourceFormat> {
                 Some(SourceFormat::TauBench)
             } else if first.get("source").is_some()
                 && (first.get("action").is_some() || first.get("observation").is_some())
+                || openhands_v1::is_stream(items)
             {
                 Some(SourceFormat::OpenHands)
             } else if first.get("role").is_some() {
@@ -549,7 +553,14 @@ pub fn import_str(text: &str, format: Option<SourceFormat>) -> Result<Vec<Sessio
         // an empty log (an agent that started and stopped): no session, and nothing wrong
         return Ok(Vec::new());
     }
-    let parsed = parse(text)?;
+    import_parsed(parse(text)?, format)
+}
+
+/// Import every session of a parsed file; `format` forces a format instead of detecting it.
+pub(crate) fn import_parsed(
+    parsed: Parsed,
+    format: Option<SourceFormat>,
+) -> Result<Vec<Session>, ImportError> {
     let format = match format {
         Some(f) => f,
         None => detect_parsed(&parsed).ok_or(ImportError::Unrecognised)?,

@@ -13,7 +13,7 @@ use ctxfit_model::{Block, Content, Conversation, Envelope, Message, Role, WireFo
 use serde_json::Value;
 
 use crate::util::{flatten_text, str_field, text_block, text_message, tool_message, tool_use};
-use crate::{ImportError, Parsed, Session, SourceFormat};
+use crate::{openhands_v1, ImportError, Parsed, Session, SourceFormat};
 
 /// Fields of an action that are bookkeeping, not the tool's input.
 const NOT_INPUT: &[&str] = &[
@@ -33,30 +33,58 @@ const NOT_INPUT: &[&str] = &[
 ];
 
 pub(crate) fn import(parsed: Parsed) -> Result<Vec<Session>, ImportError> {
-    let session =
-        |name: String, conversation| Session::of(name, SourceFormat::OpenHands, conversation);
     match parsed {
-        Parsed::Document(Value::Array(events)) => {
-            Ok(vec![session(String::new(), import_events(&events))])
-        }
+        Parsed::Document(Value::Array(events)) => Ok(sessions(String::new(), stream(&events))),
         Parsed::Document(Value::Object(run)) => {
             let run = Value::Object(run);
-            Ok(vec![session(run_name(&run), import_history(&run, "")?)])
+            Ok(sessions(run_name(&run), import_history(&run, "")?))
         }
-        Parsed::Lines(lines) => lines
-            .iter()
-            .map(|(line, run)| {
-                Ok(session(
-                    run_name(run),
-                    import_history(run, &format!("line {line}: "))?,
-                ))
-            })
-            .collect(),
+        // OpenHands 1.x's events, one a line
+        Parsed::Lines(lines) if lines.iter().take(8).any(|(_, v)| openhands_v1::is_event(v)) => {
+            let events: Vec<Value> = lines.into_iter().map(|(_, v)| v).collect();
+            Ok(sessions(String::new(), openhands_v1::import(&events)))
+        }
+        Parsed::Lines(lines) => {
+            let mut all = Vec::new();
+            for (line, run) in &lines {
+                let windows = import_history(run, &format!("line {line}: "))?;
+                all.extend(sessions(run_name(run), windows));
+            }
+            Ok(all)
+        }
         Parsed::Document(_) => Err(ImportError::shape("$", "expected a list of events")),
     }
 }
 
+/// The sessions of one run's context windows: the run's name, and `window N` when it has several.
+fn sessions(name: String, windows: Vec<Conversation>) -> Vec<Session> {
+    let several = windows.len() > 1;
+    (windows.into_iter().enumerate())
+        .map(|(i, conversation)| {
+            let name = match (several, name.is_empty()) {
+                (false, _) => name.clone(),
+                (true, true) => format!("window {}", i + 1),
+                (true, false) => format!("{name} window {}", i + 1),
+            };
+            Session::of(name, SourceFormat::OpenHands, conversation)
+        })
+        .collect()
+}
+
+/// A list of events: OpenHands 1.x's (its context windows), or an earlier version's (one).
+fn stream(events: &[Value]) -> Vec<Conversation> {
+    if openhands_v1::is_stream(events) {
+        openhands_v1::import(events)
+    } else {
+        vec![import_events(events)]
+    }
+}
+
 fn run_name(run: &Value) -> String {
+    if let Some(instance) = str_field(run, "instance_id") {
+        // an evaluation's run: its benchmark instance
+        return instance.to_owned();
+    }
     match run.get("issue") {
         Some(issue) => format!(
             "{}/{}#{}",
@@ -67,7 +95,8 @@ fn run_name(run: &Value) -> String {
                 .map(Value::to_string)
                 .unwrap_or_default()
         ),
-        None => String::new(),
+        // an evaluation's run: its benchmark instance
+        None => str_field(run, "instance_id").unwrap_or("").to_owned(),
     }
 }
 
@@ -232,7 +261,7 @@ fn import_stream(events: &[Value], paired: bool) -> Conversation {
 /// 2024) read as an event stream; OpenDevin's of 2024 are `[action, observation]` pairs of such events, read as
 /// the stream of them, an observation answering the action it is paired with. Older resolver histories: no
 /// source, no ids; the first message is the user's, an observation answers the action just before it.
-fn import_history(run: &Value, at: &str) -> Result<Conversation, ImportError> {
+fn import_history(run: &Value, at: &str) -> Result<Vec<Conversation>, ImportError> {
     let Some(Value::Array(history)) = run.get("history") else {
         return Err(ImportError::shape(
             format!("{at}history"),
@@ -250,10 +279,13 @@ fn import_history(run: &Value, at: &str) -> Result<Conversation, ImportError> {
             .flatten()
             .cloned()
             .collect();
-        return Ok(import_stream(&events, true));
+        return Ok(vec![import_stream(&events, true)]);
+    }
+    if openhands_v1::is_stream(history) {
+        return Ok(openhands_v1::import(history));
     }
     if history.iter().any(|e| e.get("source").is_some()) {
-        return Ok(import_stream(history, false));
+        return Ok(vec![import_stream(history, false)]);
     }
     let mut conv = new_conversation();
     let mut pending: Option<String> = None;
@@ -289,5 +321,5 @@ fn import_history(run: &Value, at: &str) -> Result<Conversation, ImportError> {
             }
         }
     }
-    Ok(conv)
+    Ok(vec![conv])
 }

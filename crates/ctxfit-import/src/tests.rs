@@ -543,3 +543,75 @@ fn claude_code_stream_json_reads_as_lines_or_gathered_in_one_array() {
     assert_eq!(jsonl.conversation.messages, gathered.conversation.messages);
     assert_eq!(jsonl.billed, gathered.billed);
 }
+
+#[test]
+fn openhands_1_x_event_streams_read_with_a_window_per_condensation() {
+    let events = [
+        r#"{"kind":"SystemPromptEvent","id":"e0","source":"agent","system_prompt":{"type":"text","text":"You are OpenHands."},"tools":[]}"#,
+        r#"{"kind":"MessageEvent","id":"e1","source":"user","llm_message":{"role":"user","content":[{"type":"text","text":"Fix the bug in a.py"}]}}"#,
+        r#"{"kind":"ActionEvent","id":"e2","source":"agent","thought":[{"type":"text","text":"Looking."}],"action":{"kind":"TerminalAction","command":"ls"},"tool_name":"terminal","tool_call_id":"c1","tool_call":{"id":"c1","type":"function","function":{"name":"terminal","arguments":"{\"command\": \"ls\"}"}},"llm_response_id":"r1"}"#,
+        r#"{"kind":"ActionEvent","id":"e3","source":"agent","thought":[],"action":{"kind":"FileEditorAction","command":"view","path":"a.py"},"tool_name":"file_editor","tool_call_id":"c2","tool_call":{"id":"c2","name":"file_editor","arguments":"{\"command\": \"view\", \"path\": \"a.py\"}","origin":"completion"},"llm_response_id":"r1"}"#,
+        r#"{"kind":"ObservationEvent","id":"e4","source":"environment","tool_name":"terminal","tool_call_id":"c1","observation":{"kind":"TerminalObservation","content":[{"type":"text","text":"a.py\nb.py"}],"is_error":false},"action_id":"e2"}"#,
+        r#"{"kind":"ObservationEvent","id":"e5","source":"environment","tool_name":"file_editor","tool_call_id":"c2","observation":{"kind":"FileEditorObservation","content":"def f(): pass"},"action_id":"e3"}"#,
+        r#"{"kind":"ActionEvent","id":"e6","source":"agent","action":{"kind":"TerminalAction","command":"pytest"},"tool_name":"terminal","tool_call_id":"c3","tool_call":{"id":"c3","type":"function","function":{"name":"terminal","arguments":"{\"command\": \"pytest\"}"}},"llm_response_id":"r2"}"#,
+        r#"{"kind":"AgentErrorEvent","id":"e7","source":"agent","tool_name":"terminal","tool_call_id":"c3","error":"timed out"}"#,
+        r#"{"kind":"Condensation","id":"e8","source":"environment","forgotten_event_ids":["e2","e4"],"summary":"Listed the files.","summary_offset":2}"#,
+        r#"{"kind":"ActionEvent","id":"e9","source":"agent","action":{"kind":"TerminalAction","command":"git diff"},"tool_name":"terminal","tool_call_id":"c4","tool_call":{"id":"c4","type":"function","function":{"name":"terminal","arguments":"{\"command\": \"git diff\"}"}},"llm_response_id":"r3"}"#,
+        r#"{"kind":"ObservationEvent","id":"e10","source":"environment","tool_name":"terminal","tool_call_id":"c4","observation":{"kind":"TerminalObservation","content":[{"type":"text","text":"diff --git a/a.py"}]},"action_id":"e9"}"#,
+        r#"{"kind":"MessageEvent","id":"e11","source":"agent","llm_message":{"role":"assistant","content":[{"type":"text","text":"Done."}]}}"#,
+    ];
+    let list = format!("[{}]", events.join(","));
+    let run =
+        format!(r#"{{"instance_id":"django__django-1","instruction":"Fix it.","history":{list}}}"#);
+    for (text, name) in [
+        (list.clone(), "window"),
+        (events.join("\n"), "window"),
+        (run, "django__django-1 window"),
+    ] {
+        assert_eq!(crate::detect(&text), Some(SourceFormat::OpenHands));
+        let sessions = import_str(&text, None).unwrap();
+        assert_eq!(sessions.len(), 2, "a condensation ends a window");
+        assert_eq!(sessions[0].name, format!("{name} 1"));
+        let (first, second) = (&sessions[0].conversation, &sessions[1].conversation);
+        assert_eq!(first.messages.len(), 7);
+        assert_eq!(first.messages[0].role, Role::System);
+        assert_eq!(
+            first.messages[1].content.joined_text(),
+            "Fix the bug in a.py"
+        );
+        // the two calls of one model response are one assistant message, with its words
+        let calls: Vec<_> = first.messages[2]
+            .tool_uses()
+            .map(|u| u.name.as_str())
+            .collect();
+        assert_eq!(calls, ["terminal", "file_editor"]);
+        assert_eq!(first.messages[2].content.joined_text(), "Looking.");
+        assert_eq!(
+            first.messages[2].tool_uses().nth(1).unwrap().input["path"],
+            "a.py"
+        );
+        let error = first.messages[6].tool_results().next().unwrap();
+        assert_eq!(
+            (error.is_error, error.content.joined_text().as_str()),
+            (Some(true), "timed out")
+        );
+        for conv in [first, second] {
+            assert_eq!((conv.tool_use_count(), conv.tool_result_count()), (3, 3));
+            assert!(
+                ctxfit_model::problems(conv).is_empty(),
+                "a call and its result leave together"
+            );
+        }
+        // the forgotten call and its result are gone, the summary stands at its offset
+        assert_eq!(second.messages.len(), 10);
+        assert_eq!(
+            second.messages[2].content.joined_text(),
+            "Listed the files."
+        );
+        assert!(second
+            .messages
+            .iter()
+            .all(|m| m.tool_uses().all(|u| u.id != "c1")));
+        assert_eq!(second.messages[9].content.joined_text(), "Done.");
+    }
+}

@@ -90,6 +90,29 @@ def test_other_layouts_of_the_same_agents_load(tmp_path):
     assert [m["type"] for m in session["messages"]] == ["message", "function_call", "function_call_output"]
 
 
+def test_an_openhands_conversation_kept_one_event_a_file_loads_as_one(tmp_path):
+    events = tmp_path / "conversations" / "c1" / "events"
+    events.mkdir(parents=True)
+    stream = [
+        {"kind": "MessageEvent", "id": "u", "source": "user",
+         "llm_message": {"role": "user", "content": [{"type": "text", "text": "Fix it"}]}},
+        {"kind": "ActionEvent", "id": "a", "source": "agent", "tool_name": "terminal", "tool_call_id": "c1",
+         "tool_call": {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": '{"command": "ls"}'}},
+         "llm_response_id": "r1"},
+        {"kind": "ObservationEvent", "id": "o", "source": "environment", "tool_name": "terminal", "tool_call_id": "c1",
+         "observation": {"content": [{"type": "text", "text": "a.py"}]}},
+    ]
+    for i, event in enumerate(stream):
+        (events / f"event-{i:05d}-{event['id']}.json").write_text(json.dumps(event))
+    (events.parent / "base_state.json").write_text("{}")
+    (session,) = ctxfit.load_sessions(events)
+    assert session["source"] == "openhands"
+    assert [m["role"] for m in session["messages"]] == ["user", "assistant", "tool"]
+    # found by a folder walk as one session, its metadata beside it passed over
+    (result,) = ctxfit.replay([tmp_path], "none")["policies"]
+    assert result["sessions"] == 1
+
+
 def test_bad_files_are_named(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('[{"role": "user",\n  "content": "hi"')

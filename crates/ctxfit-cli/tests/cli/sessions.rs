@@ -182,6 +182,109 @@ fn a_claude_code_project_folder_with_subagents_is_read_whole() {
 }
 
 #[test]
+fn an_openhands_conversation_kept_one_event_a_file_is_one_session() {
+    // OpenHands 0.x: `sessions/ID/events/N.json`, a cache of the same events in pages beside them, and its
+    // metadata; 1.x: `conversations/ID/events/event-NNNNN-ID.json` and `base_state.json`
+    let dir = temp_dir("openhands-folders");
+    let old = dir.join("sessions/abc");
+    std::fs::create_dir_all(old.join("events")).unwrap();
+    std::fs::create_dir_all(old.join("event_cache")).unwrap();
+    let events = [
+        r#"{"id":0,"source":"user","action":"message","args":{"content":"Fix it"}}"#,
+        r#"{"id":1,"source":"agent","action":"run","args":{"command":"ls","thought":"Look."}}"#,
+        r#"{"id":2,"source":"agent","cause":1,"observation":"run","content":"a.py"}"#,
+    ];
+    // more than ten events, so that `10.json` comes after `9.json`, not after `1.json`
+    for i in 0..12 {
+        let event = events.get(i).map_or_else(
+            || format!(r#"{{"id":{i},"source":"agent","action":"message","args":{{"content":"note {i}"}}}}"#),
+            |e| (*e).to_owned(),
+        );
+        std::fs::write(old.join(format!("events/{i}.json")), event).unwrap();
+    }
+    std::fs::write(
+        old.join("event_cache/0-25.json"),
+        format!("[{}]", events.join(",")),
+    )
+    .unwrap();
+    std::fs::write(old.join("metadata.json"), r#"{"id":"abc"}"#).unwrap();
+    let new = dir.join("conversations/c1");
+    std::fs::create_dir_all(new.join("events")).unwrap();
+    let v1 = [
+        r#"{"kind":"MessageEvent","id":"u1","source":"user","llm_message":{"role":"user","content":[{"type":"text","text":"Fix it"}]}}"#,
+        r#"{"kind":"ActionEvent","id":"a1","source":"agent","tool_name":"terminal","tool_call_id":"c1","tool_call":{"id":"c1","type":"function","function":{"name":"terminal","arguments":"{\"command\":\"ls\"}"}},"llm_response_id":"r1"}"#,
+        r#"{"kind":"ObservationEvent","id":"o1","source":"environment","tool_name":"terminal","tool_call_id":"c1","observation":{"content":[{"type":"text","text":"a.py"}]}}"#,
+    ];
+    for (i, event) in v1.iter().enumerate() {
+        std::fs::write(new.join(format!("events/event-{i:05}-x{i}.json")), event).unwrap();
+    }
+    std::fs::write(new.join("base_state.json"), r#"{"id":"c1"}"#).unwrap();
+
+    let o = ctxfit(&["stats", "--json", dir.to_str().unwrap()], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("event_cache: passed over: OpenHands' cache"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("2 metadata file(s) passed over"),
+        "{}",
+        stderr(&o)
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        (
+            v["files"].as_u64(),
+            v["sessions"].as_u64(),
+            v["tool_calls"].as_u64(),
+            v["tool_results"].as_u64()
+        ),
+        (Some(2), Some(2), Some(2), Some(2))
+    );
+    // one conversation's folder given by itself, its events in their order
+    let o = ctxfit(
+        &[
+            "convert",
+            old.join("events").to_str().unwrap(),
+            "--to",
+            "openai",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let messages: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let last: Vec<&str> = messages.as_array().unwrap()[9..]
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(last, ["note 9", "note 10", "note 11"]);
+    // together the events hold at most what one file may
+    let events_dir = old.join("events");
+    let o = ctxfit(
+        &[
+            "--max-inflated",
+            "300",
+            "stats",
+            events_dir.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("more than 300 bytes"), "{}", stderr(&o));
+    // a broken event is named
+    std::fs::write(old.join("events/5.json"), "{\"id\": 5,").unwrap();
+    let o = ctxfit(&["stats", old.join("events").to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("events: 5.json: malformed JSON at line 1, column 9"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn problems_are_warned_about_and_refused_under_strict() {
     let dir = temp_dir("strict");
     let file = dir.join("reused.json");
