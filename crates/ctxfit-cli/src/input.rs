@@ -281,7 +281,10 @@ pub fn load(
             let sessions =
                 ctxfit_import::files::load_file(Path::new(path), format).map_err(|e| {
                     let message = match e {
-                        ImportError::Io { source, .. } => format!("{path}: cannot read: {source}"),
+                        // (the event file, or the folder itself)
+                        ImportError::Io { path: at, source } => {
+                            format!("{}: cannot read: {source}", at.display())
+                        }
                         e => format!("{path}: {e}"),
                     };
                     BadInput(message)

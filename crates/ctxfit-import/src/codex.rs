@@ -112,8 +112,9 @@ fn records(parsed: Parsed) -> Vec<Record> {
         Parsed::Lines(lines) => lines.into_iter().map(Record::enveloped).collect(),
         Parsed::Document(Value::Object(mut top)) if is_legacy_document(&top) => {
             let session = top.shift_remove("session").unwrap_or_default();
-            let Some(Value::Array(items)) = top.shift_remove("items") else {
-                unreachable!("checked by is_legacy_document")
+            let items = match top.shift_remove("items") {
+                Some(Value::Array(items)) => items,
+                _ => Vec::new(),
             };
             std::iter::once(Record::wrapped(
                 1,

@@ -245,7 +245,18 @@ fn load_event_folder(
         let entry = entry.map_err(io)?;
         let name = entry.file_name().to_string_lossy().into_owned();
         if let Some(index) = event_file_index(&name) {
-            events.push((index, name, entry.path()));
+            let path = entry.path();
+            // (a FIFO or a device named like an event could block the read for ever)
+            if !std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+                return Err(ImportError::Io {
+                    path,
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        "not a regular file (a FIFO, a socket or a device)",
+                    ),
+                });
+            }
+            events.push((index, name, path));
         }
     }
     if events.is_empty() {

@@ -272,6 +272,22 @@ fn an_openhands_conversation_kept_one_event_a_file_is_one_session() {
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("more than 300 bytes"), "{}", stderr(&o));
+    // an event that is no file is refused before it is opened (a FIFO would block the read for ever)
+    let fifo = old.join("events/12.json");
+    if std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        let o = ctxfit(&["stats", events_dir.to_str().unwrap()], None);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).contains("12.json: cannot read: not a regular file"),
+            "{}",
+            stderr(&o)
+        );
+        std::fs::remove_file(&fifo).unwrap();
+    }
     // a broken event is named
     std::fs::write(old.join("events/5.json"), "{\"id\": 5,").unwrap();
     let o = ctxfit(&["stats", old.join("events").to_str().unwrap()], None);
