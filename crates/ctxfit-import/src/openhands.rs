@@ -81,10 +81,6 @@ fn stream(events: &[Value]) -> Vec<Conversation> {
 }
 
 fn run_name(run: &Value) -> String {
-    if let Some(instance) = str_field(run, "instance_id") {
-        // an evaluation's run: its benchmark instance
-        return instance.to_owned();
-    }
     match run.get("issue") {
         Some(issue) => format!(
             "{}/{}#{}",
