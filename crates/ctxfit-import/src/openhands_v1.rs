@@ -1,7 +1,8 @@
 //! OpenHands 1.x event streams (the Software Agent SDK): events `{"kind", "id", "source", ...}` — a list, one a
 //! JSON line, or a run's `history`.
 //!
-//! `SystemPromptEvent` is the system prompt; `MessageEvent` a user's or the agent's words (`llm_message`);
+//! `SystemPromptEvent` is the system prompt; `MessageEvent` a user's or the agent's words (`llm_message`, and the
+//! `extended_content` the agent's context adds to it);
 //! `ActionEvent` a tool call of the model (`tool_name`, `tool_call_id`, the arguments the model wrote in
 //! `tool_call`, its visible text in `thought`), the actions of one model response (`llm_response_id`) one assistant
 //! message; `ObservationEvent` the result of a call (`observation.content`, `is_error`), `AgentErrorEvent` and
@@ -74,7 +75,9 @@ pub(crate) fn import(events: &[Value]) -> Vec<Conversation> {
                     None if str_field(event, "source") == Some("user") => Role::User,
                     None => Role::Assistant,
                 };
-                let text = flatten_text(message.and_then(|m| m.get("content")));
+                // what the agent's context added to the message is sent with it
+                let mut text = flatten_text(message.and_then(|m| m.get("content")));
+                text.push_str(&flatten_text(event.get("extended_content")));
                 push(&mut items, text_message(role, &text), None);
                 last_response = None;
             }

@@ -548,7 +548,7 @@ fn claude_code_stream_json_reads_as_lines_or_gathered_in_one_array() {
 fn openhands_1_x_event_streams_read_with_a_window_per_condensation() {
     let events = [
         r#"{"kind":"SystemPromptEvent","id":"e0","source":"agent","system_prompt":{"type":"text","text":"You are OpenHands."},"tools":[]}"#,
-        r#"{"kind":"MessageEvent","id":"e1","source":"user","llm_message":{"role":"user","content":[{"type":"text","text":"Fix the bug in a.py"}]}}"#,
+        r#"{"kind":"MessageEvent","id":"e1","source":"user","llm_message":{"role":"user","content":[{"type":"text","text":"Fix the bug"}]},"extended_content":[{"type":"text","text":" in a.py"}]}"#,
         r#"{"kind":"ActionEvent","id":"e2","source":"agent","thought":[{"type":"text","text":"Looking."}],"action":{"kind":"TerminalAction","command":"ls"},"tool_name":"terminal","tool_call_id":"c1","tool_call":{"id":"c1","type":"function","function":{"name":"terminal","arguments":"{\"command\": \"ls\"}"}},"llm_response_id":"r1"}"#,
         r#"{"kind":"ActionEvent","id":"e3","source":"agent","thought":[],"action":{"kind":"FileEditorAction","command":"view","path":"a.py"},"tool_name":"file_editor","tool_call_id":"c2","tool_call":{"id":"c2","name":"file_editor","arguments":"{\"command\": \"view\", \"path\": \"a.py\"}","origin":"completion"},"llm_response_id":"r1"}"#,
         r#"{"kind":"ObservationEvent","id":"e4","source":"environment","tool_name":"terminal","tool_call_id":"c1","observation":{"kind":"TerminalObservation","content":[{"type":"text","text":"a.py\nb.py"}],"is_error":false},"action_id":"e2"}"#,
