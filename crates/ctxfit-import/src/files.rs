@@ -216,9 +216,6 @@ pub fn event_file_index(name: &str) -> Option<u64> {
 /// Is `dir` an OpenHands conversation's `events/` folder — every file in it an event file
 /// ([`event_file_index`]) — which reads as one session?
 pub fn is_event_folder(dir: &Path) -> bool {
-    if dir.file_name().is_none_or(|n| n != "events") {
-        return false;
-    }
     let Ok(entries) = std::fs::read_dir(dir) else {
         return false;
     };
@@ -226,7 +223,18 @@ pub fn is_event_folder(dir: &Path) -> bool {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| !n.starts_with('.'))
         .collect();
-    !names.is_empty() && names.iter().all(|n| event_file_index(n).is_some())
+    holds_events(dir, names.iter().map(String::as_str))
+}
+
+/// Is a folder of these (non-hidden) file names an `events/` folder: named so, and every file an event?
+fn holds_events<'a>(dir: &Path, mut names: impl Iterator<Item = &'a str>) -> bool {
+    let mut any = false;
+    dir.file_name().is_some_and(|n| n == "events")
+        && names.all(|n| {
+            any = true;
+            event_file_index(n).is_some()
+        })
+        && any
 }
 
 /// An OpenHands conversation kept one event a file (`events/12.json`, `events/event-00012-<id>.json`): the
@@ -400,10 +408,7 @@ pub fn session_files(folder: &Path) -> Result<SessionFiles, ImportError> {
                 folders.push(p);
             }
         }
-        let event_folder = dir.file_name().is_some_and(|n| n == "events")
-            && !files.is_empty()
-            && files.iter().all(|(n, _)| event_file_index(n).is_some());
-        if event_folder {
+        if holds_events(&dir, files.iter().map(|(n, _)| n.as_str())) {
             found.files.push(dir.clone());
             continue;
         }

@@ -3,9 +3,7 @@
 //! Letta messages are OpenAI-like (`tool_calls`, `role: "tool"` with `tool_call_id`) with content as a list of
 //! `text` and `reasoning` parts; reasoning becomes a thinking block.
 
-use ctxfit_model::{
-    Block, Content, Conversation, Envelope, Message, Role, ThinkingBlock, WireFormat,
-};
+use ctxfit_model::{Block, Content, Message, Role, ThinkingBlock};
 use serde_json::{Map, Value};
 
 use crate::util::{flatten_text, str_field, text_block, tool_message, tool_use};
@@ -25,8 +23,7 @@ pub(crate) fn import(doc: Value) -> Result<Vec<Session>, ImportError> {
                     "missing or not a list",
                 ));
             };
-            let mut conversation = Conversation::new(WireFormat::OpenAi);
-            conversation.envelope = Envelope::BareList;
+            let mut conversation = crate::util::chat_list();
             for (j, m) in messages.iter().enumerate() {
                 let role = str_field(m, "role").ok_or_else(|| {
                     ImportError::shape(format!("agents[{i}].messages[{j}].role"), "missing")

@@ -606,8 +606,19 @@ pub fn import_file(path: &Path, format: Option<SourceFormat>) -> Result<Vec<Sess
 
 /// Helpers shared by the importers.
 pub(crate) mod util {
-    use ctxfit_model::{Block, Content, Message, Role, TextBlock, ToolResult, ToolUse};
+    use ctxfit_model::{
+        Block, Content, Conversation, Envelope, Message, Role, TextBlock, ToolResult, ToolUse,
+        WireFormat,
+    };
     use serde_json::{Map, Value};
+
+    /// An empty OpenAI Chat conversation written as a bare list of messages: what the agents' logs that are
+    /// not requests (SWE-agent, OpenHands, tau-bench, Letta) become.
+    pub fn chat_list() -> Conversation {
+        let mut conv = Conversation::new(WireFormat::OpenAi);
+        conv.envelope = Envelope::BareList;
+        conv
+    }
 
     pub fn text_message(role: Role, text: &str) -> Message {
         Message::new(role, Content::text(text))

@@ -9,10 +9,12 @@
 
 use std::collections::HashMap;
 
-use ctxfit_model::{Block, Content, Conversation, Envelope, Message, Role, WireFormat};
+use ctxfit_model::{Block, Content, Conversation, Message, Role};
 use serde_json::Value;
 
-use crate::util::{flatten_text, str_field, text_block, text_message, tool_message, tool_use};
+use crate::util::{
+    chat_list, flatten_text, str_field, text_block, text_message, tool_message, tool_use,
+};
 use crate::{openhands_v1, ImportError, Parsed, Session, SourceFormat};
 
 /// Fields of an action that are bookkeeping, not the tool's input.
@@ -120,12 +122,6 @@ fn input_of_action(event: &Value) -> Value {
     }
 }
 
-fn new_conversation() -> Conversation {
-    let mut conv = Conversation::new(WireFormat::OpenAi);
-    conv.envelope = Envelope::BareList;
-    conv
-}
-
 /// Append a tool call to the last assistant message when it came from the same model response.
 fn push_tool_call(conv: &mut Conversation, same_response: bool, thought: &str, call: Block) {
     if same_response {
@@ -153,7 +149,7 @@ fn import_events(events: &[Value]) -> Conversation {
 /// so an observation that names no call (no metadata, no `cause` of a known action) answers the call just before
 /// it, when that one is still unanswered.
 fn import_stream(events: &[Value], paired: bool) -> Conversation {
-    let mut conv = new_conversation();
+    let mut conv = chat_list();
     let mut tool_of_event: HashMap<i64, String> = HashMap::new();
     let mut last_response: Option<String> = None;
     let mut unanswered: Option<String> = None;
@@ -283,7 +279,7 @@ fn import_history(run: &Value, at: &str) -> Result<Vec<Conversation>, ImportErro
     if history.iter().any(|e| e.get("source").is_some()) {
         return Ok(vec![import_stream(history, false)]);
     }
-    let mut conv = new_conversation();
+    let mut conv = chat_list();
     let mut pending: Option<String> = None;
     for (i, event) in history.iter().enumerate() {
         if let Some(action) = str_field(event, "action") {

@@ -12,10 +12,12 @@
 
 use std::collections::HashSet;
 
-use ctxfit_model::{Block, Content, Conversation, Envelope, Message, Role, WireFormat};
+use ctxfit_model::{Block, Content, Conversation, Message, Role};
 use serde_json::Value;
 
-use crate::util::{flatten_text, str_field, text_block, text_message, tool_message, tool_use};
+use crate::util::{
+    chat_list, flatten_text, str_field, text_block, text_message, tool_message, tool_use,
+};
 
 /// The event kinds that make a stream OpenHands 1.x's.
 const KINDS: &[&str] = &[
@@ -245,8 +247,7 @@ fn condensed(
 }
 
 fn conversation(items: Vec<Item>) -> Conversation {
-    let mut conv = Conversation::new(WireFormat::OpenAi);
-    conv.envelope = Envelope::BareList;
+    let mut conv = chat_list();
     conv.messages = items.into_iter().map(|i| i.message).collect();
     conv
 }

@@ -6,7 +6,7 @@
 //! command, or `bash` for a shell command) and its result, so both kinds read the same; the response's text
 //! keeps its thought, without the fenced action the call now holds.
 
-use ctxfit_model::{openai, Block, Content, Conversation, Envelope, Message, Role, WireFormat};
+use ctxfit_model::{openai, Block, Content, Conversation, Message, Role};
 use serde_json::Value;
 
 use crate::util::{flatten_text, str_field, text_block, tool_message, tool_use};
@@ -82,8 +82,7 @@ pub(crate) fn import(doc: Value) -> Result<Conversation, ImportError> {
     let Some(Value::Array(history)) = doc.get("history") else {
         return Err(ImportError::shape("history", "missing or not a list"));
     };
-    let mut conv = Conversation::new(WireFormat::OpenAi);
-    conv.envelope = Envelope::BareList;
+    let mut conv = crate::util::chat_list();
     // the id of a tool call made up for an action whose observation has not come yet
     let mut pending: Option<String> = None;
     for (i, entry) in history.iter().enumerate() {

@@ -10,7 +10,7 @@
 //! `id`. The domain policy (`info.environment_info.policy`), which the agent's system prompt holds, is the
 //! conversation's first, system message.
 
-use ctxfit_model::{openai, read_message, Conversation, Envelope, Map, WireFormat};
+use ctxfit_model::{openai, read_message, Map, WireFormat};
 use serde_json::{json, Value};
 
 use crate::{ImportError, Session, SourceFormat};
@@ -38,8 +38,7 @@ pub(crate) fn import(doc: Value) -> Result<Vec<Session>, ImportError> {
                     "missing or not a list",
                 ));
             };
-            let mut conversation = Conversation::new(WireFormat::OpenAi);
-            conversation.envelope = Envelope::BareList;
+            let mut conversation = crate::util::chat_list();
             conversation.messages = openai::read_messages(traj)
                 .map_err(|e| ImportError::from(e).within(&format!("{path}.traj.")))?;
             Ok(Session::of(
@@ -106,8 +105,7 @@ fn simulation(
             "missing or not a list (a full-duplex run keeps ticks, not messages)",
         ));
     };
-    let mut conversation = Conversation::new(WireFormat::OpenAi);
-    conversation.envelope = Envelope::BareList;
+    let mut conversation = crate::util::chat_list();
     if let Some(policy) = simulation.get("policy").and_then(Value::as_str).or(policy) {
         let system = json!({"role": "system", "content": policy});
         conversation
