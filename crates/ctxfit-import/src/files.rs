@@ -271,7 +271,7 @@ fn load_event_folder(
         return Err(ImportError::Io {
             path: dir.to_owned(),
             source: std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
+                std::io::ErrorKind::IsADirectory,
                 "a folder, not a session file (and not a folder of OpenHands events)",
             ),
         });

@@ -17,6 +17,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
+use crate::args::{Real, Whole};
 use crate::json::{to_py, to_value};
 use crate::{errors, estimator, settings, shielded};
 
@@ -346,10 +347,10 @@ impl Compactor {
     fn compact<'py>(
         slf: &Bound<'py, Self>,
         messages: &Bound<'py, PyAny>,
-        input_tokens: Option<i64>,
+        input_tokens: Option<Whole>,
         system: Option<&Bound<'py, PyAny>>,
-        sent_at: Option<f64>,
-        cache_ttl: Option<u64>,
+        sent_at: Option<Real>,
+        cache_ttl: Option<Whole>,
     ) -> PyResult<Bound<'py, PyList>> {
         // one conversation, one caller at a time: a second thread is told so, not "Already borrowed"
         let mut this = slf.try_borrow_mut().map_err(|_| {
@@ -372,14 +373,12 @@ impl Compactor {
             ));
         }
         crate::message_list("compact", messages)?;
-        let input_tokens = match input_tokens {
-            None => None,
-            Some(n) => Some(usize::try_from(n).map_err(|_| {
-                errors::bad_input(format!("input_tokens must be 0 or more, got {n}"))
-            })?),
-        };
+        let input_tokens = input_tokens
+            .map(|n| n.get_usize("input_tokens"))
+            .transpose()?;
+        let cache_ttl = cache_ttl.map(|n| n.get("cache_ttl")).transpose()?;
         // when the request is sent (seconds since the Unix epoch, as `time.time()`): now, unless the caller says
-        let sent_at = match sent_at {
+        let sent_at = match sent_at.map(|t| t.get("sent_at")).transpose()? {
             None => ctxfit_compactor::unix_millis(),
             Some(t) if t.is_finite() && t >= 0.0 => (t * 1000.0) as u64,
             Some(t) => {

@@ -4,6 +4,7 @@
 //! Built with maturin (`pip install ./crates/ctxfit-py`); tested with pytest (`crates/ctxfit-py/tests`); the
 //! Python side is documented in `docs/python.md` and the stubs in `python/ctxfit/_ctxfit.pyi`.
 
+mod args;
 mod compactor;
 mod errors;
 mod json;
@@ -12,7 +13,6 @@ mod page_tool;
 use std::net::IpAddr;
 use std::panic::AssertUnwindSafe;
 use std::path::Path;
-use std::time::Duration;
 
 use ctxfit_compactor::{PolicyFile, Settings, BUILT_IN_PROFILES};
 use ctxfit_html::{page_metadata, HtmlCleaner, StripLevel};
@@ -26,6 +26,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use rayon::prelude::*;
 
+use crate::args::{Real, Whole};
 use crate::compactor::{wire_format, Compactor};
 use crate::errors::{bad_input, unknown, CtxfitError, InternalError, PromptTooLarge};
 use crate::json::{to_py, to_value};
@@ -294,11 +295,11 @@ fn clean_html<'py>(
 #[pyo3(signature = (
     url,
     strip_level = "moderate",
-    max_chars = ctxfit_webfetch::DEFAULT_MAX_CHARS,
+    max_chars = Whole::of(ctxfit_webfetch::DEFAULT_MAX_CHARS as u64),
     chunk = None,
     *,
-    timeout = 30.0,
-    max_bytes = 10 << 20,
+    timeout = Real::of(30.0),
+    max_bytes = Whole::of(10 << 20),
     allow_private = false,
     allow_addresses = None,
 ))]
@@ -307,16 +308,18 @@ fn fetch_webpage_markdown<'py>(
     py: Python<'py>,
     url: &str,
     strip_level: &str,
-    max_chars: usize,
-    chunk: Option<usize>,
-    timeout: f64,
-    max_bytes: u64,
+    max_chars: Whole,
+    chunk: Option<Whole>,
+    timeout: Real,
+    max_bytes: Whole,
     allow_private: bool,
     allow_addresses: Option<Vec<String>>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let max_chars = max_chars.at_least_usize("max_chars", 1)?;
+    let chunk = chunk.map(|c| c.get_usize("chunk")).transpose()?;
     let net = Net {
         timeout,
-        max_bytes,
+        max_bytes: max_bytes.get("max_bytes")?,
         allow_private,
         allow_addresses,
     };
@@ -334,7 +337,7 @@ fn fetch_webpage_markdown<'py>(
 /// The network arguments of the page tool, as Python gives them.
 pub(crate) struct Net {
     /// Seconds the whole fetch may take.
-    pub timeout: f64,
+    pub timeout: Real,
     /// Bytes of page read at most.
     pub max_bytes: u64,
     /// Allow loopback, private and link-local addresses.
@@ -356,16 +359,15 @@ pub(crate) fn fetch_options(
         allow_private,
         allow_addresses,
     } = net;
-    if !(timeout.is_finite() && timeout > 0.0) {
-        return Err(PyValueError::new_err(
-            "timeout must be a positive number of seconds",
-        ));
-    }
+    let timeout = timeout
+        .seconds("timeout")?
+        .filter(|t| !t.is_zero())
+        .ok_or_else(|| PyValueError::new_err("timeout must be a positive number of seconds"))?;
     let mut options = FetchOptions {
         strip_level: crate::strip_level(strip_level)?,
         max_chars,
         chunk,
-        timeout: Duration::from_secs_f64(timeout),
+        timeout,
         max_bytes,
         ..FetchOptions::default()
     };
@@ -389,13 +391,27 @@ fn source_format(name: Option<&str>) -> PyResult<Option<SourceFormat>> {
     .transpose()
 }
 
+/// The errno Python picks an `OSError` subclass by: the system's own, else the one its kind stands for (a
+/// folder given for a file is `IsADirectoryError`, not `[Errno 0]`).
+fn errno_of(e: &std::io::Error) -> i32 {
+    use std::io::ErrorKind as K;
+    e.raw_os_error().unwrap_or(match e.kind() {
+        K::NotFound => 2,          // ENOENT: FileNotFoundError
+        K::PermissionDenied => 13, // EACCES: PermissionError
+        K::IsADirectory => 21,     // EISDIR: IsADirectoryError
+        K::NotADirectory => 20,    // ENOTDIR: NotADirectoryError
+        K::FileTooLarge => 27,     // EFBIG
+        K::InvalidInput => 22,     // EINVAL
+        _ => 5,                    // EIO
+    })
+}
+
 /// An import error as a Python exception, named by its file (malformed JSON by line and column).
 fn import_error(path: &str, e: ImportError) -> PyErr {
     match e {
-        ImportError::Io { source, .. } => PyOSError::new_err((
-            source.raw_os_error().unwrap_or(0),
-            format!("{path}: cannot read: {source}"),
-        )),
+        ImportError::Io { source, .. } => {
+            PyOSError::new_err((errno_of(&source), format!("{path}: cannot read: {source}")))
+        }
         ImportError::Model(ctxfit_model::ModelError::Json {
             line,
             column,
@@ -517,15 +533,16 @@ fn load_sessions<'py>(
 /// >>> report = ctxfit.replay(["sessions/"], ["none", "oracle", "smart"], prices="all")  # doctest: +SKIP
 /// >>> [(row["policy"], row["tokens_saved"], row["recall"]) for row in report["policies"]]  # doctest: +SKIP
 #[pyfunction]
-#[pyo3(signature = (paths, policies = None, *, prices = "anthropic", estimator = "fast", cache_ttl = ctxfit_compactor::DEFAULT_CACHE_TTL))]
+#[pyo3(signature = (paths, policies = None, *, prices = "anthropic", estimator = "fast", cache_ttl = Whole::of(ctxfit_compactor::DEFAULT_CACHE_TTL)))]
 fn replay<'py>(
     py: Python<'py>,
     paths: &Bound<'py, PyAny>,
     policies: Option<&Bound<'py, PyAny>>,
     prices: &str,
     estimator: &str,
-    cache_ttl: u64,
+    cache_ttl: Whole,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let cache_ttl = cache_ttl.get("cache_ttl")?;
     // one policy may be given as a string, several as a list
     let policies: Option<Vec<String>> = match policies {
         None => None,

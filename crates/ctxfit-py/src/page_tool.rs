@@ -1,13 +1,12 @@
 //! `ctxfit.PageTool`: the page tool as an agent registers it — its definition for the Anthropic and OpenAI
 //! APIs, and the handler of the model's calls (`ctxfit_webfetch::tool`).
 
-use std::time::Duration;
-
 use ctxfit_webfetch::tool::{PageTool as Tool, ToolFormat, TOOL_NAME};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
+use crate::args::{Real, Whole};
 use crate::errors::unknown;
 use crate::json::{to_py, to_value};
 use crate::{fetch_options, shielded};
@@ -26,36 +25,34 @@ impl PageTool {
     #[new]
     #[pyo3(signature = (
         strip_level = "moderate",
-        max_chars = ctxfit_webfetch::DEFAULT_MAX_CHARS,
+        max_chars = Whole::of(ctxfit_webfetch::DEFAULT_MAX_CHARS as u64),
         *,
         max_chars_limit = None,
-        timeout = 30.0,
-        max_bytes = 10 << 20,
+        timeout = Real::of(30.0),
+        max_bytes = Whole::of(10 << 20),
         allow_private = false,
         allow_addresses = None,
-        cache_pages = 4,
-        cache_seconds = 300.0,
+        cache_pages = Whole::of(4),
+        cache_seconds = Real::of(300.0),
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         strip_level: &str,
-        max_chars: usize,
-        max_chars_limit: Option<usize>,
-        timeout: f64,
-        max_bytes: u64,
+        max_chars: Whole,
+        max_chars_limit: Option<Whole>,
+        timeout: Real,
+        max_bytes: Whole,
         allow_private: bool,
         allow_addresses: Option<Vec<String>>,
-        cache_pages: usize,
-        cache_seconds: f64,
+        cache_pages: Whole,
+        cache_seconds: Real,
     ) -> PyResult<PageTool> {
-        if max_chars == 0 {
-            return Err(PyValueError::new_err("max_chars must be at least 1"));
-        }
-        if !(cache_seconds.is_finite() && cache_seconds >= 0.0) {
-            return Err(PyValueError::new_err(
-                "cache_seconds must be a number of seconds, 0 or more",
-            ));
-        }
+        let max_chars = max_chars.at_least_usize("max_chars", 1)?;
+        let max_chars_limit =
+            (max_chars_limit.map(|m| m.at_least_usize("max_chars_limit", 1))).transpose()?;
+        let max_bytes = max_bytes.get("max_bytes")?;
+        let cache_pages = cache_pages.get_usize("cache_pages")?;
+        let cache_seconds = cache_seconds.seconds("cache_seconds")?.unwrap_or_default();
         let net = crate::Net {
             timeout,
             max_bytes,
@@ -63,8 +60,7 @@ impl PageTool {
             allow_addresses,
         };
         let options = fetch_options(strip_level, max_chars, None, net)?;
-        let mut tool =
-            Tool::new(options).with_page_cache(cache_pages, Duration::from_secs_f64(cache_seconds));
+        let mut tool = Tool::new(options).with_page_cache(cache_pages, cache_seconds);
         if let Some(limit) = max_chars_limit {
             tool = tool.with_max_chars_limit(limit);
         }

@@ -348,7 +348,7 @@ def test_wrong_arguments_and_a_second_thread_get_words_that_say_what_to_do():
         ctxfit.convert_messages(5, "openai")
     with pytest.raises(TypeError, match=r"replay\(\) takes a path or a list of paths, got NoneType"):
         ctxfit.replay(None, "smart")
-    with pytest.raises(ctxfit.CtxfitError, match="input_tokens must be 0 or more, got -1"):
+    with pytest.raises(ValueError, match="input_tokens must be a whole number, 0 or more: got -1"):
         compactor.compact([{"role": "user", "content": "hi"}], input_tokens=-1)
     assert compactor.compact.__doc__ and "messages" in compactor.compact.__doc__
     # one Compactor shared by threads: the one that finds it busy is told why, not "Already borrowed"
@@ -369,6 +369,41 @@ def test_wrong_arguments_and_a_second_thread_get_words_that_say_what_to_do():
     for t in threads:
         t.join()
     assert errors and all("in use by another thread" in e for e in errors), errors[:3]
+
+
+def test_number_arguments_are_named_in_their_errors():
+    # pyo3's own conversions say "can't convert negative int to unsigned" or "must be real number, not str",
+    # naming neither the argument nor what it takes
+    hi = [{"role": "user", "content": "hi"}]
+    cases = [
+        (lambda: ctxfit.Compactor("smart").compact(hi, cache_ttl=-1),
+         ValueError, r"^cache_ttl must be a whole number, 0 or more: got -1$"),
+        (lambda: ctxfit.Compactor("smart").compact(hi, cache_ttl=10**30),
+         ValueError, r"^cache_ttl is too large: got 10{30} \(at most 18446744073709551615\)$"),
+        (lambda: ctxfit.Compactor("smart").compact(hi, input_tokens=-(10**60)),
+         ValueError, r"^input_tokens must be .*: got -10{18}… \(62 characters\)$"),
+        (lambda: ctxfit.Compactor("smart").compact(hi, input_tokens=1.5),
+         TypeError, r"^input_tokens must be a whole number \(int\), got float$"),
+        (lambda: ctxfit.Compactor("smart").compact(hi, input_tokens=True),
+         TypeError, r"^input_tokens must be a whole number \(int\), got bool$"),
+        (lambda: ctxfit.Compactor("smart").compact(hi, sent_at="now"),
+         TypeError, r"^sent_at must be a number \(int or float\), got str$"),
+        (lambda: ctxfit.PageTool(max_chars=0), ValueError, r"^max_chars must be a whole number, 1 or more: got 0$"),
+        (lambda: ctxfit.PageTool(cache_pages=-3), ValueError, r"^cache_pages must be .*: got -3$"),
+        (lambda: ctxfit.PageTool(max_bytes=2**64), ValueError, r"^max_bytes is too large"),
+        (lambda: ctxfit.PageTool(cache_seconds=1e300), ValueError, r"^cache_seconds must be a number of seconds"),
+        (lambda: ctxfit.PageTool(timeout=float("nan")), ValueError, r"^timeout must be a number of seconds"),
+        (lambda: ctxfit.PageTool(timeout="30"), TypeError, r"^timeout must be a number \(int or float\), got str$"),
+        (lambda: ctxfit.fetch_webpage_markdown("http://127.0.0.1:9/", chunk=-1), ValueError, r"^chunk must be"),
+        (lambda: ctxfit.fetch_webpage_markdown("http://127.0.0.1:9/", timeout=1e300), ValueError, r"^timeout"),
+        (lambda: ctxfit.replay([], "smart", cache_ttl=-5), ValueError, r"^cache_ttl must be"),
+    ]
+    for call, kind, message in cases:
+        with pytest.raises(kind, match=message):
+            call()
+    # what is in range still works: an int where a float is taken, 0 where 0 means "not set"
+    assert ctxfit.Compactor("smart").compact(hi, sent_at=5, cache_ttl=0, input_tokens=0) == hi
+    assert "max_chars=5000" in repr(ctxfit.PageTool(timeout=2, cache_seconds=0))
 
 
 def test_a_compactor_and_the_exceptions_travel_through_pickle():

@@ -124,6 +124,11 @@ def test_bad_files_are_named(tmp_path):
         ctxfit.load_session(not_utf8)
     with pytest.raises(FileNotFoundError):
         ctxfit.load_session(tmp_path / "missing.json")
+    # an OSError Python can tell apart, with its errno (not "[Errno 0]")
+    with pytest.raises(IsADirectoryError, match=r"^\[Errno 21\] .*: a folder, not a session file"):
+        ctxfit.load_session(tmp_path)
+    with pytest.raises(NotADirectoryError):
+        ctxfit.load_session(bad / "below-a-file.json")
     gz = tmp_path / "chat.json.gz"
     gz.write_bytes(gzip.compress(b'\xef\xbb\xbf[{"role": "user", "content": "hi"}]'))
     assert ctxfit.load_session(gz) == [{"role": "user", "content": "hi"}]
