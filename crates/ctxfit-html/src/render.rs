@@ -206,8 +206,11 @@ impl Writer {
         }
     }
 
+    /// Open inline markup; inert (written as nothing) inside the same markup or inside code, where Markdown would
+    /// show it as stray asterisks or backticks: `<b><strong>x</strong></b>` is `**x**`, not `****x****`.
     fn open_inline(&mut self, markup: &'static str) {
-        self.inline.push((markup, false));
+        let inert = (self.inline.iter()).any(|(open, _)| *open == markup || *open == "`");
+        self.inline.push((if inert { "" } else { markup }, false));
     }
 
     /// The first entry of the inline markup stack not written yet.
@@ -229,7 +232,9 @@ impl Writer {
 
     fn close_inline(&mut self) {
         if let Some((markup, true)) = self.inline.pop() {
-            self.close(markup);
+            if !markup.is_empty() {
+                self.close(markup);
+            }
         }
     }
 

@@ -55,6 +55,15 @@ fn emphasis_is_written_where_markdown_reads_it() {
         clean(StripLevel::Minimal, html),
         "word **bold** and empty x ***both***, [**http://x**](https://example.com/u) end `c`.\n\n```\nkeep code\n```\n"
     );
+    // the same markup inside itself, and any inside inline code, is written once: `****x****` and `` `**y**` ``
+    // would show stray marks; a page of 100,000 nested `<b><i>` is one `***x***`
+    let nested = r#"<p><b>a <strong>b</strong> c</b> <code>x <b>y</b> <code>z</code></code> <em><i>w</i></em></p>"#;
+    assert_eq!(
+        clean(StripLevel::Minimal, nested),
+        "**a b c** `x y z` *w*\n"
+    );
+    let deep = format!("<p>{}x</p>", "<b><i>".repeat(100_000));
+    assert_eq!(clean(StripLevel::Aggressive, &deep), "***x***\n");
 }
 
 #[test]
