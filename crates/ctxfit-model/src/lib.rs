@@ -92,6 +92,12 @@ pub fn read_message(
     }
 }
 
+/// Read an Anthropic request's top-level `system` prompt, given apart from its messages: a string, a list of
+/// blocks, or null, as the request's own `system` field is read (anything else is an error naming `system`).
+pub fn read_system(value: serde_json::Value) -> Result<Content, ModelError> {
+    wire::read_content_at(Some(value), WireFormat::Anthropic, "system")
+}
+
 /// Write one message in `format`.
 pub fn write_message(format: WireFormat, msg: &Message) -> serde_json::Value {
     match format {

@@ -9,7 +9,7 @@
 
 use ctxfit_compactor::{Compactor as Inner, Report, Settings};
 use ctxfit_model::{
-    detect, read_message, write_message, Content, Conversation, Message, ModelError, Value,
+    detect, read_message, read_system, write_message, Conversation, Message, ModelError, Value,
     WireFormat,
 };
 use ctxfit_tokens::BudgetStatus;
@@ -107,14 +107,18 @@ impl Compactor {
             (Some(s), Some(old)) => s.is(old) || s.eq(old.bind(py))?,
             _ => false,
         };
+        // a new system prompt is read (and refused if malformed) before anything is started over
+        let system_value = match (system_same, system) {
+            (false, Some(s)) => {
+                let prompt = to_value(s, "system")?;
+                Some(read_system(prompt).map_err(|e| errors::bad_input(e.to_string()))?)
+            }
+            _ => None,
+        };
         let known = self.known_prefix(&items)?;
         if !system_same || known < self.conv.messages.len() {
             self.start_over(py, self.conv.format)?;
         }
-        let system_value = match (system_same, system) {
-            (false, Some(s)) => Some(to_value(s, "system")?),
-            _ => None,
-        };
         let read = |from: usize| -> PyResult<Vec<Value>> {
             (from..items.len())
                 .map(|i| to_value(&items.get_item(i)?, &format!("messages[{i}]")))
@@ -149,8 +153,8 @@ impl Compactor {
             .map(|(k, v)| read_message(format, v, &format!("messages[{}]", start + k)))
             .collect::<Result<Vec<Message>, ModelError>>()
             .map_err(|e| errors::bad_input(e.to_string()))?;
-        if let Some(v) = system_value {
-            self.conv.system = Some(Content::from_json(v));
+        if let Some(prompt) = system_value {
+            self.conv.system = Some(prompt);
         } else if system.is_none() {
             self.conv.system = None;
         }
@@ -339,10 +343,11 @@ impl Compactor {
     /// the ones compaction changed are new dicts.
     ///
     /// `input_tokens`: the input tokens the provider reported for the previous request (the budget trigger
-    /// uses them). `system`: Anthropic's top-level system prompt. `sent_at`: when the request is sent, in
-    /// seconds since the Unix epoch (default: now); after a pause longer than the provider's cache lives, the
-    /// cuts waiting for their turn are made. `cache_ttl`: how long, in seconds, the provider keeps this
-    /// request's cache, when its messages do not say. One conversation per Compactor, one thread at a time.
+    /// uses them). `system`: Anthropic's top-level system prompt (a string or a list of blocks). `sent_at`:
+    /// when the request is sent, in seconds since the Unix epoch (default: now); after a pause longer than the
+    /// provider's cache lives, the cuts waiting for their turn are made. `cache_ttl`: how long, in seconds, the
+    /// provider keeps this request's cache, when its messages do not say. One conversation per Compactor, one
+    /// thread at a time.
     #[pyo3(signature = (messages, *, input_tokens = None, system = None, sent_at = None, cache_ttl = None))]
     fn compact<'py>(
         slf: &Bound<'py, Self>,

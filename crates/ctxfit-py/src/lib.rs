@@ -131,7 +131,9 @@ fn conversation(
         .collect::<Result<_, _>>()
         .map_err(|e| bad_input(e.to_string()))?;
     if let Some(s) = system {
-        conv.system = Some(ctxfit_model::Content::from_json(to_value(s, "system")?));
+        let prompt = to_value(s, "system")?;
+        conv.system =
+            Some(ctxfit_model::read_system(prompt).map_err(|e| bad_input(e.to_string()))?);
     }
     Ok(conv)
 }

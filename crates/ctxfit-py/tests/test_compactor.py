@@ -406,6 +406,24 @@ def test_number_arguments_are_named_in_their_errors():
     assert "max_chars=5000" in repr(ctxfit.PageTool(timeout=2, cache_seconds=0))
 
 
+def test_a_system_prompt_is_read_as_the_request_field_is():
+    # a string or a list of blocks, as Anthropic's `system`; a number or an object is refused by name, and a
+    # refused call leaves the conversation as it was
+    hi = [{"role": "user", "content": "hi"}]
+    for bad, found in [(5, "a number"), ({"text": "x"}, "an object"), (True, "a boolean")]:
+        with pytest.raises(ctxfit.CtxfitError, match=f"^system: expected a string, a list of blocks or null, found {found}$"):
+            ctxfit.count_tokens(hi, system=bad)
+    compactor = ctxfit.Compactor("smart")
+    assert compactor.compact(hi, system="Be terse.") == hi
+    before = compactor.last_report["tokens_before"]
+    with pytest.raises(ctxfit.CtxfitError, match="^system: "):
+        compactor.compact(hi + [{"role": "assistant", "content": "ok"}], system=7)
+    assert compactor.compact(hi, system="Be terse.") == hi
+    assert compactor.last_report["tokens_before"] == before > ctxfit.count_tokens(hi)
+    blocks = [{"type": "text", "text": "Be terse.", "cache_control": {"type": "ephemeral"}}]
+    assert ctxfit.count_tokens(hi, system=blocks) > ctxfit.count_tokens(hi)
+
+
 def test_a_compactor_and_the_exceptions_travel_through_pickle():
     import pickle
 

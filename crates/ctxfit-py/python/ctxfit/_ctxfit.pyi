@@ -85,7 +85,8 @@ class Compactor:
 
         Messages the request sends unchanged are your own objects; the ones compaction changed are new dicts.
         ``input_tokens`` are the input tokens the provider reported for the previous request (the budget
-        trigger uses them; cache reads and writes included); ``system`` is Anthropic's top-level system prompt,
+        trigger uses them; cache reads and writes included); ``system`` is Anthropic's top-level system prompt
+        (a string or a list of blocks, as the request's ``system``; anything else is a ``CtxfitError``),
         counted against the budget. ``sent_at`` is when the request is sent, in seconds since the Unix epoch
         (``time.time()``; default: now): after a pause longer than the profile's ``cache_ttl`` (five minutes)
         the provider's cache has expired, and the cuts waiting for their turn are made. ``cache_ttl`` is how
