@@ -131,19 +131,27 @@ pub fn check(name: &str, sessions: &[Session], strict: bool) -> Result<Vec<Strin
     Ok(problems)
 }
 
-/// The problems of every session (`ctxfit_model::problems`), prefixed with the session's name when it has one.
+/// The problems of every session — what its file held that reads but is probably wrong (a last line cut short),
+/// then its conversation's (`ctxfit_model::problems`) — prefixed with the session's name when it has one. A
+/// problem of the file that every session shares is said once.
 pub fn problems(sessions: &[Session]) -> Vec<String> {
-    sessions
-        .iter()
-        .flat_map(|s| {
-            ctxfit_model::problems(&s.conversation)
-                .into_iter()
-                .map(move |p| match s.name.as_str() {
-                    "" => p.to_string(),
-                    name => format!("{name}: {p}"),
-                })
-        })
-        .collect()
+    let mut out: Vec<String> = Vec::new();
+    for s in sessions {
+        for p in &s.problems {
+            if !out.contains(p) {
+                out.push(p.clone());
+            }
+        }
+    }
+    out.extend(sessions.iter().flat_map(|s| {
+        ctxfit_model::problems(&s.conversation)
+            .into_iter()
+            .map(move |p| match s.name.as_str() {
+                "" => p.to_string(),
+                name => format!("{name}: {p}"),
+            })
+    }));
+    out
 }
 
 /// The first few problems, and how many more.

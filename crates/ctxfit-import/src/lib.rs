@@ -137,6 +137,10 @@ pub struct Session {
     /// Code's recorded usage says whether its cache writes were five-minute or one-hour ones (300 or 3600; half
     /// of the corpus's long Claude Code sessions used each). `None` otherwise.
     pub cache_ttl: Option<u64>,
+    /// What the file held that reads but is probably wrong, said in words: a last line cut short (a log still
+    /// being written, or cut off by a crash) left out. The CLI warns about them with the model's own problems
+    /// (and refuses the file under `--strict`); the Python package warns.
+    pub problems: Vec<String>,
 }
 
 impl Session {
@@ -154,6 +158,7 @@ impl Session {
             times: Vec::new(),
             billed: Vec::new(),
             cache_ttl: None,
+            problems: Vec::new(),
         }
     }
 }
@@ -191,6 +196,7 @@ pub(crate) fn context_windows(windows: Vec<Window>, source: SourceFormat) -> Vec
                 } else {
                     billed
                 },
+                problems: Vec::new(),
             },
         )
         .collect()
@@ -388,6 +394,12 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ImportError> {
     if line_values(first).is_err() {
         return Err(ModelError::from_json_in(&whole_err, text).into());
     }
+    parse_lines(text).map(Parsed::Lines)
+}
+
+/// The values of a JSON Lines text, each with its line number; a line that does not parse is an error naming
+/// its line and column.
+fn parse_lines(text: &str) -> Result<Vec<(usize, Value)>, ImportError> {
     let mut lines = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -407,7 +419,35 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ImportError> {
             }
         }
     }
-    Ok(Parsed::Lines(lines))
+    Ok(lines)
+}
+
+/// A JSON Lines log whose last line is cut short — no line break after it, and the text ends inside its last
+/// value, as a log still being written (or cut off by a crash) ends: its values before the cut, each with its line
+/// number, and the number of the line cut short. `None` for any other text, or when nothing comes before the cut.
+fn cut_short_last_line(text: &str) -> Option<(Vec<(usize, Value)>, usize)> {
+    let body = text.trim_end_matches([' ', '\t', '\r']);
+    if body.ends_with('\n') {
+        return None;
+    }
+    let start = body.rfind('\n')? + 1;
+    let line = text[..start].matches('\n').count() + 1;
+    // the values the line completes before the cut (two writers' records can share a line)
+    let last = &body[start..];
+    let mut whole = Vec::new();
+    for value in serde_json::Deserializer::from_str(last).into_iter::<Value>() {
+        match value {
+            Ok(v) => whole.push(v),
+            Err(e) if e.is_eof() => {
+                let mut lines = parse_lines(&text[..start]).ok()?;
+                ctxfit_model::keep_number_spelling_in(last, &mut whole);
+                lines.extend(whole.into_iter().map(|v| (line, v)));
+                return (!lines.is_empty()).then_some((lines, line));
+            }
+            Err(_) => return None,
+        }
+    }
+    None
 }
 
 /// The JSON values of one line: one, or several written back to back.
@@ -553,7 +593,25 @@ pub fn import_str(text: &str, format: Option<SourceFormat>) -> Result<Vec<Sessio
         // an empty log (an agent that started and stopped): no session, and nothing wrong
         return Ok(Vec::new());
     }
-    import_parsed(parse(text)?, format)
+    match parse(text) {
+        Ok(parsed) => import_parsed(parsed, format),
+        Err(e) => {
+            // a log still being written: the lines before its last, and the cut named as a problem
+            let Some((lines, line)) = cut_short_last_line(text) else {
+                return Err(e);
+            };
+            // (lines that do not read as a session either: the cut is not what is wrong with them)
+            let Ok(mut sessions) = import_parsed(Parsed::Lines(lines), format) else {
+                return Err(e);
+            };
+            for s in &mut sessions {
+                s.problems.push(format!(
+                    "line {line} is cut short (a log still being written?): read without it"
+                ));
+            }
+            Ok(sessions)
+        }
+    }
 }
 
 /// Import every session of a parsed file; `format` forces a format instead of detecting it.

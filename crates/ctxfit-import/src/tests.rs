@@ -46,6 +46,48 @@ fn two_values_on_one_line_are_read_as_the_two_they_are() {
 }
 
 #[test]
+fn a_log_cut_short_in_its_last_line_reads_without_it_and_says_so() {
+    let (a, b, c) = (
+        line("user", "1", "hi"),
+        line("assistant", "2", "hello"),
+        line("user", "3", "bye"),
+    );
+    let json_error_line = |text: &str| match import_str(text, None) {
+        Err(ImportError::Model(ctxfit_model::ModelError::Json { line, .. })) => line,
+        other => panic!("{other:?}"),
+    };
+    // a log still being written: its last line ends inside a value, with no line break after it
+    for cut in [12, c.len() - 1] {
+        let text = format!("{a}\n{b}\n{}", &c[..cut]);
+        let sessions = import_str(&text, None).unwrap();
+        assert_eq!(sessions[0].conversation.messages.len(), 2, "{text}");
+        assert_eq!(
+            sessions[0].problems,
+            ["line 3 is cut short (a log still being written?): read without it"]
+        );
+    }
+    // two writers' records on the cut line: the one completed before the cut is kept
+    let text = format!("{a}\n{b}{}", &c[..20]);
+    let sessions = import_str(&text, None).unwrap();
+    assert_eq!(sessions[0].conversation.messages.len(), 2);
+    assert_eq!(sessions[0].problems.len(), 1);
+    // whole lines, with or without a last line break: nothing is wrong
+    for text in [format!("{a}\n{b}\n{c}"), format!("{a}\n{b}\n{c}\n")] {
+        let sessions = import_str(&text, None).unwrap();
+        assert_eq!(sessions[0].conversation.messages.len(), 3);
+        assert!(sessions[0].problems.is_empty());
+    }
+    // anything else stays an error naming its line: a last line that is wrong rather than short, a short line
+    // that is not the last, a line break after the cut (the writer went on), a pretty-printed document cut off
+    assert_eq!(json_error_line(&format!("{a}\n{b}\n{c}}}")), 3);
+    assert_eq!(json_error_line(&format!("{a}\n{}\n{c}", &b[..12])), 2);
+    assert_eq!(json_error_line(&format!("{a}\n{b}\n{}\n", &c[..12])), 3);
+    assert!(import_str("[\n  {\"role\": \"user\",\n  \"content\": \"h", None).is_err());
+    // nothing before the cut: an error, not an empty session
+    assert!(import_str(&c[..12], None).is_err());
+}
+
+#[test]
 fn a_compacted_claude_code_session_is_one_session_per_context_window() {
     let boundary = r#"{"type":"system","subtype":"compact_boundary","sessionId":"s","parentUuid":null,"content":"Conversation compacted","compactMetadata":{"trigger":"auto","preTokens":168483}}"#;
     let text = [

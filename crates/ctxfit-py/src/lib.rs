@@ -448,6 +448,14 @@ fn load(py: Python<'_>, path: &str, format: Option<&str>) -> PyResult<Vec<Sessio
                 }
             }
         }
+        // what the file held that reads but is probably wrong (a last line cut short): a warning, once
+        let mut said: Vec<&str> = Vec::new();
+        for p in sessions.iter().flat_map(|s| &s.problems) {
+            if !said.contains(&p.as_str()) {
+                said.push(p);
+                errors::warn(py, &format!("{path}: {p}"))?;
+            }
+        }
         Ok(sessions)
     })
 }

@@ -134,6 +134,20 @@ def test_bad_files_are_named(tmp_path):
     assert ctxfit.load_session(gz) == [{"role": "user", "content": "hi"}]
 
 
+def test_a_live_log_cut_short_in_its_last_line_loads_without_it_and_warns(corpus, tmp_path):
+    # a real agent log of the Codex family as it is while still being written: cut inside its last record
+    src = session_files(corpus / "sessions" / "codex-agentv")[0]
+    data = src.read_bytes()
+    lines = (gzip.decompress(data) if src.suffix == ".gz" else data).decode().splitlines()
+    kept = len(lines) // 2
+    live, head = tmp_path / "live.jsonl", tmp_path / "head.jsonl"
+    live.write_text("\n".join(lines[:kept]) + "\n" + lines[kept][: len(lines[kept]) // 2])
+    head.write_text("\n".join(lines[:kept]) + "\n")
+    with pytest.warns(UserWarning, match=rf"live\.jsonl: line {kept + 1} is cut short \(a log still being written\?\)"):
+        messages = ctxfit.load_session(live)
+    assert messages and messages == ctxfit.load_session(head)
+
+
 def test_count_and_convert():
     anthropic = [
         {"role": "user", "content": "list"},

@@ -345,6 +345,60 @@ fn problems_are_warned_about_and_refused_under_strict() {
 }
 
 #[test]
+fn a_live_log_cut_short_in_its_last_line_is_read_without_it_and_warned_about() {
+    // a real Claude Code session as it is while still being written: cut inside its last record
+    let dir = temp_dir("cut-short");
+    let src =
+        corpus().join("sessions/claude-code-attio/8664c04e-75fa-497d-ac11-57d69997e3ec.jsonl.gz");
+    let whole =
+        ctxfit_import::files::decode_text(ctxfit_import::files::read_file(&src).unwrap()).unwrap();
+    let lines: Vec<&str> = whole.lines().collect();
+    let kept = lines.len() / 2;
+    let cut_line = lines[kept];
+    let text = format!(
+        "{}\n{}",
+        lines[..kept].join("\n"),
+        &cut_line[..cut_line.floor_char_boundary(cut_line.len() / 2)]
+    );
+    let file = dir.join("live.jsonl");
+    std::fs::write(&file, &text).unwrap();
+    let path = file.to_str().unwrap();
+    let o = ctxfit(&["stats", "--json", path], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let said = format!(
+        "line {} is cut short (a log still being written?): read without it",
+        kept + 1
+    );
+    assert_eq!(v["warnings"][0], said.as_str());
+    // the same messages as the lines before the cut, written whole
+    std::fs::write(dir.join("head.jsonl"), lines[..kept].join("\n")).unwrap();
+    let head = ctxfit(
+        &["stats", "--json", dir.join("head.jsonl").to_str().unwrap()],
+        None,
+    );
+    let h: serde_json::Value = serde_json::from_str(&stdout(&head)).unwrap();
+    assert!(v["messages"].as_u64().unwrap() > 10);
+    assert_eq!(v["messages"], h["messages"]);
+    assert_eq!(v["tokens"], h["tokens"]);
+    let o = ctxfit(&["replay", "--policy", "smart", path], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("live.jsonl: {said}")),
+        "{}",
+        stderr(&o)
+    );
+    let o = ctxfit(&["compact", "--strict", path], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(&format!("refused under --strict: {said}")),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn stats_and_convert_walk_a_folder() {
     let dir = temp_dir("walk");
     let input = dir.join("in");
