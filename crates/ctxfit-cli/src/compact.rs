@@ -10,7 +10,7 @@ use ctxfit_model::to_value;
 use ctxfit_tokens::BudgetStatus;
 
 use crate::input::{select, InputArgs};
-use crate::output::{documents_json, emit, thousands};
+use crate::output::{documents_json, emit, is_the_input, thousands};
 use crate::policy::PolicyArgs;
 use crate::tokens::parse_estimator;
 use crate::BadInput;
@@ -146,14 +146,24 @@ pub fn run(args: Args) -> Result<()> {
         settings.warning_threshold = t;
     }
     let (name, sessions) = args.input.load()?;
-    if args.in_place
+    // `-o` naming the input itself rewrites it in place: the same rule as `--in-place`, or a recorded log would
+    // be replaced by its messages
+    let onto_input =
+        (args.output.as_deref()).is_some_and(|o| is_the_input(args.input.file.as_deref(), o));
+    if (args.in_place || onto_input)
         && !matches!(
             sessions.first().map(|s| s.source),
             Some(SourceFormat::Anthropic | SourceFormat::OpenAi | SourceFormat::Responses)
         )
     {
+        let how = if args.in_place {
+            "--in-place"
+        } else {
+            "-o naming the input itself"
+        };
         return Err(BadInput(format!(
-            "{name}: --in-place only rewrites plain Anthropic, OpenAI Chat or OpenAI Responses JSON (this is {}); use -o",
+            "{name}: {how} only rewrites plain Anthropic, OpenAI Chat or OpenAI Responses JSON (this is {}): \
+             write elsewhere with -o",
             sessions.first().map_or("empty", |s| s.source.name())
         ))
         .into());

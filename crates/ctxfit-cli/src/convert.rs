@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use ctxfit_model::{convert, to_value, WireFormat};
 
 use crate::input::{select, skipped_error, warn, InputArgs};
-use crate::output::{documents_json, emit, write_atomically};
+use crate::output::{documents_json, emit, is_the_input, write_atomically};
 use crate::BadInput;
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -47,6 +47,16 @@ pub fn run(args: Args) -> Result<()> {
     };
     if args.input.is_folder() {
         return convert_folder(&args, to);
+    }
+    if let Some(out) =
+        (args.output.as_deref()).filter(|o| is_the_input(args.input.file.as_deref(), o))
+    {
+        return Err(BadInput(format!(
+            "{}: -o names the input itself: its conversion would replace it (and what has no counterpart in the \
+             other format would be gone); write elsewhere",
+            out.display()
+        ))
+        .into());
     }
     let (name, sessions) = args.input.load()?;
     let sessions = select(&name, sessions, args.session)?;

@@ -9,7 +9,7 @@ use ctxfit_html::{HtmlCleaner, StripLevel};
 use ctxfit_webfetch::{shape, FetchError, FetchOptions, FetchResult, Fetcher, DEFAULT_MAX_CHARS};
 
 use crate::input::{display_name, read_bytes};
-use crate::output::{emit, thousands};
+use crate::output::{emit, is_the_input, thousands};
 use crate::BadInput;
 
 #[derive(clap::Args)]
@@ -124,6 +124,13 @@ fn explanation(args: &Args) -> Result<String> {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    if let Some(out) = (args.output.as_deref()).filter(|o| is_the_input(Some(&args.source), o)) {
+        return Err(BadInput(format!(
+            "{}: -o names the page itself: its Markdown would replace it; write elsewhere",
+            out.display()
+        ))
+        .into());
+    }
     if args.explain {
         let text = explanation(&args)?;
         return emit(args.output.as_deref(), &text);

@@ -242,6 +242,18 @@ fn remove_stale_temporaries(dir: &Path, name: &str) {
 /// Write to `out` when given, else to standard output.
 pub fn emit(out: Option<&Path>, contents: &str) -> Result<()> {
     match out {
+        // a name ending in `.gz` gets gzip, as the inputs are read
+        Some(path)
+            if path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("gz")) =>
+        {
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            gz.write_all(contents.as_bytes())
+                .and_then(|()| gz.finish())
+                .context("cannot gzip the output")
+                .and_then(|bytes| write_atomically(path, &bytes))
+        }
         Some(path) => write_atomically(path, contents.as_bytes()),
         None => {
             let mut stdout = std::io::stdout().lock();
@@ -254,6 +266,26 @@ pub fn emit(out: Option<&Path>, contents: &str) -> Result<()> {
                 other => other.context("cannot write to standard output"),
             }
         }
+    }
+}
+
+/// Is `output` the file `input` names (the same file, whatever the path: a link, `./x`, another spelling)? `-`
+/// and a file that does not exist yet are not.
+pub fn is_the_input(input: Option<&str>, output: &Path) -> bool {
+    let Some(input) = input.filter(|i| *i != "-") else {
+        return false;
+    };
+    match (std::fs::metadata(input), std::fs::metadata(output)) {
+        #[cfg(unix)]
+        (Ok(a), Ok(b)) => {
+            use std::os::unix::fs::MetadataExt;
+            a.is_file() && (a.dev(), a.ino()) == (b.dev(), b.ino())
+        }
+        #[cfg(not(unix))]
+        (Ok(a), Ok(_)) => {
+            a.is_file() && std::fs::canonicalize(input).ok() == std::fs::canonicalize(output).ok()
+        }
+        _ => false,
     }
 }
 

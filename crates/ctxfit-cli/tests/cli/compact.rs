@@ -272,6 +272,54 @@ fn compact_in_place_rewrites_only_plain_json() {
         super_sample(),
         "the file is untouched"
     );
+
+    // `-o` naming the input itself — however it is spelled — is an in-place rewrite, with the same rule; `convert`
+    // and `html` never write over their input
+    let link = dir.join("link.jsonl");
+    std::os::unix::fs::symlink(&jsonl, &link).unwrap();
+    let page = dir.join("page.html");
+    std::fs::write(&page, "<p>hi</p>").unwrap();
+    let spelled = dir.join(".").join("s.jsonl");
+    let gz = dir.join("conv.json.gz");
+    let [log, link, spelled, page, plain, gz] =
+        [&jsonl, &link, &spelled, &page, &file, &gz].map(|p| p.to_str().unwrap());
+    let plain_only = "-o naming the input itself only rewrites plain";
+    for (args, said) in [
+        (&["compact", log, "-o", spelled][..], plain_only),
+        (&["compact", link, "-o", log], plain_only),
+        (
+            &["convert", log, "--to", "openai", "-o", link],
+            "-o names the input itself",
+        ),
+        (&["html", page, "-o", page], "-o names the page itself"),
+    ] {
+        let o = ctxfit(args, None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(said), "{args:?}: {}", stderr(&o));
+    }
+    assert_eq!(std::fs::read_to_string(&jsonl).unwrap(), super_sample());
+    assert_eq!(std::fs::read_to_string(page).unwrap(), "<p>hi</p>");
+    // plain JSON written over itself with -o is what --in-place does; a name ending in .gz is written gzipped
+    for args in [
+        &["compact", plain, "-o", plain][..],
+        &["compact", plain, "-o", gz],
+    ] {
+        let o = ctxfit(args, None);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    }
+    let bytes = std::fs::read(gz).unwrap();
+    assert_eq!(&bytes[..2], &[0x1f, 0x8b], "gzip");
+    let mut inflated = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut inflated)
+        .unwrap();
+    assert_eq!(inflated, std::fs::read_to_string(plain).unwrap());
+    let o = ctxfit(&["compact", gz, "--in-place"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        &std::fs::read(gz).unwrap()[..2],
+        &[0x1f, 0x8b],
+        "still gzip"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
