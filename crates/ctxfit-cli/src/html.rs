@@ -80,7 +80,7 @@ fn explanation(args: &Args) -> Result<String> {
         )
         .into());
     }
-    let bytes = read_bytes(&args.source)?;
+    let bytes = read_page(&args.source)?;
     let (text, _) = ctxfit_html::decode_html(&bytes, None);
     let list = |out: &mut String, heading: &str, elements: &[ctxfit_html::Element]| {
         if elements.is_empty() {
@@ -121,6 +121,20 @@ fn explanation(args: &Args) -> Result<String> {
         ),
     }
     Ok(out)
+}
+
+/// A page's bytes from a file or standard input (gzip inflated); a PDF, an image or other binary data is refused
+/// by name rather than written out as mojibake.
+fn read_page(source: &str) -> Result<Vec<u8>> {
+    let bytes = read_bytes(source)?;
+    match ctxfit_html::binary_kind(&bytes, None) {
+        Some(kind) => Err(BadInput(format!(
+            "{}: not a web page: the bytes are {kind}, not text",
+            display_name(source)
+        ))
+        .into()),
+        None => Ok(bytes),
+    }
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -175,7 +189,7 @@ pub fn run(args: Args) -> Result<()> {
             }
         }
     } else {
-        let bytes = read_bytes(&args.source)?;
+        let bytes = read_page(&args.source)?;
         let mut cleaner = HtmlCleaner::new(args.level);
         if let Some(base) = &args.base_url {
             cleaner = cleaner.with_base_url(base.clone());

@@ -67,6 +67,58 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
+/// What `bytes` are when they are no page and no text — `Some("a PDF document")`, `Some("binary data")` — as a
+/// browser sniffs a response (the WHATWG MIME Sniffing rules): a known file signature, or a byte no text holds
+/// (`0x00`–`0x08`, `0x0B`, `0x0E`–`0x1A`, `0x1C`–`0x1F`) in the first 1,445 bytes, unless a `Content-Type`
+/// says HTML. A byte-order mark, or a `Content-Type` naming UTF-16 (whose text holds zero bytes), says text. Decoding such bytes as a page would
+/// answer its bytes as mojibake.
+pub fn binary_kind(bytes: &[u8], content_type: Option<&str>) -> Option<&'static str> {
+    if Encoding::for_bom(bytes).is_some()
+        || content_type
+            .and_then(charset_from_content_type)
+            .is_some_and(|c| c.to_ascii_lowercase().starts_with("utf-16"))
+    {
+        return None;
+    }
+    const SIGNATURES: &[(&[u8], &str)] = &[
+        (b"\x1f\x8b\x08", "gzip-compressed data"),
+        (b"%PDF-", "a PDF document"),
+        (b"\x7fELF", "an executable (ELF)"),
+        (b"PK\x03\x04", "a zip archive (or an Office document)"),
+        (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+        (b"GIF87a", "a GIF image"),
+        (b"GIF89a", "a GIF image"),
+        (b"\xff\xd8\xff", "a JPEG image"),
+        (b"\x00asm", "a WebAssembly module"),
+    ];
+    if let Some((_, kind)) = SIGNATURES
+        .iter()
+        .find(|(magic, _)| bytes.starts_with(magic))
+    {
+        return Some(kind);
+    }
+    if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
+        return Some("a WebP image");
+    }
+    // a response that says it is HTML is read as HTML, stray control bytes and all (as a browser renders it);
+    // only its signature can say otherwise
+    let mime = content_type.map(|c| {
+        c.split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase()
+    });
+    if matches!(mime.as_deref(), Some("text/html" | "application/xhtml+xml")) {
+        return None;
+    }
+    let binary = |b: &u8| matches!(b, 0x00..=0x08 | 0x0B | 0x0E..=0x1A | 0x1C..=0x1F);
+    bytes[..bytes.len().min(1445)]
+        .iter()
+        .any(binary)
+        .then_some("binary data")
+}
+
 /// Decode a page's bytes to text. `content_type` is the HTTP `Content-Type` header, if the page came over HTTP.
 /// Returns the text and the name of the encoding used. Bytes that are invalid in that encoding become U+FFFD;
 /// nothing fails.
@@ -91,4 +143,48 @@ pub fn decode_html<'a>(
     });
     let (text, used, _had_errors) = encoding.decode(bytes);
     (text, used.name())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::binary_kind;
+
+    #[test]
+    fn bytes_that_are_no_page_are_named_by_what_they_are() {
+        for (bytes, kind) in [
+            (&b"%PDF-1.7\n%\xe2\xe3\xcf\xd3"[..], "a PDF document"),
+            (b"\x7fELF\x02\x01\x01", "an executable (ELF)"),
+            (b"\x89PNG\r\n\x1a\n\x00\x00", "a PNG image"),
+            (b"\x1f\x8b\x08\x00", "gzip-compressed data"),
+            (b"RIFF\x10\x00\x00\x00WEBPVP8 ", "a WebP image"),
+            (b"<p>a\x00b</p>", "binary data"),
+            (b"text\x07", "binary data"),
+        ] {
+            assert_eq!(binary_kind(bytes, None), Some(kind), "{bytes:?}");
+        }
+        // text, whatever its encoding: tabs, form feeds, line breaks, a terminal's colour escapes, UTF-16 with its
+        // byte-order mark or its charset, windows-1252, and a control byte past the sniffed start
+        let late = format!("{}\u{1}", "x".repeat(1445));
+        for (bytes, content_type) in [
+            (&b"<!doctype html><p>caf\xe9\t\x0c\r\n</p>"[..], None),
+            (b"\x1b[31merror\x1b[0m: failed", None),
+            (b"\xff\xfe<\x00p\x00>\x00", None),
+            (b"<\x00p\x00>\x00", Some("text/html; charset=UTF-16LE")),
+            (b"<\x00p\x00>\x00", Some("text/plain; charset=utf-16le")),
+            (late.as_bytes(), None),
+            (b"", None),
+        ] {
+            assert_eq!(binary_kind(bytes, content_type), None, "{bytes:?}");
+        }
+        // a response said to be HTML is read as HTML, a stray control byte and all; its signature still counts
+        assert_eq!(binary_kind(b"<p>a\x00b</p>", Some("text/html")), None);
+        assert_eq!(
+            binary_kind(b"<p>a\x00b</p>", Some("text/plain")),
+            Some("binary data")
+        );
+        assert_eq!(
+            binary_kind(b"%PDF-1.4", Some("text/html")),
+            Some("a PDF document")
+        );
+    }
 }

@@ -52,7 +52,7 @@ pub use metadata::{page_metadata, PageMetadata};
 
 use markup5ever_rcdom::{Handle, NodeData};
 
-pub use charset::{charset_from_content_type, decode_html};
+pub use charset::{binary_kind, charset_from_content_type, decode_html};
 pub use render::escape_markdown;
 
 /// How much of a page to strip.

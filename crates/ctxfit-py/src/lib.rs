@@ -268,6 +268,13 @@ fn clean_html<'py>(
              Content-Encoding: gzip",
         ));
     }
+    if let Source::Bytes(b) = &source {
+        if let Some(kind) = ctxfit_html::binary_kind(b, None) {
+            return Err(errors::bad_input(format!(
+                "clean_html: not a web page: the bytes are {kind}, not text"
+            )));
+        }
+    }
     let (markdown, stats, meta) = py.detach(|| {
         shielded("clean_html", || {
             // bytes are decoded as a browser would (byte-order mark, <meta charset>, UTF-8, windows-1252)

@@ -234,6 +234,8 @@ def test_surprises_are_said(corpus, tmp_path):
     page = b"<html><head><title>T</title></head><body><article><p>Hello, reader.</p></article></body></html>"
     with pytest.raises(ctxfit.CtxfitError, match="the page is gzipped"):
         ctxfit.clean_html(gzip.compress(page))
+    with pytest.raises(ctxfit.CtxfitError, match="not a web page: the bytes are a PDF document, not text"):
+        ctxfit.clean_html(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj")
     assert "Hello, reader." in ctxfit.clean_html(page)[0]
 
 

@@ -144,6 +144,8 @@ pub enum FetchError {
     },
     #[error("not a web page: content type {0:?} (web pages and text are fetched: HTML, plain text, JSON, XML)")]
     ContentType(String),
+    #[error("not a web page: the body is {0}, not text")]
+    Binary(&'static str),
     #[error("the page is larger than the limit of {limit} bytes")]
     TooLarge { limit: u64 },
     #[error("more than {0} redirects")]
@@ -287,6 +289,10 @@ impl Fetcher {
             return Err(FetchError::TooLarge {
                 limit: self.options.max_bytes,
             });
+        }
+        // a PDF served as a page, an image as text: said, not answered as mojibake
+        if let Some(kind) = ctxfit_html::binary_kind(&bytes, content_type.as_deref()) {
+            return Err(FetchError::Binary(kind));
         }
         // the timeout covers decoding and cleaning too: they run on a worker, given what is left of it
         let left = self.options.timeout.saturating_sub(started.elapsed());

@@ -81,6 +81,29 @@ fn text_comes_back_as_it_is_and_binaries_are_refused() {
         "{}",
         png.message
     );
+    // a body that is not text whatever its label says: refused by what it is, not answered as mojibake
+    for (path, kind) in [
+        ("/pdf-as-html", "a PDF document"),
+        ("/png-as-text", "a PNG image"),
+        ("/untyped-binary", "binary data"),
+    ] {
+        let result = fetch(path);
+        assert!(!result.success && result.data.is_empty(), "{path}");
+        assert!(
+            result
+                .message
+                .ends_with(&format!("not a web page: the body is {kind}, not text")),
+            "{path}: {}",
+            result.message
+        );
+    }
+    // a page said to be HTML is read as HTML, a stray control byte and all
+    let page = fetch("/html-with-a-nul");
+    assert!(
+        page.success && page.data.contains("kept"),
+        "{}",
+        page.message
+    );
 }
 
 #[test]

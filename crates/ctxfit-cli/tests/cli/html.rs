@@ -37,6 +37,23 @@ fn html_cleans_a_file_or_stdin_and_reports_like_the_page_tool() {
     );
     let from_stdin = ctxfit(&["html", "-", "--level", "minimal"], Some(&html));
     assert_eq!(stdout(&from_stdin), stdout(&minimal));
+    // a PDF or an executable given as the page: refused by what it is, nothing written
+    for (bytes, kind) in [
+        (
+            &b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj"[..],
+            "a PDF document",
+        ),
+        (b"\x7fELF\x02\x01\x01\x00\x00", "an executable (ELF)"),
+    ] {
+        let o = ctxfit(&["html", "-"], Some(bytes));
+        assert_eq!(o.status.code(), Some(2));
+        assert!(stdout(&o).is_empty());
+        assert!(
+            stderr(&o).contains(&format!("not a web page: the bytes are {kind}, not text")),
+            "{}",
+            stderr(&o)
+        );
+    }
 
     let json = ctxfit(&["html", path, "--max-chars", "500", "--json"], None);
     let v: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();

@@ -154,6 +154,19 @@ pub fn serve() -> Server {
                         &[("Content-Type", "image/png")],
                         b"\x89PNG\r\n\x1a\n",
                     ),
+                    // what servers mislabel: a PDF said to be a page, an image said to be text, a body of no
+                    // stated type, and a page with a stray control byte said to be HTML (read as HTML)
+                    "/pdf-as-html" => respond(&mut stream, "200 OK", &[html], b"%PDF-1.7\n%\xe2\xe3"),
+                    "/png-as-text" => respond(
+                        &mut stream,
+                        "200 OK",
+                        &[("Content-Type", "text/plain")],
+                        b"\x89PNG\r\n\x1a\n\x00\x00",
+                    ),
+                    "/untyped-binary" => respond(&mut stream, "200 OK", &[], b"ab\x00\x01cd"),
+                    "/html-with-a-nul" => {
+                        respond(&mut stream, "200 OK", &[html], b"<p>kept\x00 text</p>")
+                    }
                     "/pdf" => respond(
                         &mut stream,
                         "200 OK",
