@@ -69,8 +69,8 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 
 /// What `bytes` are when they are no page and no text — `Some("a PDF document")`, `Some("binary data")` — as a
 /// browser sniffs a response (the WHATWG MIME Sniffing rules): a known file signature, or a byte no text holds
-/// (`0x00`–`0x08`, `0x0B`, `0x0E`–`0x1A`, `0x1C`–`0x1F`) in the first 1,445 bytes, unless a `Content-Type`
-/// says HTML. A byte-order mark, or a `Content-Type` naming UTF-16 (whose text holds zero bytes), says text. Decoding such bytes as a page would
+/// (`0x00`–`0x08`, `0x0B`, `0x0E`–`0x1A`, `0x1C`–`0x1F`) in the first 1,445 bytes when no `Content-Type` says
+/// what they are (a file, an untyped response). A byte-order mark, or a `Content-Type` naming UTF-16, says text. Decoding such bytes as a page would
 /// answer its bytes as mojibake.
 pub fn binary_kind(bytes: &[u8], content_type: Option<&str>) -> Option<&'static str> {
     if Encoding::for_bom(bytes).is_some()
@@ -100,16 +100,9 @@ pub fn binary_kind(bytes: &[u8], content_type: Option<&str>) -> Option<&'static 
     if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
         return Some("a WebP image");
     }
-    // a response that says it is HTML is read as HTML, stray control bytes and all (as a browser renders it);
-    // only its signature can say otherwise
-    let mime = content_type.map(|c| {
-        c.split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase()
-    });
-    if matches!(mime.as_deref(), Some("text/html" | "application/xhtml+xml")) {
+    // a response labelled as a page or as text is read as it says, stray control bytes and all (a terminal's
+    // log served as text/plain may hold a backspace): only its signature can say otherwise
+    if content_type.is_some_and(|c| !c.trim().is_empty()) {
         return None;
     }
     let binary = |b: &u8| matches!(b, 0x00..=0x08 | 0x0B | 0x0E..=0x1A | 0x1C..=0x1F);
@@ -176,10 +169,15 @@ mod tests {
         ] {
             assert_eq!(binary_kind(bytes, content_type), None, "{bytes:?}");
         }
-        // a response said to be HTML is read as HTML, a stray control byte and all; its signature still counts
+        // a response labelled as a page or as text is read as it says, a stray control byte and all; its
+        // signature still counts
         assert_eq!(binary_kind(b"<p>a\x00b</p>", Some("text/html")), None);
         assert_eq!(
-            binary_kind(b"<p>a\x00b</p>", Some("text/plain")),
+            binary_kind(b"50%\x08\x08\x08100%", Some("text/plain")),
+            None
+        );
+        assert_eq!(
+            binary_kind(b"<p>a\x00b</p>", Some(" ")),
             Some("binary data")
         );
         assert_eq!(

@@ -155,7 +155,7 @@ pub fn serve() -> Server {
                         b"\x89PNG\r\n\x1a\n",
                     ),
                     // what servers mislabel: a PDF said to be a page, an image said to be text, a body of no
-                    // stated type, and a page with a stray control byte said to be HTML (read as HTML)
+                    // stated type; and a page with a stray control byte said to be HTML (read as it says)
                     "/pdf-as-html" => respond(&mut stream, "200 OK", &[html], b"%PDF-1.7\n%\xe2\xe3"),
                     "/png-as-text" => respond(
                         &mut stream,
