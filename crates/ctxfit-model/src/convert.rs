@@ -68,6 +68,12 @@ const RESPONSES_ITEMS: &[&str] = &[
 /// Guess the format of a parsed document; `Anthropic` when nothing decides it (plain user/assistant text reads
 /// the same in all three).
 pub fn detect(value: &Value) -> WireFormat {
+    detect_decisive(value).unwrap_or(WireFormat::Anthropic)
+}
+
+/// The format a parsed document's own marks decide — a Responses item, an OpenAI `tool` role or `tool_calls`, an
+/// Anthropic `tool_use` block, a top-level `system` or tool schema — or `None` when nothing does (plain text).
+pub fn detect_decisive(value: &Value) -> Option<WireFormat> {
     let responses_item = |item: &Value| {
         item.get("type")
             .and_then(Value::as_str)
@@ -78,22 +84,24 @@ pub fn detect(value: &Value) -> WireFormat {
     };
     match value {
         Value::Object(top) if top.contains_key("input") && !top.contains_key("messages") => {
-            return WireFormat::Responses
+            return Some(WireFormat::Responses)
         }
-        Value::Array(items) if items.iter().any(responses_item) => return WireFormat::Responses,
+        Value::Array(items) if items.iter().any(responses_item) => {
+            return Some(WireFormat::Responses)
+        }
         _ => {}
     }
     if let Value::Object(top) = value {
         if top.contains_key("system") {
-            return WireFormat::Anthropic;
+            return Some(WireFormat::Anthropic);
         }
         if let Some(Value::Array(tools)) = top.get("tools") {
             if let Some(t) = tools.first() {
                 if t.get("function").is_some() {
-                    return WireFormat::OpenAi;
+                    return Some(WireFormat::OpenAi);
                 }
                 if t.get("input_schema").is_some() {
-                    return WireFormat::Anthropic;
+                    return Some(WireFormat::Anthropic);
                 }
             }
         }
@@ -113,21 +121,23 @@ pub fn detect(value: &Value) -> WireFormat {
         ) || m.get("tool_calls").is_some()
             || m.get("tool_call_id").is_some()
         {
-            return WireFormat::OpenAi;
+            return Some(WireFormat::OpenAi);
         }
         if let Some(Value::Array(blocks)) = m.get("content") {
             for b in blocks {
                 match b.get("type").and_then(Value::as_str) {
                     Some(
                         "tool_use" | "tool_result" | "thinking" | "redacted_thinking" | "image",
-                    ) => return WireFormat::Anthropic,
-                    Some("image_url" | "input_audio" | "refusal") => return WireFormat::OpenAi,
+                    ) => return Some(WireFormat::Anthropic),
+                    Some("image_url" | "input_audio" | "refusal") => {
+                        return Some(WireFormat::OpenAi)
+                    }
                     _ => {}
                 }
             }
         }
     }
-    WireFormat::Anthropic
+    None
 }
 
 /// Convert to `to`. Converting to the format a conversation already has returns it unchanged.

@@ -9,8 +9,8 @@
 
 use ctxfit_compactor::{Compactor as Inner, Report, Settings};
 use ctxfit_model::{
-    detect, read_message, read_system, write_message, Conversation, Message, ModelError, Value,
-    WireFormat,
+    detect, detect_decisive, read_message, read_system, write_message, Conversation, Message,
+    ModelError, Value, WireFormat,
 };
 use ctxfit_tokens::BudgetStatus;
 use pyo3::exceptions::PyValueError;
@@ -51,6 +51,8 @@ pub struct Compactor {
     estimator: String,
     /// The wire format, when the caller named it; else detected from the messages.
     fixed_format: Option<WireFormat>,
+    /// Whether the messages have shown their format yet (checked against `fixed_format` until they have).
+    format_told: bool,
     inner: Inner,
     conv: Conversation,
     /// The caller's message objects, one per message of `conv`.
@@ -128,6 +130,29 @@ impl Compactor {
         // read what is new (nothing is kept if any of it is malformed)
         let mut start = self.conv.messages.len();
         let mut values = read(start)?;
+        if let (Some(fixed), false) = (self.fixed_format, self.format_told) {
+            // a format named by the caller that the messages contradict: nothing of them would be recognised
+            let new = Value::Array(values);
+            let told = detect_decisive(&new);
+            let Value::Array(new) = new else {
+                unreachable!("built as an array")
+            };
+            values = new;
+            if let Some(told) = told {
+                self.format_told = true;
+                if told != fixed {
+                    errors::warn(
+                        py,
+                        &format!(
+                            "Compactor(format=\"{}\"): the messages read as {} — their tool calls and results \
+                             will not be recognised, nor compacted; leave format out to detect it",
+                            fixed.name(),
+                            told.name()
+                        ),
+                    )?;
+                }
+            }
+        }
         if self.fixed_format.is_none() && self.conv.format == WireFormat::Anthropic {
             // plain text reads the same in every format; the first message that tells decides
             let new = Value::Array(values);
@@ -283,6 +308,7 @@ impl Compactor {
             settings,
             estimator: estimator.to_owned(),
             fixed_format,
+            format_told: false,
             inner,
             conv: Conversation::new(fixed_format.unwrap_or(WireFormat::Anthropic)),
             seen: PyList::empty(py).unbind(),

@@ -117,7 +117,20 @@ fn conversation(
         .collect::<PyResult<Vec<Value>>>()?;
     let value = Value::Array(items);
     let format = match format {
-        Some(f) => wire_format(f)?,
+        Some(f) => {
+            let named = wire_format(f)?;
+            if let Some(told) = ctxfit_model::detect_decisive(&value).filter(|t| *t != named) {
+                errors::warn(
+                    messages.py(),
+                    &format!(
+                        "{function}(source=\"{f}\"): the messages read as {} — their tool calls and results will \
+                         not be recognised; leave source out to detect it",
+                        told.name()
+                    ),
+                )?;
+            }
+            named
+        }
         None => detect(&value),
     };
     let Value::Array(items) = value else {

@@ -424,6 +424,31 @@ def test_a_system_prompt_is_read_as_the_request_field_is():
     assert ctxfit.count_tokens(hi, system=blocks) > ctxfit.count_tokens(hi)
 
 
+def test_a_format_the_messages_contradict_is_warned_about_once():
+    import warnings
+
+    anthropic = [
+        {"role": "user", "content": "list"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "bash", "input": {"command": "ls"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "a.rs"}]},
+    ]
+    compactor = ctxfit.Compactor("smart", format="openai")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compactor.compact(anthropic[:1])  # plain text: nothing says which format yet
+        compactor.compact(anthropic)
+        compactor.compact(anthropic + [{"role": "assistant", "content": "done"}])
+        ctxfit.Compactor("smart", format="anthropic").compact(anthropic)  # as named: nothing to say
+        ctxfit.convert_messages(anthropic, "openai", source="openai")
+    said = [str(w.message) for w in caught]
+    assert said == [
+        'Compactor(format="openai"): the messages read as anthropic — their tool calls and results will not be '
+        "recognised, nor compacted; leave format out to detect it",
+        'convert_messages(source="openai"): the messages read as anthropic — their tool calls and results will not '
+        "be recognised; leave source out to detect it",
+    ], said
+
+
 def test_a_compactor_and_the_exceptions_travel_through_pickle():
     import pickle
 
