@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use anyhow::Result;
 use ctxfit_compactor::{PolicyFile, Settings};
 
-use crate::input::read_text;
 use crate::output::emit;
 use crate::BadInput;
 
@@ -27,10 +26,7 @@ impl PolicyArgs {
     /// The effective settings; environment overrides (`CTXFIT_BUDGET`, ...) included.
     pub fn settings(&self) -> Result<Settings> {
         let file = match &self.policy {
-            Some(path) => {
-                let name = path.display().to_string();
-                PolicyFile::parse(&read_text(&name)?, &name).map_err(|e| BadInput(e.to_string()))?
-            }
+            Some(path) => PolicyFile::read(path).map_err(|e| BadInput(e.to_string()))?,
             None => PolicyFile::default(),
         };
         file.resolve(self.profile.as_deref(), self.agent.as_deref(), &|k| {

@@ -8,7 +8,6 @@ use ctxfit_proxy::server::Uri;
 use ctxfit_proxy::state::StoreLimits;
 use ctxfit_proxy::{start, ProxyConfig};
 
-use crate::input::read_text;
 use crate::BadInput;
 
 #[derive(clap::Args)]
@@ -110,7 +109,7 @@ async fn stopped() {
 pub fn run(args: Args) -> Result<()> {
     let policy = match &args.policy {
         Some(path) => {
-            PolicyFile::parse(&read_text(path)?, path).map_err(|e| BadInput(e.to_string()))?
+            PolicyFile::read(std::path::Path::new(path)).map_err(|e| BadInput(e.to_string()))?
         }
         None => PolicyFile::default(),
     };

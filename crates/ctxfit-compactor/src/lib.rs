@@ -37,7 +37,7 @@ pub use ctxfit_retention::{Decision, Registry, RetentionRule, RuleContext, RuleD
 pub use ledger::{Ledger, RequestTokens, WRITE_IN_READS};
 pub use policy::{
     built_in, PolicyError, PolicyFile, ProfileSpec, RuleSpec, Settings, Trigger, BUILT_IN_PROFILES,
-    DEFAULT_CACHE_TTL, ENV_OVERRIDES,
+    DEFAULT_CACHE_TTL, ENV_OVERRIDES, MAX_POLICY_BYTES,
 };
 pub use prefix_sums::PrefixSums;
 pub use report::{Action, BlockReport, HeldBack, HoldReason, Report};

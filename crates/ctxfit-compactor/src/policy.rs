@@ -190,7 +190,19 @@ pub enum PolicyError {
     Parse { origin: String, message: String },
     #[error("{path}: {message}")]
     Invalid { path: String, message: String },
+    /// The file could not be read as a policy: missing, a folder, unreadable, too large, not UTF-8.
+    #[error("{path}: cannot read: {message}")]
+    Read {
+        path: String,
+        message: String,
+        /// The kind of the I/O error, when it was one (`NotFound`, `PermissionDenied`, …).
+        kind: Option<std::io::ErrorKind>,
+    },
 }
+
+/// The most bytes a policy file may hold. A policy is a few kilobytes: a device or a stream without end given as
+/// one is refused once it has sent this much, before it fills memory.
+pub const MAX_POLICY_BYTES: u64 = 1 << 20;
 
 fn invalid(path: impl Into<String>, message: impl Into<String>) -> PolicyError {
     PolicyError::Invalid {
@@ -329,6 +341,47 @@ pub fn built_in(name: &str) -> Option<ProfileSpec> {
 }
 
 impl PolicyFile {
+    /// Read and parse the policy file at `path` ([`PolicyFile::parse`]), past a byte-order mark. A folder, more
+    /// than [`MAX_POLICY_BYTES`] (`/dev/zero`), text that is not UTF-8, or a file that cannot be opened is a
+    /// [`PolicyError::Read`] naming the path; a pipe (`--policy <(…)`) is read as a file is.
+    pub fn read(path: &std::path::Path) -> Result<PolicyFile, PolicyError> {
+        use std::io::Read;
+        let name = path.display().to_string();
+        let fail = |message: String, kind: Option<std::io::ErrorKind>| PolicyError::Read {
+            path: name.clone(),
+            message,
+            kind,
+        };
+        if path.is_dir() {
+            return Err(fail(
+                "a folder, not a policy file".into(),
+                Some(std::io::ErrorKind::IsADirectory),
+            ));
+        }
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_POLICY_BYTES + 1).read_to_end(&mut bytes))
+            .map_err(|e| fail(e.to_string(), Some(e.kind())))?;
+        if bytes.len() as u64 > MAX_POLICY_BYTES {
+            return Err(fail(
+                format!(
+                    "more than {MAX_POLICY_BYTES} bytes: no policy is this large (a device or a stream without end?)"
+                ),
+                Some(std::io::ErrorKind::FileTooLarge),
+            ));
+        }
+        let text = String::from_utf8(bytes).map_err(|e| {
+            fail(
+                format!(
+                    "not UTF-8 text (byte at offset {})",
+                    e.utf8_error().valid_up_to()
+                ),
+                Some(std::io::ErrorKind::InvalidData),
+            )
+        })?;
+        PolicyFile::parse(text.strip_prefix('\u{feff}').unwrap_or(&text), &name)
+    }
+
     /// Parse TOML (or JSON when the text starts with `{`); `origin` names the source in errors.
     pub fn parse(text: &str, origin: &str) -> Result<PolicyFile, PolicyError> {
         let parsed = if text.trim_start().starts_with('{') {

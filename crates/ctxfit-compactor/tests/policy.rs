@@ -1,6 +1,8 @@
 //! Policies: parsing, inheritance, per-agent overrides, environment overrides, and clear errors.
 
-use ctxfit_compactor::{Compactor, CompactorError, PolicyFile, Settings, Trigger};
+use ctxfit_compactor::{
+    Compactor, CompactorError, PolicyFile, Settings, Trigger, MAX_POLICY_BYTES,
+};
 
 fn resolve(
     text: &str,
@@ -453,4 +455,42 @@ fn every_built_in_alias_is_in_the_docs_table_under_its_kind() {
             "docs/config.md's `{kind}` row does not name `{name}`"
         );
     }
+}
+
+#[test]
+fn a_policy_file_is_read_within_bounds_and_named_when_it_cannot_be() {
+    let dir = std::env::temp_dir().join(format!("ctxfit-policy-read-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // a byte-order mark is read past
+    let file = dir.join("p.toml");
+    std::fs::write(
+        &file,
+        "\u{feff}default_profile = \"x\"\n[profiles.x]\nextends = \"smart\"\n",
+    )
+    .unwrap();
+    let policy = PolicyFile::read(&file).unwrap();
+    assert_eq!(policy.default_profile.as_deref(), Some("x"));
+    let said = |path: &std::path::Path| PolicyFile::read(path).unwrap_err().to_string();
+    assert_eq!(
+        said(&dir),
+        format!(
+            "{}: cannot read: a folder, not a policy file",
+            dir.display()
+        )
+    );
+    assert!(said(&dir.join("missing.toml")).contains("missing.toml: cannot read: No such file"));
+    std::fs::write(&file, b"budget = \"caf\xe9\"").unwrap();
+    assert!(
+        said(&file).ends_with("cannot read: not UTF-8 text (byte at offset 13)"),
+        "{}",
+        said(&file)
+    );
+    // a device without end is refused once it has sent more than any policy holds
+    if std::path::Path::new("/dev/zero").exists() {
+        assert_eq!(
+            said(std::path::Path::new("/dev/zero")),
+            format!("/dev/zero: cannot read: more than {MAX_POLICY_BYTES} bytes: no policy is this large (a device or a stream without end?)")
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

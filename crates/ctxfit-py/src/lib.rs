@@ -67,12 +67,16 @@ pub(crate) fn settings(
 ) -> PyResult<Settings> {
     let file = match policy {
         None => PolicyFile::default(),
-        Some(p) if !p.contains('\n') && Path::new(p).is_file() => {
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| PyOSError::new_err(format!("{p}: cannot read: {e}")))?;
-            PolicyFile::parse(text.strip_prefix('\u{feff}').unwrap_or(&text), p)
-                .map_err(|e| bad_input(e.to_string()))?
-        }
+        Some(p) if !p.contains('\n') && Path::new(p).exists() => PolicyFile::read(Path::new(p))
+            .map_err(|e| match e {
+                ctxfit_compactor::PolicyError::Read { kind, .. } => PyOSError::new_err((
+                    errno_of(&std::io::Error::from(
+                        kind.unwrap_or(std::io::ErrorKind::Other),
+                    )),
+                    e.to_string(),
+                )),
+                other => bad_input(other.to_string()),
+            })?,
         Some(p) if p.contains('\n') || p.contains('=') || p.trim_start().starts_with('{') => {
             PolicyFile::parse(p, "<policy>").map_err(|e| bad_input(e.to_string()))?
         }

@@ -2,6 +2,8 @@
 
 import copy
 
+from pathlib import Path
+
 import pytest
 
 import ctxfit
@@ -228,6 +230,11 @@ def test_unknown_names_are_refused_clearly():
         ctxfit.Compactor(policy="missing.toml")
     with pytest.raises(ctxfit.CtxfitError, match=r"<policy>:1:"):
         ctxfit.Compactor(policy="default_profile = [")
+    # a folder or a device given as the policy: named, and read no further than a policy could be long
+    with pytest.raises(IsADirectoryError, match="a folder, not a policy file"):
+        ctxfit.Compactor(policy=str(Path(__file__).parent))
+    with pytest.raises(OSError, match=r"/dev/zero: cannot read: more than 1048576 bytes"):
+        ctxfit.Compactor(policy="/dev/zero")
 
 
 def test_every_profile_keeps_pairs_valid_on_real_sessions(corpus):

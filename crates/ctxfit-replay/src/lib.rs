@@ -171,7 +171,8 @@ impl Policy {
         if name == "none" || name == "oracle" {
             return Policy::named(name).map_err(|e| e.to_string());
         }
-        let is_file = |p: &str| std::path::Path::new(p).is_file();
+        // (a file, a pipe such as `<(…)`, a device, or a folder — which is refused by name when read)
+        let is_file = |p: &str| std::path::Path::new(p).exists();
         let (file, profile) = if is_file(name) {
             (Some(name), None)
         } else {
@@ -181,10 +182,8 @@ impl Policy {
             }
         };
         let settings = if let Some(file) = file {
-            let text =
-                std::fs::read_to_string(file).map_err(|e| format!("{file}: cannot read: {e}"))?;
-            let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-            let f = ctxfit_compactor::PolicyFile::parse(text, file).map_err(|e| e.to_string())?;
+            let f = ctxfit_compactor::PolicyFile::read(std::path::Path::new(file))
+                .map_err(|e| e.to_string())?;
             let profile = match (profile, &f.default_profile, f.profiles.len()) {
                 (Some(p), _, _) => Some(p.to_owned()),
                 (None, Some(_), _) | (None, None, 0) => None,

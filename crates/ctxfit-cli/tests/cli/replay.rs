@@ -125,6 +125,22 @@ fn replay_many_files_in_parallel_gives_the_serial_result() {
             stderr(&o)
         );
     }
+    // a folder or a device without end: named, not taken for a profile's name nor read into memory
+    let dir = std::env::temp_dir();
+    for (policy, said) in [
+        (
+            dir.to_str().unwrap(),
+            "cannot read: a folder, not a policy file",
+        ),
+        (
+            "/dev/zero",
+            "/dev/zero: cannot read: more than 1048576 bytes",
+        ),
+    ] {
+        let o = ctxfit(&["replay", "--sample", "--policy", policy], None);
+        assert_eq!(o.status.code(), Some(2), "{policy}");
+        assert!(stderr(&o).contains(said), "{policy}: {}", stderr(&o));
+    }
 }
 
 #[test]
