@@ -171,8 +171,12 @@ impl Policy {
         if name == "none" || name == "oracle" {
             return Policy::named(name).map_err(|e| e.to_string());
         }
-        // (a file, a pipe such as `<(…)`, a device, or a folder — which is refused by name when read)
-        let is_file = |p: &str| std::path::Path::new(p).exists();
+        // a file, a pipe such as `<(…)`, a device; a folder only where the name is a path (a folder `smart` in the
+        // working directory does not hide the profile), and then refused by name when read
+        let is_file = |p: &str| {
+            let path = std::path::Path::new(p);
+            path.exists() && (!path.is_dir() || p.contains(['/', '\\', '.']))
+        };
         let (file, profile) = if is_file(name) {
             (Some(name), None)
         } else {
