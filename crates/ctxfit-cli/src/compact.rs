@@ -46,7 +46,8 @@ pub struct Args {
     /// For files holding several sessions: compact only session N (0-based).
     #[arg(long)]
     session: Option<usize>,
-    /// Write to this file (atomically) instead of standard output.
+    /// Write to this file (atomically; gzipped when its name ends in .gz) instead of standard output; naming the
+    /// input itself is --in-place.
     #[arg(short, long, conflicts_with = "in_place")]
     output: Option<PathBuf>,
     /// Replace FILE itself (atomically); only for plain Anthropic or OpenAI JSON files.

@@ -30,7 +30,8 @@ pub struct Args {
     /// files give a JSON list with one document per session.
     #[arg(long)]
     session: Option<usize>,
-    /// Write to this file (atomically) instead of standard output. For a folder: the folder to write into, one
+    /// Write to this file (atomically; gzipped when its name ends in .gz; never the input itself) instead of
+    /// standard output. For a folder: the folder to write into, one
     /// file per session file (`a/b.jsonl.gz` → `OUT/a/b.FORMAT.json`), created if missing.
     #[arg(short, long)]
     output: Option<PathBuf>,

@@ -34,7 +34,8 @@ pub struct Args {
     /// is_chunked, chunk_number, total_chunks, message) instead of the Markdown.
     #[arg(long)]
     json: bool,
-    /// Write the output to this file (replaced atomically) instead of standard output.
+    /// Write the output to this file (replaced atomically; gzipped when its name ends in .gz; never the page
+    /// itself) instead of standard output.
     #[arg(short, long)]
     output: Option<PathBuf>,
     /// For a URL: allow loopback, private and link-local addresses (refused by default). The cloud metadata
