@@ -9,8 +9,8 @@
 
 use ctxfit_compactor::{Compactor as Inner, Report, Settings};
 use ctxfit_model::{
-    detect, detect_decisive, read_message, read_system, write_message, Conversation, Message,
-    ModelError, Value, WireFormat,
+    detect_decisive, read_message, read_system, write_message, Conversation, Message, ModelError,
+    Value, WireFormat,
 };
 use ctxfit_tokens::BudgetStatus;
 use pyo3::exceptions::PyValueError;
@@ -130,45 +130,44 @@ impl Compactor {
         // read what is new (nothing is kept if any of it is malformed)
         let mut start = self.conv.messages.len();
         let mut values = read(start)?;
-        if let (Some(fixed), false) = (self.fixed_format, self.format_told) {
-            // a format named by the caller that the messages contradict: nothing of them would be recognised
+        // plain text reads the same in every format: the first message that tells decides it — or, where the caller
+        // named the format, is checked against it (nothing of messages it contradicts would be recognised)
+        let asking = match self.fixed_format {
+            Some(_) => !self.format_told,
+            None => self.conv.format == WireFormat::Anthropic,
+        };
+        if asking {
             let new = Value::Array(values);
             let told = detect_decisive(&new);
             let Value::Array(new) = new else {
                 unreachable!("built as an array")
             };
             values = new;
-            if let Some(told) = told {
-                self.format_told = true;
-                if told != fixed {
-                    errors::warn(
-                        py,
-                        &format!(
-                            "Compactor(format=\"{}\"): the messages read as {} — their tool calls and results \
-                             will not be recognised, nor compacted; leave format out to detect it",
-                            fixed.name(),
-                            told.name()
-                        ),
-                    )?;
+            match (self.fixed_format, told) {
+                (Some(fixed), Some(told)) => {
+                    self.format_told = true;
+                    if told != fixed {
+                        errors::warn(
+                            py,
+                            &format!(
+                                "Compactor(format=\"{}\"): the messages read as {} — their tool calls and \
+                                 results will not be recognised, nor compacted; leave format out to detect it",
+                                fixed.name(),
+                                told.name()
+                            ),
+                        )?;
+                    }
                 }
-            }
-        }
-        if self.fixed_format.is_none() && self.conv.format == WireFormat::Anthropic {
-            // plain text reads the same in every format; the first message that tells decides
-            let new = Value::Array(values);
-            let told = detect(&new);
-            let Value::Array(new) = new else {
-                unreachable!("built as an array")
-            };
-            values = new;
-            if told != WireFormat::Anthropic {
-                if start > 0 {
-                    // read again, in the format now known, what was read as plain text
-                    values = read(0)?;
-                    start = 0;
-                    self.start_over(py, told)?;
+                (None, Some(told)) if told != WireFormat::Anthropic => {
+                    if start > 0 {
+                        // read again, in the format now known, what was read as plain text
+                        values = read(0)?;
+                        start = 0;
+                        self.start_over(py, told)?;
+                    }
+                    self.conv.format = told;
                 }
-                self.conv.format = told;
+                _ => {}
             }
         }
         let format = self.conv.format;
