@@ -6,10 +6,12 @@
 //! weighted sum of those pair counts, with weights fitted against exact o200k counts on the corpus by
 //! `cargo xtask fit-tokens` (which writes `weights.rs`).
 //!
-//! Speed: at run time the loop adds the pair's fixed-point weight directly (two table look-ups and an integer
-//! add per byte, no branches, two independent accumulators), so there are no counters to clear or sum — which
-//! matters as much as the loop for the many short texts of a history. `pair_counts` materialises the counts
-//! for fitting; a test keeps both paths equal.
+//! Speed: at run time the loop adds the pair's fixed-point weight directly — one look-up per byte in a table of
+//! every pair of *bytes* (their classes' weight, built at compile time), indexed by the two bytes read as one
+//! `u16`; no branches, two independent accumulators — so there are no counters to clear or sum, which matters
+//! as much as the loop for the many short texts of a history (1.25× the class-by-class loop it replaced, on the
+//! lines of the Codex sessions). `pair_counts` materialises the counts for fitting; tests keep both paths equal,
+//! the fixed-point sums exactly.
 
 use crate::weights::{FAST_INTERCEPT, FAST_WEIGHTS};
 use crate::TokenEstimator;
@@ -120,40 +122,51 @@ const FIXED_WEIGHTS: [i32; FEATURES] = {
     t
 };
 
-#[inline(always)]
-fn pair(prev: usize, class: usize) -> usize {
-    ((prev << 4) | class) & (FEATURES - 1)
-}
+/// The fixed-point weight of every pair of adjacent *bytes*, indexed by the two bytes as a little-endian `u16`
+/// (`previous | byte << 8`): the weight of their classes' pair. 256 KiB, of which text touches a small part.
+static BYTE_PAIR_WEIGHTS: [i32; 1 << 16] = {
+    let mut t = [0i32; 1 << 16];
+    let mut i = 0;
+    while i < 1 << 16 {
+        let (prev, byte) = (CLASS_TABLE[i & 0xff] as usize, CLASS_TABLE[i >> 8] as usize);
+        t[i] = FIXED_WEIGHTS[(prev << 4) | byte];
+        i += 1;
+    }
+    t
+};
+
+/// The fixed-point weight of a text's first byte (after the start-of-text pseudo-class).
+const FIRST_WEIGHTS: [i32; 256] = {
+    let mut t = [0i32; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = FIXED_WEIGHTS[((START as usize) << 4) | CLASS_TABLE[i] as usize];
+        i += 1;
+    }
+    t
+};
 
 /// Σ weight[pair] over the text, in fixed point: the same model as `pair_counts` · weights, in one pass with
-/// no tables to clear or sum, which matters for the many short texts of a history.
+/// no tables to clear or sum, which matters for the many short texts of a history. Each pair of adjacent bytes
+/// is one look-up in [`BYTE_PAIR_WEIGHTS`] (two bytes read as one `u16`), two independent accumulators.
 fn weighted_pairs(bytes: &[u8]) -> i64 {
-    let mut prev = START as usize;
-    let (mut s0, mut s1) = (0i64, 0i64);
-    let mut chunks = bytes.chunks_exact(8);
-    for ch in &mut chunks {
-        let c0 = CLASS_TABLE[ch[0] as usize] as usize;
-        let c1 = CLASS_TABLE[ch[1] as usize] as usize;
-        let c2 = CLASS_TABLE[ch[2] as usize] as usize;
-        let c3 = CLASS_TABLE[ch[3] as usize] as usize;
-        let c4 = CLASS_TABLE[ch[4] as usize] as usize;
-        let c5 = CLASS_TABLE[ch[5] as usize] as usize;
-        let c6 = CLASS_TABLE[ch[6] as usize] as usize;
-        let c7 = CLASS_TABLE[ch[7] as usize] as usize;
-        s0 += i64::from(FIXED_WEIGHTS[pair(prev, c0)])
-            + i64::from(FIXED_WEIGHTS[pair(c1, c2)])
-            + i64::from(FIXED_WEIGHTS[pair(c3, c4)])
-            + i64::from(FIXED_WEIGHTS[pair(c5, c6)]);
-        s1 += i64::from(FIXED_WEIGHTS[pair(c0, c1)])
-            + i64::from(FIXED_WEIGHTS[pair(c2, c3)])
-            + i64::from(FIXED_WEIGHTS[pair(c4, c5)])
-            + i64::from(FIXED_WEIGHTS[pair(c6, c7)]);
-        prev = c7;
+    let Some(&first) = bytes.first() else {
+        return 0;
+    };
+    let weight = |pair: &[u8]| {
+        i64::from(BYTE_PAIR_WEIGHTS[usize::from(u16::from_le_bytes([pair[0], pair[1]]))])
+    };
+    let (mut s0, mut s1) = (i64::from(FIRST_WEIGHTS[usize::from(first)]), 0i64);
+    // the pairs (bytes[k], bytes[k + 1]), eight at a time: a window of nine bytes, advancing by eight
+    let mut rest = bytes;
+    while rest.len() >= 9 {
+        let w = &rest[..9];
+        s0 += weight(&w[0..2]) + weight(&w[2..4]) + weight(&w[4..6]) + weight(&w[6..8]);
+        s1 += weight(&w[1..3]) + weight(&w[3..5]) + weight(&w[5..7]) + weight(&w[7..9]);
+        rest = &rest[8..];
     }
-    for &b in chunks.remainder() {
-        let c = CLASS_TABLE[b as usize] as usize;
-        s0 += i64::from(FIXED_WEIGHTS[pair(prev, c)]);
-        prev = c;
+    for pair in rest.windows(2) {
+        s0 += weight(pair);
     }
     s0 + s1
 }
@@ -228,6 +241,21 @@ mod tests {
                 (counted - fixed).abs() < 1e-3 * (1.0 + counted.abs()),
                 "{text:?}: {counted} vs {fixed}"
             );
+        }
+    }
+
+    #[test]
+    fn byte_pairs_sum_exactly_the_class_pairs_weights() {
+        // every length up to two windows and a tail, ASCII and multi-byte text, control bytes
+        let source = "fn main() {\n\t\"héllo\" → 日本語 [x] 12_345\r\n}\u{1}";
+        for end in (0..=source.len()).filter(|&e| source.is_char_boundary(e)) {
+            let text = &source[..end];
+            let counted: i64 = pair_counts(text)
+                .iter()
+                .zip(FIXED_WEIGHTS.iter())
+                .map(|(&n, &w)| n as i64 * i64::from(w))
+                .sum();
+            assert_eq!(weighted_pairs(text.as_bytes()), counted, "{text:?}");
         }
     }
 
