@@ -16,11 +16,40 @@ const MAX_DEPTH: usize = 256;
 pub fn to_value(obj: &Bound<'_, PyAny>, path: &str) -> PyResult<Value> {
     read(obj, 0).map_err(|e| match e {
         Odd::Type(what, at) => PyTypeError::new_err(format!(
-            "{path}{at}: cannot send {what} as JSON (dicts, lists, strings, numbers, booleans, None, or an SDK model with model_dump)"
+            "{path}{}: cannot send {what} as JSON (dicts, lists, strings, numbers, booleans, None, or an SDK model with model_dump)",
+            shortened(&at)
         )),
-        Odd::Value(what, at) => PyValueError::new_err(format!("{path}{at}: {what}")),
+        Odd::Value(what, at) => PyValueError::new_err(format!("{path}{}: {what}", shortened(&at))),
         Odd::Python(e) => e,
     })
+}
+
+/// Characters of a long path kept at each end in errors.
+const PATH_ENDS: usize = 60;
+
+/// A path below the root as an error names it: whole, or — a value nested hundreds deep, a list that holds
+/// itself — its first and last steps around `…`, so the message stays a line.
+fn shortened(at: &str) -> std::borrow::Cow<'_, str> {
+    if at.chars().count() <= 2 * PATH_ENDS + 10 {
+        return at.into();
+    }
+    // cut where a step begins (`.key`, `[3]`) within each end, else at a character
+    let starts: Vec<usize> = at.char_indices().map(|(i, _)| i).collect();
+    let step = |i: usize| matches!(at.as_bytes()[i], b'.' | b'[');
+    let head_limit = starts[PATH_ENDS];
+    let head = starts[1..=PATH_ENDS]
+        .iter()
+        .rev()
+        .copied()
+        .find(|&i| step(i))
+        .unwrap_or(head_limit);
+    let tail_from = starts[starts.len() - PATH_ENDS];
+    let tail = starts[starts.len() - PATH_ENDS..]
+        .iter()
+        .copied()
+        .find(|&i| step(i))
+        .unwrap_or(tail_from);
+    format!("{}…{}", &at[..head], &at[tail..]).into()
 }
 
 enum Odd {

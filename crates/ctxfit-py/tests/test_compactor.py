@@ -142,8 +142,16 @@ def test_malformed_messages_are_refused_and_lose_nothing():
         compactor.compact(messages + [{"role": "user", "content": "x", "n": 10**5000}])
     itself = []
     itself.append(itself)
-    with pytest.raises(ValueError, match=r"messages\[6\]\.content(\[0\])+: nested more than 256 levels deep"):
+    # (the path's middle left out: the message stays a line)
+    with pytest.raises(ValueError, match=r"^messages\[6\]\.content(\[0\])+…(\[0\])+: nested more than 256 levels deep$") as e:
         compactor.compact(messages + [{"role": "user", "content": itself}])
+    assert len(str(e.value)) < 200
+    deep = {}
+    for _ in range(1000):
+        deep = {"key.with[odd]": deep}
+    with pytest.raises(ValueError, match=r"^messages\[6\]\.meta\.key\.with\[odd\].*….*: nested more than 256") as e:
+        compactor.compact(messages + [{"role": "user", "content": "x", "meta": deep}])
+    assert len(str(e.value)) < 200
     assert len(compactor) == len(messages)
     assert compactor.compact(messages) == good
 
