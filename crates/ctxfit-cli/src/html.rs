@@ -128,7 +128,16 @@ fn explanation(args: &Args) -> Result<String> {
 /// by name rather than written out as mojibake.
 fn read_page(source: &str) -> Result<Vec<u8>> {
     let bytes = read_bytes(source)?;
-    match ctxfit_html::binary_kind(&bytes, None) {
+    // a file named as a page is one, as a browser opens it by its name; any other is sniffed
+    let named_a_page = std::path::Path::new(source)
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| {
+            ["html", "htm", "xhtml"]
+                .iter()
+                .any(|x| e.eq_ignore_ascii_case(x))
+        });
+    match ctxfit_html::binary_kind(&bytes, named_a_page.then_some("text/html")) {
         Some(kind) => Err(BadInput(format!(
             "{}: not a web page: the bytes are {kind}, not text",
             display_name(source)

@@ -105,11 +105,51 @@ pub fn binary_kind(bytes: &[u8], content_type: Option<&str>) -> Option<&'static 
     if content_type.is_some_and(|c| !c.trim().is_empty()) {
         return None;
     }
+    // untyped bytes that begin (after white space) as a page or an XML document does — the standard's HTML
+    // patterns, `<!DOCTYPE HTML`, `<HTML`, `<P`, `<!--`, … and a space or `>` — are a page, whatever follows
+    if starts_as_markup(bytes) {
+        return None;
+    }
     let binary = |b: &u8| matches!(b, 0x00..=0x08 | 0x0B | 0x0E..=0x1A | 0x1C..=0x1F);
     bytes[..bytes.len().min(1445)]
         .iter()
         .any(binary)
         .then_some("binary data")
+}
+
+/// Do `bytes` begin, after white space, with one of the WHATWG MIME Sniffing standard's HTML patterns (a tag
+/// name it lists, any case, then a space or `>`) or with `<?xml`?
+fn starts_as_markup(bytes: &[u8]) -> bool {
+    const HTML: &[&[u8]] = &[
+        b"<!DOCTYPE HTML",
+        b"<HTML",
+        b"<HEAD",
+        b"<SCRIPT",
+        b"<IFRAME",
+        b"<H1",
+        b"<DIV",
+        b"<FONT",
+        b"<TABLE",
+        b"<A",
+        b"<STYLE",
+        b"<TITLE",
+        b"<B",
+        b"<BODY",
+        b"<BR",
+        b"<P",
+        b"<!--",
+    ];
+    let start = bytes
+        .iter()
+        .position(|b| !matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' '))
+        .unwrap_or(bytes.len());
+    let rest = &bytes[start..];
+    rest.starts_with(b"<?xml")
+        || HTML.iter().any(|p| {
+            rest.get(..p.len())
+                .is_some_and(|h| h.eq_ignore_ascii_case(p))
+                && matches!(rest.get(p.len()), Some(b' ' | b'>'))
+        })
 }
 
 /// Decode a page's bytes to text. `content_type` is the HTTP `Content-Type` header, if the page came over HTTP.
@@ -150,8 +190,9 @@ mod tests {
             (b"\x89PNG\r\n\x1a\n\x00\x00", "a PNG image"),
             (b"\x1f\x8b\x08\x00", "gzip-compressed data"),
             (b"RIFF\x10\x00\x00\x00WEBPVP8 ", "a WebP image"),
-            (b"<p>a\x00b</p>", "binary data"),
+            (b"<meta charset=x>a\x00b", "binary data"),
             (b"text\x07", "binary data"),
+            (b"<pre>\x00", "binary data"),
         ] {
             assert_eq!(binary_kind(bytes, None), Some(kind), "{bytes:?}");
         }
@@ -166,6 +207,12 @@ mod tests {
             (b"<\x00p\x00>\x00", Some("text/plain; charset=utf-16le")),
             (late.as_bytes(), None),
             (b"", None),
+            // the standard's HTML patterns (and `<?xml`) make untyped bytes a page, a NUL after them and all
+            (b"<p>a\x00b</p>", None),
+            (b" \r\n<!DOCTYPE html>\x00", None),
+            (b"<HTML >\x01", None),
+            (b"<!-- x -->\x00", None),
+            (b"<?xml version=\"1.0\"?>\x00", None),
         ] {
             assert_eq!(binary_kind(bytes, content_type), None, "{bytes:?}");
         }
@@ -176,10 +223,7 @@ mod tests {
             binary_kind(b"50%\x08\x08\x08100%", Some("text/plain")),
             None
         );
-        assert_eq!(
-            binary_kind(b"<p>a\x00b</p>", Some(" ")),
-            Some("binary data")
-        );
+        assert_eq!(binary_kind(b"<meta>a\x00b", Some(" ")), Some("binary data"));
         assert_eq!(
             binary_kind(b"%PDF-1.4", Some("text/html")),
             Some("a PDF document")

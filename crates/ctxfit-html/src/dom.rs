@@ -27,6 +27,7 @@ use markup5ever_rcdom::{Handle, NodeData, RcDom};
 /// Parse a document into an `RcDom` without the text of scripts, styles and `<noscript>`, without comments,
 /// and without the parse errors' messages.
 pub(crate) fn parse(html: &str) -> RcDom {
+    let html = &*crate::floods::defused(html);
     let mut parser = parse_document(Lean::default(), ParseOpts::default());
     let bytes = html.as_bytes();
     let mut fed = 0;
@@ -134,7 +135,7 @@ pub(crate) fn linked_data(html: &str) -> impl Iterator<Item = &str> {
 
 /// Where the raw text that starts at `from` ends: the first `</name` (any case) followed by white space, `/` or
 /// `>` — the only end tag the tokenizer's raw-text states take for one.
-fn raw_end(bytes: &[u8], from: usize, name: &[u8]) -> Option<usize> {
+pub(crate) fn raw_end(bytes: &[u8], from: usize, name: &[u8]) -> Option<usize> {
     let mut i = from;
     while let Some(at) = memchr::memmem::find(&bytes[i..], b"</") {
         let lt = i + at;

@@ -343,6 +343,7 @@ impl TokenSink for FlatSink {
 /// Clean a page with the tokenizer only: text in document order as paragraphs and headings, with the level's
 /// elements dropped.
 pub(crate) fn render_flat(html: &str, level: StripLevel) -> String {
+    let html = &*crate::floods::defused(html);
     let sink = FlatSink(RefCell::new(Flat {
         level,
         out: String::new(),

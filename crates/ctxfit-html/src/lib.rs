@@ -39,6 +39,7 @@ pub mod eval;
 mod explain;
 mod extract;
 mod flat;
+mod floods;
 mod links;
 mod metadata;
 mod render;

@@ -36,7 +36,9 @@ pub fn page_metadata(html: &str, base_url: Option<&str>) -> PageMetadata {
     while !html.is_char_boundary(end) {
         end -= 1;
     }
-    let dom = parse_document(RcDom::default(), ParseOpts::default()).one(&html[..end]);
+    let end = within_cost(html, end);
+    let head = crate::floods::defused(&html[..end]);
+    let dom = parse_document(RcDom::default(), ParseOpts::default()).one(&*head);
     let mut m = from_document(&dom.document, base_url);
     // JSON-LD after the head (many pages put it in their body): for what the head does not say
     if m.title.is_none() || m.published.is_none() || m.author.is_none() {
@@ -51,6 +53,34 @@ pub fn page_metadata(html: &str, base_url: Option<&str>) -> PageMetadata {
         m.author = m.author.or(ld.author);
     }
     m
+}
+
+/// The end of the longest part of `html[..end]` whose tree is not too costly to build ([`tree_is_too_costly`]:
+/// html5ever's tree construction is quadratic in the depth of some nestings, and a page without `</head>` may
+/// open 50,000 `<div>`s in its first 256 KiB). The metadata tags sit at the top: what is cut is the deep part.
+///
+/// [`tree_is_too_costly`]: crate::flat::tree_is_too_costly
+fn within_cost(html: &str, end: usize) -> usize {
+    if !crate::flat::tree_is_too_costly(&html[..end]) {
+        return end;
+    }
+    // `good` is a part cheap enough (the empty one is), `bad` one too costly
+    let (mut good, mut bad) = (0, end);
+    while bad - good > 1 {
+        let mut mid = good + (bad - good) / 2;
+        while !html.is_char_boundary(mid) {
+            mid -= 1;
+        }
+        if mid <= good {
+            break;
+        }
+        if crate::flat::tree_is_too_costly(&html[..mid]) {
+            bad = mid;
+        } else {
+            good = mid;
+        }
+    }
+    good
 }
 
 fn find_head_end(html: &str) -> Option<usize> {

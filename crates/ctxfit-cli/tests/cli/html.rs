@@ -54,6 +54,20 @@ fn html_cleans_a_file_or_stdin_and_reports_like_the_page_tool() {
             stderr(&o)
         );
     }
+    // a stray control byte in a file named as a page: a page, as a browser opens it by its name; the same bytes
+    // untyped (standard input, another name) are sniffed, and refused
+    let stray = b"<meta charset=utf-8><p>caf\xc3\xa9 \x00 au lait</p>";
+    for (name, page) in [
+        ("stray.html", true),
+        ("stray.HTM", true),
+        ("stray.dat", false),
+    ] {
+        let file = dir.join(name);
+        std::fs::write(&file, stray).unwrap();
+        let o = ctxfit(&["html", file.to_str().unwrap()], None);
+        assert_eq!(o.status.success(), page, "{name}: {}", stderr(&o));
+        assert_eq!(stdout(&o).contains("café"), page, "{name}");
+    }
 
     let json = ctxfit(&["html", path, "--max-chars", "500", "--json"], None);
     let v: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();

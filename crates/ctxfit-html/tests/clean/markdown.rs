@@ -184,7 +184,49 @@ fn deep_nesting_does_not_overflow_the_stack_or_take_quadratic_time() {
             assert!(out.contains("after"), "{level:?} {open}");
             assert!(stats.reduction_percent > 99.0);
         }
+        // what the page says of itself is read from its top, not from a tree of the whole deep head (a page
+        // without `</head>` is read up to 256 KiB: 50,000 `<div>`s, a quarter of a minute to build; the page
+        // tool and `ctxfit html` read it for every page)
+        let page = format!("<title>Deep</title><meta name=author content=Ann>{html}");
+        let m = ctxfit_html::page_metadata(&page, None);
+        assert_eq!(
+            (m.title.as_deref(), m.author.as_deref()),
+            (Some("Deep"), Some("Ann")),
+            "{open}"
+        );
     }
+}
+
+#[test]
+fn a_tag_flooded_with_attributes_does_not_take_quadratic_time() {
+    // html5ever checks each attribute of a tag against those before it: 300,000 on one `<p>` took 95 s; the
+    // tags reach the parser cut to their first 256 attributes — on the tree's path, on the tokenizer-only one
+    // (nested too deep for a tree) and in the head the metadata is read from
+    let flood: String = (0..300_000).map(|i| format!(" data-a{i}=\"v\"")).collect();
+    let deep = "<div>".repeat(100_000);
+    for html in [
+        format!("<html><head><title{flood}>The title</title></head><body><h1>Top</h1><p{flood}>kept <b>text</b></p><p>after</p></body></html>"),
+        format!("<h1>Top</h1>{deep}<p{flood}>kept <b>text</b></p><p>after</p>"),
+    ] {
+        for level in [StripLevel::Minimal, StripLevel::Aggressive] {
+            let (out, _) = HtmlCleaner::new(level).clean(&html);
+            assert!(
+                out.contains("kept **text**") || out.contains("kept text"),
+                "{level:?}: {}",
+                &out[..out.len().min(200)]
+            );
+            assert!(out.contains("after"), "{level:?}");
+        }
+        let _ = ctxfit_html::page_metadata(&html, None);
+    }
+    // the title of a head the metadata reader reads whole (under 256 KiB), its tag flooded
+    let flood: String = (0..10_000).map(|i| format!(" a{i}=v")).collect();
+    let page =
+        format!("<html><head><title{flood}>The title</title></head><body><p>x</p></body></html>");
+    assert_eq!(
+        ctxfit_html::page_metadata(&page, None).title.as_deref(),
+        Some("The title")
+    );
 }
 
 #[test]
