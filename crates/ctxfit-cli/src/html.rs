@@ -117,8 +117,9 @@ fn explanation(args: &Args) -> Result<String> {
              aggressive level writes the page as the moderate level does\n",
         ),
         ctxfit_html::Explanation::TooDeep => out.push_str(
-            "no article: the page nests too deep to build its tree, so it is written by the tokenizer alone, as \
-             the moderate level would write it\n",
+            "no article: the page's tree would cost too much to build (it nests too deep, or leaves thousands of \
+             formatting elements open), so it is written by the tokenizer alone, as the moderate level would \
+             write it\n",
         ),
     }
     Ok(out)

@@ -94,8 +94,9 @@ pub enum Explanation {
     /// No element holds enough prose to be sure (a recipe, a product, a listing): the page is written as the
     /// moderate level writes it.
     NoArticle,
-    /// The page nests too deep to build its tree in reasonable time: it is written by the tokenizer alone, as the
-    /// moderate level would write it, with no extraction.
+    /// The page's tree would take too long or too many elements to build (it nests too deep, or leaves thousands
+    /// of formatting elements open for the tree builder to compare and copy): it is written by the tokenizer
+    /// alone, as the moderate level would write it, with no extraction.
     TooDeep,
 }
 
@@ -104,10 +105,12 @@ pub enum Explanation {
 /// the lead and the article's elements, less what `left_out` names (and, inside them, what every aggressive clean
 /// drops: scripts, forms, ads, link lists).
 pub fn explain(html: &str) -> Explanation {
-    if flat::tree_is_too_costly(html) {
+    let tree = (!flat::tree_is_too_costly(html))
+        .then(|| crate::dom::parse(html))
+        .flatten();
+    let Some(dom) = tree else {
         return Explanation::TooDeep;
-    }
-    let dom = crate::dom::parse(html);
+    };
     let Some(main) = extract::main_content(&dom.document, &extract::Weights::default()) else {
         return Explanation::NoArticle;
     };

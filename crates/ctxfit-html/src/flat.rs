@@ -6,7 +6,9 @@
 //! real pages are a few dozen elements deep. [`tree_is_too_costly`] estimates that cost with one linear scan
 //! over the bytes; pages above the limit are cleaned by [`render_flat`] instead: html5ever's tokenizer alone
 //! (linear), with the strip level's rules applied to each element, and text written as paragraphs and
-//! headings. Structure (lists, tables, links) is lost on such pages; nothing else is.
+//! headings. Structure (lists, tables, links) is lost on such pages; nothing else is. The estimate also counts
+//! the standard's other quadratic step: each formatting element opened (`<b>`, `<font>`, …) is compared with
+//! those of the list of active formatting elements, which keeps every unclosed one with attributes of its own.
 
 use std::cell::RefCell;
 
@@ -29,6 +31,12 @@ struct Kind {
     nests: bool,
     /// Its content is text, not markup.
     raw: bool,
+    /// A formatting element (`b`, `i`, `font`, `a`, …): the tree builder compares each one opened with those in
+    /// its list of active formatting elements (the standard's "Noah's Ark" clause), attributes and all.
+    formatting: bool,
+    /// Its start and its end put a marker in that list, or clear it to one (`td`, `th`, `caption`, …): the
+    /// comparisons reach back to the last marker only.
+    marker: bool,
 }
 
 fn kind(name: &[u8]) -> Kind {
@@ -119,6 +127,26 @@ fn kind(name: &[u8]) -> Kind {
                 | b"noframes"
                 | b"plaintext"
         ),
+        formatting: matches!(
+            name,
+            b"a" | b"b"
+                | b"big"
+                | b"code"
+                | b"em"
+                | b"font"
+                | b"i"
+                | b"nobr"
+                | b"s"
+                | b"small"
+                | b"strike"
+                | b"strong"
+                | b"tt"
+                | b"u"
+        ),
+        marker: matches!(
+            name,
+            b"td" | b"th" | b"caption" | b"marquee" | b"object" | b"applet" | b"template"
+        ),
     }
 }
 
@@ -141,13 +169,36 @@ fn step_limit(len: usize) -> u64 {
     30_000_000 + 64 * len as u64
 }
 
+/// Scope-check steps one comparison of two formatting elements counts for: it copies and sorts both tags'
+/// attributes (about 700 instructions, where a step of a scope check takes about 20).
+const FORMATTING_WEIGHT: u64 = 32;
+
 /// Would building the tree of this page cost more than [`step_limit`]? One pass over the bytes: tags are
-/// counted by name (content of `<script>`, `<style>` and the like is skipped), the open-element depth is
-/// tracked, and each scope-checking start tag adds the current depth.
+/// counted by name (content of `<script>`, `<style>` and the like is skipped), the stack of open elements is
+/// tracked (an end tag closes the innermost open element of its name among the last [`MATCH_WINDOW`] — with
+/// what is open inside it, for a block; alone, for a formatting element; not at all, for another element with a
+/// block open inside it — and one that matches none is ignored, as the tree builder does), each scope-checking start tag
+/// adds its depth, and so does every end tag (the tree builder walks the stack for its element: 50,000 open
+/// `<span>`s and 100,000 stray `</div>`s took it 51 s); the formatting elements open since the
+/// last marker are tracked too, and each formatting start tag adds, weighted, how many the tree builder's list
+/// holds — all those with attributes, and of those without, at most three of a name (the clause drops the
+/// earliest of four alike): 10,000 unclosed `<b id=…>`s (150 KB) took the tree builder 5 s, comparing each with
+/// those before it, where 100,000 nested `<b><i>` take milliseconds.
 pub(crate) fn tree_is_too_costly(html: &str) -> bool {
     let bytes = html.as_bytes();
     let limit = step_limit(bytes.len());
-    let (mut depth, mut steps) = (0u64, 0u64);
+    let mut steps = 0u64;
+    // the open elements: name, lower case (the first 12 bytes of longer ones), and whether it is a block the
+    // tree builder's "any other end tag" stops at
+    let mut open: Vec<([u8; 12], bool)> = Vec::new();
+    let key = |name: &[u8]| {
+        let mut k = [0u8; 12];
+        let n = name.len().min(12);
+        k[..n].copy_from_slice(&name[..n]);
+        k.make_ascii_lowercase();
+        k
+    };
+    let mut formatting = Formatting::default();
     let mut i = 0;
     while let Some(at) = memchr::memchr(b'<', &bytes[i..]) {
         i += at + 1;
@@ -164,13 +215,50 @@ pub(crate) fn tree_is_too_costly(html: &str) -> bool {
         let kind = kind_of(name);
         i = start + len;
         if closing {
-            if kind.nests {
-                depth = depth.saturating_sub(1);
+            steps += open.len() as u64;
+            if steps > limit {
+                return true;
+            }
+            let k = key(name);
+            let window = open.len().saturating_sub(MATCH_WINDOW);
+            let found = open[window..]
+                .iter()
+                .rposition(|o| o.0 == k)
+                .map(|at| window + at);
+            match found {
+                // a formatting element leaves the blocks opened inside it open (the adoption agency moves them)
+                Some(at) if kind.formatting => {
+                    open.remove(at);
+                }
+                // a block's end tag closes what is open inside it
+                Some(at) if kind.scope_check => open.truncate(at),
+                // any other end tag closes its element unless a block opened since stands in the way
+                Some(at) if !open[at + 1..].iter().any(|o| o.1) => open.truncate(at),
+                _ => {}
+            }
+            if kind.formatting {
+                formatting.close(name);
+            }
+            if kind.marker {
+                formatting = Formatting::default();
             }
             continue;
         }
-        if kind.scope_check {
-            steps += depth;
+        if kind.marker {
+            formatting = Formatting::default();
+        }
+        if kind.scope_check || kind.formatting {
+            if kind.scope_check {
+                steps += open.len() as u64;
+            }
+            if kind.formatting {
+                steps += FORMATTING_WEIGHT * formatting.listed();
+                let bare = bytes[i..]
+                    .iter()
+                    .find(|b| !b.is_ascii_whitespace())
+                    .is_none_or(|&b| b == b'>' || b == b'/');
+                formatting.open(name, bare);
+            }
             if steps > limit {
                 return true;
             }
@@ -186,10 +274,52 @@ pub(crate) fn tree_is_too_costly(html: &str) -> bool {
         let self_closing = memchr::memchr(b'>', &bytes[i..])
             .is_some_and(|end| end > 0 && bytes[i + end - 1] == b'/');
         if kind.nests && !self_closing {
-            depth += 1;
+            open.push((key(name), kind.scope_check));
         }
     }
     false
+}
+
+/// The formatting elements open since the last marker, as the pre-scan counts them: per name, those without
+/// attributes (alike: the list keeps three of them at most), and all those with attributes together.
+#[derive(Default)]
+struct Formatting {
+    bare: [u64; 14],
+    with_attributes: u64,
+}
+
+/// The formatting elements' names, in the order of [`Formatting::bare`].
+const FORMATTING_NAMES: [&[u8]; 14] = [
+    b"a", b"b", b"big", b"code", b"em", b"font", b"i", b"nobr", b"s", b"small", b"strike",
+    b"strong", b"tt", b"u",
+];
+
+impl Formatting {
+    fn slot(name: &[u8]) -> Option<usize> {
+        FORMATTING_NAMES
+            .iter()
+            .position(|n| n.eq_ignore_ascii_case(name))
+    }
+
+    /// How many entries the tree builder's list holds.
+    fn listed(&self) -> u64 {
+        self.with_attributes + self.bare.iter().map(|&n| n.min(3)).sum::<u64>()
+    }
+
+    fn open(&mut self, name: &[u8], bare: bool) {
+        match Self::slot(name) {
+            Some(k) if bare => self.bare[k] += 1,
+            _ => self.with_attributes += 1,
+        }
+    }
+
+    /// An end tag of `name`: one of its name less (one without attributes, if any is open).
+    fn close(&mut self, name: &[u8]) {
+        match Self::slot(name) {
+            Some(k) if self.bare[k] > 0 => self.bare[k] -= 1,
+            _ => self.with_attributes = self.with_attributes.saturating_sub(1),
+        }
+    }
 }
 
 /// Where `</name` (any case) starts at or after `from`.
@@ -384,6 +514,39 @@ mod tests {
         // a script full of tags does not count
         let script = format!("<script>{}</script>", "<div>".repeat(100_000));
         assert!(!tree_is_too_costly(&script));
+        // formatting elements left open, each with its own attributes: the tree builder compares each with all
+        // before it (10,000 took it 5 s); alike ones it keeps three of, and a table cell starts a new list
+        let unlike: String = (0..10_000).map(|i| format!("<b id={i}>")).collect();
+        assert!(tree_is_too_costly(&format!("{unlike}<p>x")));
+        assert!(!tree_is_too_costly(&"<b><i>".repeat(100_000)));
+        assert!(!tree_is_too_costly(&"<b class=x>x</b> ".repeat(100_000)));
+        // end tags walk the stack too: stray ones over a deep stack, and ones that close nothing because the
+        // tree builder leaves the blocks opened inside an element open (a `<b>`, a `<span>` around `<div>`s)
+        let spans = "<span>".repeat(50_000);
+        assert!(tree_is_too_costly(&format!(
+            "{spans}{}",
+            "</div>".repeat(100_000)
+        )));
+        assert!(tree_is_too_costly(&format!(
+            "{}{}",
+            "<div>".repeat(5_000),
+            "</p>".repeat(100_000)
+        )));
+        for inline in ["b", "span"] {
+            let block = format!("<{inline}>{}</{inline}>", "<div>".repeat(50));
+            assert!(tree_is_too_costly(&block.repeat(20_000)), "{inline}");
+        }
+        // while elements closed as they should be, or closed by their block, cost nothing
+        assert!(!tree_is_too_costly(
+            &"<div><span><b>x</b> y</span></div>".repeat(100_000)
+        ));
+        assert!(!tree_is_too_costly(
+            &"<div><span><i>unclosed</div>".repeat(100_000)
+        ));
+        let cells: String = (0..20_000)
+            .map(|i| format!("<td><font face=f{i}>x"))
+            .collect();
+        assert!(!tree_is_too_costly(&format!("<table><tr>{cells}</table>")));
 
         let corpus = ctxfit_testkit::corpus_or_skip!();
         let mut pages = 0;

@@ -129,10 +129,12 @@ enum Parsed {
 
 impl ParsedPage {
     pub fn parse(html: &str) -> ParsedPage {
-        ParsedPage(if flat::tree_is_too_costly(html) {
-            Parsed::Flat(html.to_owned())
-        } else {
-            Parsed::Tree(dom::parse(html))
+        let tree = (!flat::tree_is_too_costly(html))
+            .then(|| dom::parse(html))
+            .flatten();
+        ParsedPage(match tree {
+            Some(dom) => Parsed::Tree(dom),
+            None => Parsed::Flat(html.to_owned()),
         })
     }
 }
@@ -174,10 +176,14 @@ impl HtmlCleaner {
     /// Clean a page.
     pub fn clean(&self, html: &str) -> (String, CleanStats) {
         // (not through `ParsedPage`, which would copy a page too deep for the tree)
-        let markdown = if flat::tree_is_too_costly(html) {
-            flat::render_flat(html, self.level)
-        } else {
-            self.clean_tree(&dom::parse(html))
+        // a page whose tree would cost too much — by the estimate before, or by the elements the tree builder
+        // makes — is written by the tokenizer alone
+        let tree = (!flat::tree_is_too_costly(html))
+            .then(|| dom::parse(html))
+            .flatten();
+        let markdown = match tree {
+            Some(dom) => self.clean_tree(&dom),
+            None => flat::render_flat(html, self.level),
         };
         let stats = CleanStats::new(html.len(), markdown.len());
         (markdown, stats)

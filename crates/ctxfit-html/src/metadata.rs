@@ -10,9 +10,7 @@
 
 use std::rc::Rc;
 
-use html5ever::tendril::TendrilSink;
-use html5ever::{parse_document, ParseOpts};
-use markup5ever_rcdom::{Handle, NodeData, RcDom};
+use markup5ever_rcdom::{Handle, NodeData};
 
 use crate::{attr, descendants, resolve_url, tag};
 
@@ -37,9 +35,11 @@ pub fn page_metadata(html: &str, base_url: Option<&str>) -> PageMetadata {
         end -= 1;
     }
     let end = within_cost(html, end);
-    let head = crate::floods::defused(&html[..end]);
-    let dom = parse_document(RcDom::default(), ParseOpts::default()).one(&*head);
-    let mut m = from_document(&dom.document, base_url);
+    // (a head whose tree builder makes far more elements than it has tags says nothing: its JSON-LD is still read)
+    let mut m = match crate::dom::parse_keeping_scripts(&html[..end]) {
+        Some(dom) => from_document(&dom.document, base_url),
+        None => PageMetadata::default(),
+    };
     // JSON-LD after the head (many pages put it in their body): for what the head does not say
     if m.title.is_none() || m.published.is_none() || m.author.is_none() {
         let mut ld = LinkedData::default();

@@ -198,6 +198,45 @@ fn deep_nesting_does_not_overflow_the_stack_or_take_quadratic_time() {
 }
 
 #[test]
+fn formatting_elements_left_open_do_not_take_quadratic_time() {
+    // 50,000 `<b>`s, each with its own attributes, never closed: the tree builder compares each with all the
+    // open ones before it (minutes); the page goes to the tokenizer-only writer, its text kept
+    let open: String = (0..50_000).map(|i| format!("<b id=b{i}>")).collect();
+    let html = format!("<h1>Top</h1>{open}<p>kept text</p><p>after</p>");
+    for level in [StripLevel::Minimal, StripLevel::Aggressive] {
+        let (out, _) = HtmlCleaner::new(level).clean(&html);
+        assert!(
+            out.contains("kept text") && out.contains("after"),
+            "{level:?}: {out}"
+        );
+    }
+    assert!(ctxfit_html::page_metadata(&html, None).title.is_none());
+}
+
+#[test]
+fn formatting_elements_copied_into_every_paragraph_are_bounded() {
+    // 1,000 `<b>`s left open in a `<div>` the page then closes: the tree builder copies all of them into each
+    // paragraph after it (the standard's reconstruction of the active formatting elements) — 92 KB of page made
+    // ten million elements (11 s, 2.3 GB); past four elements per tag the page goes to the tokenizer-only writer
+    let open: String = (0..1_000).map(|i| format!("<b id=b{i}>")).collect();
+    let html = format!(
+        "<title>Copied</title><div>{open}</div>{}<p>the last</p>",
+        "<p>x</p>".repeat(10_000)
+    );
+    for level in [StripLevel::Minimal, StripLevel::Aggressive] {
+        let (out, _) = HtmlCleaner::new(level).clean(&html);
+        assert!(out.contains("the last"), "{level:?}");
+        assert_eq!(out.matches('x').count(), 10_000, "{level:?}");
+    }
+    // the head is read the same way (its tree builder stopped, the page says nothing of itself)
+    let _ = ctxfit_html::page_metadata(&html, None);
+    assert!(matches!(
+        ctxfit_html::explain(&html),
+        ctxfit_html::Explanation::TooDeep
+    ));
+}
+
+#[test]
 fn a_tag_flooded_with_attributes_does_not_take_quadratic_time() {
     // html5ever checks each attribute of a tag against those before it: 300,000 on one `<p>` took 95 s; the
     // tags reach the parser cut to their first 256 attributes — on the tree's path, on the tokenizer-only one
