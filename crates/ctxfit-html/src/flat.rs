@@ -176,14 +176,14 @@ const FORMATTING_WEIGHT: u64 = 32;
 /// Would building the tree of this page cost more than [`step_limit`]? One pass over the bytes: tags are
 /// counted by name (content of `<script>`, `<style>` and the like is skipped), the stack of open elements is
 /// tracked (an end tag closes the innermost open element of its name among the last [`MATCH_WINDOW`] — with
-/// what is open inside it, for a block; alone, for a formatting element; not at all, for another element with a
-/// block open inside it — and one that matches none is ignored, as the tree builder does), each scope-checking start tag
-/// adds its depth, and so does every end tag (the tree builder walks the stack for its element: 50,000 open
-/// `<span>`s and 100,000 stray `</div>`s took it 51 s); the formatting elements open since the
-/// last marker are tracked too, and each formatting start tag adds, weighted, how many the tree builder's list
-/// holds — all those with attributes, and of those without, at most three of a name (the clause drops the
-/// earliest of four alike): 10,000 unclosed `<b id=…>`s (150 KB) took the tree builder 5 s, comparing each with
-/// those before it, where 100,000 nested `<b><i>` take milliseconds.
+/// what is open inside it, for a block; alone, for a formatting element; not at all, for another element with
+/// a block open inside it — and one that matches none is ignored, as the tree builder does), each
+/// scope-checking start tag adds its depth, and so does every end tag (the tree builder walks the stack for
+/// its element: 50,000 open `<span>`s and 100,000 stray `</div>`s took it 51 s); the formatting elements open
+/// since the last marker are tracked too, and each formatting start tag adds, weighted, how many the tree
+/// builder's list holds — all those with attributes, and of those without, at most three of a name (the clause
+/// drops the earliest of four alike): 10,000 unclosed `<b id=…>`s (150 KB) took the tree builder 5 s,
+/// comparing each with those before it, where 100,000 nested `<b><i>` take milliseconds.
 pub(crate) fn tree_is_too_costly(html: &str) -> bool {
     let bytes = html.as_bytes();
     let limit = step_limit(bytes.len());

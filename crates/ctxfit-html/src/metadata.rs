@@ -35,7 +35,8 @@ pub fn page_metadata(html: &str, base_url: Option<&str>) -> PageMetadata {
         end -= 1;
     }
     let end = within_cost(html, end);
-    // (a head whose tree builder makes far more elements than it has tags says nothing: its JSON-LD is still read)
+    // (a head whose tree builder makes far more elements than it has tags says nothing of itself: the JSON-LD
+    // after it is still read)
     let mut m = match crate::dom::parse_keeping_scripts(&html[..end]) {
         Some(dom) => from_document(&dom.document, base_url),
         None => PageMetadata::default(),
