@@ -141,7 +141,7 @@ fn starts_as_markup(bytes: &[u8]) -> bool {
     ];
     let start = bytes
         .iter()
-        .position(|b| !matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' '))
+        .position(|b| !b.is_ascii_whitespace())
         .unwrap_or(bytes.len());
     let rest = &bytes[start..];
     rest.starts_with(b"<?xml")

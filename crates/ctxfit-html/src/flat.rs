@@ -150,16 +150,20 @@ fn kind(name: &[u8]) -> Kind {
     }
 }
 
-/// The kind of a tag name in any case: lower-cased on the stack (names longer than any listed are ordinary).
+/// A tag name lower-cased on the stack: its first 12 bytes, zero-padded (no listed name is longer).
+fn lower_key(name: &[u8]) -> [u8; 12] {
+    let mut k = [0u8; 12];
+    let n = name.len().min(12);
+    k[..n].copy_from_slice(&name[..n]);
+    k.make_ascii_lowercase();
+    k
+}
+
+/// The kind of a tag name in any case (names longer than any listed are ordinary).
 fn kind_of(name: &[u8]) -> Kind {
-    let mut buf = [0u8; 12];
-    match buf.get_mut(..name.len()) {
-        Some(lower) => {
-            lower.copy_from_slice(name);
-            lower.make_ascii_lowercase();
-            kind(lower)
-        }
-        None => kind(b""),
+    match name.len() {
+        0..=12 => kind(&lower_key(name)[..name.len()]),
+        _ => kind(b""),
     }
 }
 
@@ -191,13 +195,6 @@ pub(crate) fn tree_is_too_costly(html: &str) -> bool {
     // the open elements: name, lower case (the first 12 bytes of longer ones), and whether it is a block the
     // tree builder's "any other end tag" stops at
     let mut open: Vec<([u8; 12], bool)> = Vec::new();
-    let key = |name: &[u8]| {
-        let mut k = [0u8; 12];
-        let n = name.len().min(12);
-        k[..n].copy_from_slice(&name[..n]);
-        k.make_ascii_lowercase();
-        k
-    };
     let mut formatting = Formatting::default();
     let mut i = 0;
     while let Some(at) = memchr::memchr(b'<', &bytes[i..]) {
@@ -219,7 +216,7 @@ pub(crate) fn tree_is_too_costly(html: &str) -> bool {
             if steps > limit {
                 return true;
             }
-            let k = key(name);
+            let k = lower_key(name);
             let window = open.len().saturating_sub(MATCH_WINDOW);
             let found = open[window..]
                 .iter()
@@ -274,7 +271,7 @@ pub(crate) fn tree_is_too_costly(html: &str) -> bool {
         let self_closing = memchr::memchr(b'>', &bytes[i..])
             .is_some_and(|end| end > 0 && bytes[i + end - 1] == b'/');
         if kind.nests && !self_closing {
-            open.push((key(name), kind.scope_check));
+            open.push((lower_key(name), kind.scope_check));
         }
     }
     false

@@ -28,10 +28,6 @@ const RAW: &[&[u8]] = &[
     b"noscript",
 ];
 
-fn space(b: u8) -> bool {
-    matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ')
-}
-
 /// The page with every tag past [`MAX_ATTRIBUTES`] attributes cut to its first ones (the tag closed as it was),
 /// or the page itself when none is.
 pub(crate) fn defused(html: &str) -> Cow<'_, str> {
@@ -55,7 +51,9 @@ pub(crate) fn defused(html: &str) -> Cow<'_, str> {
             continue;
         }
         let mut k = name_at;
-        while k < bytes.len() && !(space(bytes[k]) || matches!(bytes[k], b'/' | b'>')) {
+        while k < bytes.len()
+            && !(bytes[k].is_ascii_whitespace() || matches!(bytes[k], b'/' | b'>'))
+        {
             k += 1;
         }
         let name = &bytes[name_at..k];
@@ -109,7 +107,7 @@ fn comment_end(bytes: &[u8], from: usize) -> usize {
 fn attributes(bytes: &[u8], from: usize) -> (usize, Option<usize>) {
     let (mut k, mut count, mut cut) = (from, 0, None);
     loop {
-        while k < bytes.len() && (space(bytes[k]) || bytes[k] == b'/') {
+        while k < bytes.len() && (bytes[k].is_ascii_whitespace() || bytes[k] == b'/') {
             k += 1;
         }
         if k >= bytes.len() || bytes[k] == b'>' {
@@ -121,18 +119,20 @@ fn attributes(bytes: &[u8], from: usize) -> (usize, Option<usize>) {
         }
         // its name (which may begin with `=`), then `=` and a value, if any
         k += 1;
-        while k < bytes.len() && !(space(bytes[k]) || matches!(bytes[k], b'/' | b'>' | b'=')) {
+        while k < bytes.len()
+            && !(bytes[k].is_ascii_whitespace() || matches!(bytes[k], b'/' | b'>' | b'='))
+        {
             k += 1;
         }
         let mut v = k;
-        while v < bytes.len() && space(bytes[v]) {
+        while v < bytes.len() && bytes[v].is_ascii_whitespace() {
             v += 1;
         }
         if bytes.get(v) != Some(&b'=') {
             continue;
         }
         v += 1;
-        while v < bytes.len() && space(bytes[v]) {
+        while v < bytes.len() && bytes[v].is_ascii_whitespace() {
             v += 1;
         }
         k = match bytes.get(v) {
@@ -140,7 +140,7 @@ fn attributes(bytes: &[u8], from: usize) -> (usize, Option<usize>) {
                 memchr::memchr(q, &bytes[v + 1..]).map_or(bytes.len(), |e| v + 1 + e + 1)
             }
             _ => {
-                while v < bytes.len() && !(space(bytes[v]) || bytes[v] == b'>') {
+                while v < bytes.len() && !(bytes[v].is_ascii_whitespace() || bytes[v] == b'>') {
                     v += 1;
                 }
                 v
