@@ -197,6 +197,13 @@ def test_the_definitions_and_the_programs_limits():
         tool.definition("gemini")
     too_long = tool({"url": "https://example.com/", "max_chars": 9000})
     assert not too_long["success"] and "between 500 and 8000" in too_long["message"]
+    # Python's big integers are named as given, and what the model wrote at length is quoted briefly: the
+    # message goes back into its context
+    huge = tool({"url": "https://example.com/", "max_chars": 10**40})
+    assert "is 1" + "0" * 40 + ": it is between 500 and 8000" in huge["message"]
+    for long_input in [{"url": "https://example.invalid/" + "a" * 100_000}, {"url": "x", "y" * 100_000: 1}]:
+        failed = tool(long_input)
+        assert not failed["success"] and len(failed["message"]) < 700 and "characters)" in failed["message"]
     # the model cannot reach what the program did not allow
     local = tool({"url": "http://127.0.0.1:9/"})
     assert not local["success"] and "loopback" in local["message"]

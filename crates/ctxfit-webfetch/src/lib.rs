@@ -133,7 +133,7 @@ impl FetchOptions {
 /// Why a page could not be fetched.
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
-    #[error("invalid URL {url:?}: {reason}")]
+    #[error("invalid URL {:?}: {reason}", brief(url))]
     InvalidUrl { url: String, reason: String },
     #[error(transparent)]
     Refused(#[from] Refused),
@@ -142,7 +142,10 @@ pub enum FetchError {
         status: u16,
         reason: Option<&'static str>,
     },
-    #[error("not a web page: content type {0:?} (web pages and text are fetched: HTML, plain text, JSON, XML)")]
+    #[error(
+        "not a web page: content type {:?} (web pages and text are fetched: HTML, plain text, JSON, XML)",
+        brief(.0)
+    )]
     ContentType(String),
     #[error("not a web page: the body is {0}, not text")]
     Binary(&'static str),
@@ -150,13 +153,13 @@ pub enum FetchError {
     TooLarge { limit: u64 },
     #[error("more than {0} redirects")]
     TooManyRedirects(u32),
-    #[error("refused a redirect to {to}: {reason}")]
+    #[error("refused a redirect to {}: {reason}", brief(to))]
     Redirect { to: String, reason: String },
     #[error("timed out ({0})")]
     Timeout(String),
     #[error("host not found")]
     HostNotFound,
-    #[error("{0}")]
+    #[error("{}", brief(.0))]
     Network(String),
 }
 
@@ -438,7 +441,28 @@ pub fn fetch_webpage_markdown(
 
 /// The result of a fetch that failed, the URL's credentials hidden.
 pub(crate) fn failed(url: &str, e: &FetchError) -> FetchResult {
-    FetchResult::failure(format!("could not fetch {}: {e}", redact_credentials(url)))
+    FetchResult::failure(format!(
+        "could not fetch {}: {e}",
+        brief(&redact_credentials(url))
+    ))
+}
+
+/// Characters of a value that a message quotes — a URL, a field's name, a content type, a server's words.
+const QUOTED_CHARS: usize = 200;
+
+/// `text` as a message quotes it: whole, or its first [`QUOTED_CHARS`] characters and how long it is. The tool's
+/// message goes back into the model's context, where a 100,000-character URL, quoted twice, would cost what the
+/// tool is there to save.
+pub(crate) fn brief(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(QUOTED_CHARS) {
+        None => text.into(),
+        Some((at, _)) => format!(
+            "{}… ({} characters)",
+            &text[..at],
+            thousands(text.chars().count())
+        )
+        .into(),
+    }
 }
 
 /// A fetched page (cleaned at `level`) as the tool's result: cut to `max_chars`, or chunk `chunk`.

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use ctxfit_html::StripLevel;
 use serde_json::{json, Map, Value};
 
-use crate::{cut, failed, FetchOptions, FetchResult, Fetcher, Page};
+use crate::{brief, cut, failed, FetchOptions, FetchResult, Fetcher, Page};
 
 /// The tool's name, as the model calls it.
 pub const TOOL_NAME: &str = "fetch_webpage_markdown";
@@ -280,7 +280,8 @@ impl PageTool {
         let known = ["url", "strip_level", "max_chars", "chunk"];
         if let Some(unknown) = fields.keys().find(|k| !known.contains(&k.as_str())) {
             return Err(format!(
-                "unknown field \"{unknown}\" (the fields are url, strip_level, max_chars, chunk)"
+                "unknown field \"{}\" (the fields are url, strip_level, max_chars, chunk)",
+                brief(unknown)
             ));
         }
         let o = self.options();
@@ -292,7 +293,10 @@ impl PageTool {
         let strip_level = match present(fields, "strip_level") {
             None => o.strip_level,
             Some(Value::String(name)) => StripLevel::parse(name.trim()).ok_or_else(|| {
-                format!("\"strip_level\" is \"{name}\": it is one of minimal, moderate, aggressive")
+                format!(
+                    "\"strip_level\" is \"{}\": it is one of minimal, moderate, aggressive",
+                    brief(name)
+                )
             })?,
             Some(other) => {
                 return Err(format!(
@@ -303,22 +307,29 @@ impl PageTool {
         };
         let max_chars = match present(fields, "max_chars") {
             None => o.max_chars,
-            Some(v) => {
-                let n = whole(v, "max_chars")?;
-                if n < MIN_MAX_CHARS || n > self.max_chars_limit {
+            Some(v) => match whole(v, "max_chars")? {
+                Some(n) if (MIN_MAX_CHARS..=self.max_chars_limit).contains(&n) => n,
+                _ => {
                     return Err(format!(
-                        "\"max_chars\" is {n}: it is between {MIN_MAX_CHARS} and {} (read a long page by chunk)",
+                        "\"max_chars\" is {}: it is between {MIN_MAX_CHARS} and {} (read a long page by chunk)",
+                        brief(&v.to_string()),
                         self.max_chars_limit
-                    ));
+                    ))
                 }
-                n
-            }
+            },
         };
         let chunk = match present(fields, "chunk") {
             None => None,
             Some(v) => match whole(v, "chunk")? {
-                0 => return Err("\"chunk\" counts from 1".to_owned()),
-                k => Some(k),
+                Some(0) => return Err("\"chunk\" counts from 1".to_owned()),
+                Some(k) => Some(k),
+                // beyond any page's chunks: said as the caller wrote it
+                None => {
+                    return Err(format!(
+                        "\"chunk\" is {}: no page has that many chunks",
+                        brief(&v.to_string())
+                    ))
+                }
             },
         };
         Ok(Call {
@@ -359,18 +370,33 @@ fn present<'a>(fields: &'a Map<String, Value>, name: &str) -> Option<&'a Value> 
 }
 
 /// A whole number: an integer, a float with no fraction (some models write `2.0`) or a string of digits.
-fn whole(v: &Value, name: &str) -> Result<usize, String> {
-    let n = match v {
-        Value::Number(n) => n.as_u64().or_else(|| {
-            n.as_f64()
-                .filter(|f| f.fract() == 0.0 && *f >= 0.0)
-                .map(|f| f as u64)
-        }),
-        Value::String(s) => s.trim().parse::<u64>().ok(),
-        _ => None,
+/// A whole number (a JSON number, or a string of one): `Ok(None)` for one beyond any count (`1e40`, `10**40`
+/// from Python), which the caller names as written, not as the largest number a machine word holds.
+fn whole(v: &Value, name: &str) -> Result<Option<usize>, String> {
+    let not_whole = || {
+        format!(
+            "\"{name}\" must be a whole number, not {}",
+            brief(&v.to_string())
+        )
     };
-    n.and_then(|n| usize::try_from(n).ok())
-        .ok_or_else(|| format!("\"{name}\" must be a whole number, not {v}"))
+    match v {
+        Value::Number(n) => match (n.as_u64(), n.as_f64()) {
+            (Some(n), _) => Ok(usize::try_from(n).ok()),
+            // (2⁶⁴ as a float is exact: below it, the conversion is too)
+            (None, Some(f)) if f.fract() == 0.0 && f >= 0.0 => Ok((f < u64::MAX as f64)
+                .then_some(f as u64)
+                .and_then(|n| usize::try_from(n).ok())),
+            _ => Err(not_whole()),
+        },
+        Value::String(s) => {
+            let digits = s.trim().strip_prefix('+').unwrap_or(s.trim());
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(not_whole());
+            }
+            Ok(digits.parse::<usize>().ok())
+        }
+        _ => Err(not_whole()),
+    }
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -472,6 +498,53 @@ mod tests {
         let bad = tool.call_json("{\"url\": ");
         assert!(!bad.success);
         assert!(bad.message.contains("line 1 column 8"), "{}", bad.message);
+    }
+
+    #[test]
+    fn what_a_message_quotes_is_brief_and_numbers_are_named_as_written() {
+        // a failed result goes back into the model's context: a long value is quoted by its start and length
+        let tool = tool();
+        let long = "x".repeat(100_000);
+        let cases = [
+            json!({"url": long}),
+            json!({"url": format!("https://example.invalid/{long}")}),
+            json!({"url": "https://example.com", "strip_level": long}),
+            json!({"url": "https://example.com", long.clone(): 1}),
+            json!({"url": "https://example.com", "max_chars": long}),
+            json!({"url": "https://example.com", "chunk": [long]}),
+        ];
+        for input in cases {
+            let result = tool.call(&input);
+            assert!(!result.success);
+            assert!(
+                result.message.len() < 700 && result.message.contains("(100,0"),
+                "{}",
+                &result.message[..result.message.len().min(700)]
+            );
+        }
+        // a whole number beyond a machine word is said as it was given, not as 18446744073709551615
+        let huge: Value = serde_json::from_str("1e40").unwrap();
+        let result = tool.call(&json!({"url": "https://example.com", "max_chars": huge}));
+        assert!(
+            result.message.contains("\"max_chars\" is 1e")
+                && result.message.contains("it is between 500 and 20000")
+                && !result.message.contains("18446744073709551615"),
+            "{}",
+            result.message
+        );
+        let result =
+            tool.call(&json!({"url": "https://example.com", "chunk": "99999999999999999999999"}));
+        assert!(
+            result
+                .message
+                .contains("\"chunk\" is \"99999999999999999999999\": no page has that many"),
+            "{}",
+            result.message
+        );
+        assert_eq!(whole(&json!("+7"), "n"), Ok(Some(7)));
+        assert_eq!(whole(&json!(7.0), "n"), Ok(Some(7)));
+        assert!(whole(&json!(-1), "n").is_err());
+        assert!(whole(&json!("7 pages"), "n").is_err());
     }
 
     #[test]
