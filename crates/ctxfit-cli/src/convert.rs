@@ -1,7 +1,7 @@
 //! `ctxfit convert`: write a conversation (or an imported session) in the Anthropic, OpenAI Chat or OpenAI
 //! Responses format.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use ctxfit_model::{convert, to_value, WireFormat};
@@ -67,7 +67,7 @@ pub fn run(args: Args) -> Result<()> {
 
 /// Every session file below the input folder, each written to its own file under `-o`.
 fn convert_folder(args: &Args, to: WireFormat) -> Result<()> {
-    let folder = PathBuf::from(args.input.file.clone().unwrap_or_default());
+    let folder = args.input.file.clone().unwrap_or_default();
     let Some(out_dir) = &args.output else {
         return Err(BadInput(format!(
             "{}: a folder is converted into a folder: give it with -o",
@@ -80,16 +80,18 @@ fn convert_folder(args: &Args, to: WireFormat) -> Result<()> {
         warn(&l.name, &l.problems);
         let sessions = select(&l.name, l.sessions.clone(), args.session)?;
         let text = converted_json(&l.name, &sessions, to, args.compact)?;
-        let relative = Path::new(&l.name)
-            .strip_prefix(&folder)
-            .unwrap_or(Path::new(&l.name));
-        let file = relative.to_string_lossy();
-        let stem = file.strip_suffix(".gz").unwrap_or(&file);
-        let stem = [".jsonl", ".json", ".traj", ".af"]
-            .iter()
-            .find_map(|ext| stem.strip_suffix(ext))
-            .unwrap_or(stem);
-        let target = out_dir.join(format!("{stem}.{}.json", to.name()));
+        let relative = l.path.strip_prefix(&folder).unwrap_or(&l.path);
+        // its name without `.gz` and a session's extension, byte for byte (a name need not be UTF-8)
+        let mut stem = relative.to_path_buf();
+        for extensions in [&["gz"][..], &["jsonl", "json", "traj", "af"]] {
+            if (stem.extension().and_then(|e| e.to_str())).is_some_and(|e| extensions.contains(&e))
+            {
+                stem.set_extension("");
+            }
+        }
+        let mut name = stem.into_os_string();
+        name.push(format!(".{}.json", to.name()));
+        let target = out_dir.join(name);
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("cannot create {}", parent.display()))?;

@@ -1,7 +1,7 @@
 //! `ctxfit html`: a web page (file, standard input or URL) as cleaned Markdown, or as the page tool's JSON.
 
 use std::net::IpAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Result;
@@ -15,7 +15,7 @@ use crate::BadInput;
 #[derive(clap::Args)]
 pub struct Args {
     /// An HTML file, `-` for standard input, or an http(s):// URL to fetch.
-    source: String,
+    source: PathBuf,
     /// What to strip: minimal (scripts, styles, media), moderate (+ navigation, footers, sidebars, hidden
     /// text), aggressive (+ forms, ads, banners, and everything outside the main content).
     #[arg(long, default_value = "moderate", value_parser = parse_level)]
@@ -67,14 +67,16 @@ fn parse_level(name: &str) -> Result<StripLevel, String> {
     })
 }
 
-fn is_url(source: &str) -> bool {
-    let lower = source.to_ascii_lowercase();
-    lower.starts_with("http://") || lower.starts_with("https://")
+/// The source as a URL to fetch, if it is one (http or https; a file's name need not be text).
+fn url(source: &Path) -> Option<&str> {
+    let text = source.to_str()?;
+    let lower = text.get(..8).unwrap_or(text).to_ascii_lowercase();
+    (lower.starts_with("http://") || lower.starts_with("https://")).then_some(text)
 }
 
 /// `--explain`: the aggressive level's choices, a line each.
 fn explanation(args: &Args) -> Result<String> {
-    if is_url(&args.source) {
+    if url(&args.source).is_some() {
         return Err(BadInput(
             "--explain reads a file or standard input: save the page first (curl -o page.html URL)"
                 .into(),
@@ -127,10 +129,10 @@ fn explanation(args: &Args) -> Result<String> {
 
 /// A page's bytes from a file or standard input (gzip inflated); a PDF, an image or other binary data is refused
 /// by name rather than written out as mojibake.
-fn read_page(source: &str) -> Result<Vec<u8>> {
+fn read_page(source: &Path) -> Result<Vec<u8>> {
     let bytes = read_bytes(source)?;
     // a file named as a page is one, as a browser opens it by its name; any other is sniffed
-    let named_a_page = std::path::Path::new(source)
+    let named_a_page = source
         .extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| {
@@ -165,7 +167,7 @@ pub fn run(args: Args) -> Result<()> {
     } else {
         usize::MAX
     });
-    let result = if is_url(&args.source) {
+    let result = if let Some(url) = url(&args.source) {
         let mut options = FetchOptions {
             strip_level: args.level,
             max_chars,
@@ -178,12 +180,12 @@ pub fn run(args: Args) -> Result<()> {
         options.addresses.allow_metadata = args.allow_metadata;
         options.addresses.allowed = args.allow_address.clone();
         let fetcher = Fetcher::new(options);
-        match fetcher.fetch(&args.source) {
+        match fetcher.fetch(url) {
             Ok(page) => fetcher.result(&page),
             Err(e) => {
                 let message = format!(
                     "could not fetch {}: {e}",
-                    ctxfit_webfetch::redact_credentials(&args.source)
+                    ctxfit_webfetch::redact_credentials(url)
                 );
                 if args.json {
                     emit(

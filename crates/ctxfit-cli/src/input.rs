@@ -1,6 +1,6 @@
 //! Reading inputs: a file, standard input (`-`), or the embedded sample session; gzipped input is inflated.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use ctxfit_import::files::{
@@ -25,7 +25,7 @@ pub fn sample_text() -> Result<String> {
 #[derive(clap::Args)]
 pub struct InputArgs {
     /// Session or conversation file (`-` for standard input).
-    pub file: Option<String>,
+    pub file: Option<PathBuf>,
     /// Use the embedded sample session instead of a file.
     #[arg(long, conflicts_with = "file")]
     pub sample: bool,
@@ -52,9 +52,7 @@ impl InputArgs {
         !self.sample
             && self.file.as_deref().is_some_and(|f| {
                 // (an OpenHands conversation's events, one a file, are one conversation)
-                f != "-"
-                    && Path::new(f).is_dir()
-                    && !ctxfit_import::files::is_event_folder(Path::new(f))
+                !is_stdin(f) && f.is_dir() && !ctxfit_import::files::is_event_folder(f)
             })
     }
 
@@ -66,6 +64,7 @@ impl InputArgs {
             let (name, sessions, problems) = self.load_with_problems()?;
             return Ok((
                 vec![Loaded {
+                    path: self.file.clone().unwrap_or_default(),
                     name,
                     sessions,
                     problems,
@@ -79,6 +78,7 @@ impl InputArgs {
             let one = load(Some(&file), false, self.format).and_then(|(name, sessions)| {
                 let problems = check(&name, &sessions, self.strict)?;
                 Ok(Loaded {
+                    path: file.clone(),
                     name,
                     sessions,
                     problems,
@@ -105,6 +105,9 @@ impl InputArgs {
 
 /// One file's sessions and problems.
 pub struct Loaded {
+    /// The file, as the folder walk found it (its name need not be UTF-8).
+    pub path: PathBuf,
+    /// Its name as messages show it.
     pub name: String,
     pub sessions: Vec<Session>,
     pub problems: Vec<String>,
@@ -175,14 +178,14 @@ pub fn warn(name: &str, problems: &[String]) {
 /// entries left out). Says on standard error how many files of a folder were passed over for their names, and
 /// how many as the metadata of a session beside them, and names each link to a folder, FIFO, socket, device
 /// and unreadable sub-folder it passed over.
-pub fn expand_inputs(inputs: &[String]) -> Result<Vec<String>> {
+pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
-    for input in inputs {
-        let path = Path::new(input);
-        if input == "-" || !path.is_dir() {
-            out.push(input.clone());
+    for path in inputs {
+        if is_stdin(path) || !path.is_dir() {
+            out.push(path.clone());
             continue;
         }
+        let input = path.display();
         let SessionFiles {
             files,
             passed_over,
@@ -206,17 +209,22 @@ pub fn expand_inputs(inputs: &[String]) -> Result<Vec<String>> {
         if files.is_empty() {
             return Err(BadInput(format!("{input}: no session files in the folder")).into());
         }
-        out.extend(files.into_iter().map(|p| p.to_string_lossy().into_owned()));
+        out.extend(files);
     }
     Ok(out)
 }
 
+/// Is this input standard input (`-`)?
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
 /// Read a file, or standard input for `-`.
-fn read_raw(path: &str) -> Result<Vec<u8>> {
-    let read = if path == "-" {
+fn read_raw(path: &Path) -> Result<Vec<u8>> {
+    let read = if is_stdin(path) {
         read_capped(std::io::stdin().lock(), Path::new("<stdin>"))
     } else {
-        read_file(Path::new(path))
+        read_file(path)
     };
     read.map_err(|e| match e {
         ImportError::Io { source, .. } => {
@@ -227,13 +235,13 @@ fn read_raw(path: &str) -> Result<Vec<u8>> {
 }
 
 /// Read a file, or standard input for `-`; gzip is inflated.
-pub fn read_bytes(path: &str) -> Result<Vec<u8>> {
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
     inflate(read_raw(path)?).map_err(|e| BadInput(format!("{}: {e}", display_name(path))).into())
 }
 
 /// Read a file, or standard input for `-`, as UTF-8 text: gzip is inflated, a leading byte-order mark dropped,
 /// and invalid UTF-8 reported at its line and column, like malformed JSON.
-pub fn read_text(path: &str) -> Result<String> {
+pub fn read_text(path: &Path) -> Result<String> {
     let name = display_name(path);
     decode_text(read_raw(path)?).map_err(|e| match e {
         ImportError::NotUtf8 { .. } => BadInput(format!("{name}:{e}")).into(),
@@ -241,11 +249,13 @@ pub fn read_text(path: &str) -> Result<String> {
     })
 }
 
-pub fn display_name(path: &str) -> &str {
-    if path == "-" {
-        "<stdin>"
+/// An input's name as messages show it: `<stdin>` for `-`, else its path (a name that is not UTF-8 shown with
+/// U+FFFD where its bytes are not; the file is still read by its own name).
+pub fn display_name(path: &Path) -> String {
+    if is_stdin(path) {
+        "<stdin>".to_owned()
     } else {
-        path
+        path.display().to_string()
     }
 }
 
@@ -275,7 +285,7 @@ pub fn import(name: &str, text: &str, format: Option<SourceFormat>) -> Result<Ve
 
 /// The sessions of FILE, or of the embedded sample when `sample` is set.
 pub fn load(
-    file: Option<&str>,
+    file: Option<&Path>,
     sample: bool,
     format: Option<SourceFormat>,
 ) -> Result<(String, Vec<Session>)> {
@@ -284,24 +294,23 @@ pub fn load(
             SAMPLE_NAME.to_owned(),
             import(SAMPLE_NAME, &sample_text()?, format)?,
         )),
-        (Some(path), false) if Path::new(path).is_dir() => {
+        (Some(path), false) if path.is_dir() => {
             // a folder of OpenHands events, one a file, as a folder walk lists one: one conversation
-            let sessions =
-                ctxfit_import::files::load_file(Path::new(path), format).map_err(|e| {
-                    let message = match e {
-                        // (the event file, or the folder itself)
-                        ImportError::Io { path: at, source } => {
-                            format!("{}: cannot read: {source}", at.display())
-                        }
-                        e => format!("{path}: {e}"),
-                    };
-                    BadInput(message)
-                })?;
-            Ok((path.to_owned(), sessions))
+            let sessions = ctxfit_import::files::load_file(path, format).map_err(|e| {
+                let message = match e {
+                    // (the event file, or the folder itself)
+                    ImportError::Io { path: at, source } => {
+                        format!("{}: cannot read: {source}", at.display())
+                    }
+                    e => format!("{}: {e}", path.display()),
+                };
+                BadInput(message)
+            })?;
+            Ok((display_name(path), sessions))
         }
         (Some(path), false) => {
             let text = read_text(path)?;
-            let name = display_name(path).to_owned();
+            let name = display_name(path);
             // an empty input is a mistake upstream (a failed pipe, a file not yet written), not a conversation
             if text.trim().is_empty() {
                 return Err(BadInput(format!("{name}: empty: no conversation to read")).into());

@@ -271,8 +271,8 @@ pub fn emit(out: Option<&Path>, contents: &str) -> Result<()> {
 
 /// Is `output` the file `input` names (the same file, whatever the path: a link, `./x`, another spelling)? `-`
 /// and a file that does not exist yet are not.
-pub fn is_the_input(input: Option<&str>, output: &Path) -> bool {
-    let Some(input) = input.filter(|i| *i != "-") else {
+pub fn is_the_input(input: Option<&Path>, output: &Path) -> bool {
+    let Some(input) = input.filter(|i| !crate::input::is_stdin(i)) else {
         return false;
     };
     match (std::fs::metadata(input), std::fs::metadata(output)) {

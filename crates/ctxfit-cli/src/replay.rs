@@ -24,7 +24,7 @@ use tables::{references_table, table, tools_table};
 #[derive(clap::Args)]
 pub struct Args {
     /// Session files (any importable format, gzipped or not) or folders to search for them.
-    files: Vec<String>,
+    files: Vec<PathBuf>,
     /// Replay the embedded sample session.
     #[arg(long, conflicts_with = "files")]
     sample: bool,

@@ -7,7 +7,7 @@ use ctxfit_model::{Block, Content, ToolCallIndex};
 use ctxfit_tokens::{conversation::count_block, count_message, TokenEstimator};
 use serde_json::json;
 
-use crate::input::InputArgs;
+use crate::input::{display_name, InputArgs};
 use crate::output::{emit, thousands};
 use crate::tokens::parse_estimator;
 
@@ -144,7 +144,11 @@ fn percent(part: usize, whole: usize) -> f64 {
 pub fn run(args: Args) -> Result<()> {
     let (loaded, skipped) = args.input.load_each()?;
     let name = if args.input.is_folder() {
-        args.input.file.clone().unwrap_or_default()
+        args.input
+            .file
+            .as_deref()
+            .map(display_name)
+            .unwrap_or_default()
     } else {
         loaded.first().map(|l| l.name.clone()).unwrap_or_default()
     };

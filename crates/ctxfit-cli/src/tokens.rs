@@ -11,7 +11,7 @@ use crate::output::{emit, thousands};
 #[derive(clap::Args)]
 pub struct Args {
     /// Text file (`-` for standard input).
-    file: String,
+    file: std::path::PathBuf,
     /// Token estimator: chars4, fast, o200k, cl100k.
     #[arg(long, default_value = "fast", value_parser = parse_estimator)]
     estimator: String,
@@ -58,7 +58,7 @@ pub fn run(args: Args) -> Result<()> {
         };
         return emit(None, &out);
     }
-    let sessions = import(name, &text, args.format)?;
+    let sessions = import(&name, &text, args.format)?;
     let mut total = 0;
     let mut docs = Vec::new();
     let mut table = String::new();

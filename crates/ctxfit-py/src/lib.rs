@@ -448,20 +448,19 @@ fn import_error(path: &str, e: ImportError) -> PyErr {
     }
 }
 
-fn load(py: Python<'_>, path: &str, format: Option<&str>) -> PyResult<Vec<Session>> {
+/// The sessions of the file at `file` (a name need not be UTF-8: it is read by its own bytes, and named in
+/// messages as `Path::display` shows it).
+fn load(py: Python<'_>, file: &Path, format: Option<&str>) -> PyResult<Vec<Session>> {
     let format = source_format(format)?;
-    let p = path.to_owned();
-    py.detach(|| {
-        shielded("load_session", || {
-            ctxfit_import::files::load_file(Path::new(&p), format)
-        })
-    })?
+    let path = file.display().to_string();
+    let path = path.as_str();
+    py.detach(|| shielded("load_session", || ctxfit_import::files::load_file(file, format)))?
     .map_err(|e| import_error(path, e))
     .and_then(|sessions| {
         // a format forced on a file of another finds nothing: say so rather than answer an empty session
         if sessions.iter().all(|s| s.conversation.messages.is_empty()) {
             if let Some(forced) = format {
-                let found = ctxfit_import::files::read_file(Path::new(path))
+                let found = ctxfit_import::files::read_file(file)
                     .ok()
                     .and_then(|b| ctxfit_import::files::decode_text(b).ok())
                     .and_then(|t| ctxfit_import::detect(&t));
@@ -496,7 +495,7 @@ fn load_session<'py>(
     format: Option<&str>,
 ) -> PyResult<Bound<'py, PyList>> {
     let name = path.display().to_string();
-    let sessions = load(py, &name, format)?;
+    let sessions = load(py, &path, format)?;
     let count = sessions.len();
     if count > 1 && index == 0 {
         let names: Vec<&str> = (sessions.iter().skip(1))
@@ -537,9 +536,8 @@ fn load_sessions<'py>(
     path: std::path::PathBuf,
     format: Option<&str>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let name = path.display().to_string();
     let out = PyList::empty(py);
-    for s in load(py, &name, format)? {
+    for s in load(py, &path, format)? {
         let d = PyDict::new(py);
         d.set_item("name", &s.name)?;
         d.set_item("source", s.source.name())?;
@@ -590,8 +588,8 @@ fn replay<'py>(
             })?,
         }),
     };
-    let paths: Vec<String> = if let Ok(s) = paths.extract::<std::path::PathBuf>() {
-        vec![s.display().to_string()]
+    let paths: Vec<std::path::PathBuf> = if let Ok(s) = paths.extract::<std::path::PathBuf>() {
+        vec![s]
     } else {
         let got = || {
             paths
@@ -608,10 +606,7 @@ fn replay<'py>(
                     got()
                 ))
             })?
-            .map(|p| {
-                p?.extract::<std::path::PathBuf>()
-                    .map(|p| p.display().to_string())
-            })
+            .map(|p| p?.extract::<std::path::PathBuf>())
             .collect::<PyResult<_>>()?
     };
     if paths.is_empty() {
@@ -646,11 +641,11 @@ fn replay<'py>(
     .map_err(bad_input)?;
     crate::estimator(estimator)?;
     let mut files = Vec::new();
-    for p in &paths {
-        let path = Path::new(p);
+    for path in paths {
+        let p = path.display().to_string();
         if path.is_dir() {
             let found =
-                ctxfit_import::files::session_files(path).map_err(|e| import_error(p, e))?;
+                ctxfit_import::files::session_files(&path).map_err(|e| import_error(&p, e))?;
             // what the walk could not read (a socket, a FIFO, an unreadable folder) is named, as the CLI does
             for (entry, why) in &found.skipped {
                 errors::warn(py, &format!("{}: passed over: {why}", entry.display()))?;
@@ -658,16 +653,17 @@ fn replay<'py>(
             if found.files.is_empty() {
                 return Err(bad_input(format!("{p}: no session files in the folder")));
             }
-            files.extend(found.files.into_iter().map(|f| f.display().to_string()));
+            files.extend(found.files);
         } else {
-            files.push(p.clone());
+            files.push(path);
         }
     }
     let mut sessions: Vec<(String, Session)> = Vec::new();
-    for f in &files {
-        for s in load(py, f, None)? {
+    for file in &files {
+        let f = file.display();
+        for s in load(py, file, None)? {
             let label = if s.name.is_empty() {
-                f.clone()
+                f.to_string()
             } else {
                 format!("{f} — {}", s.name)
             };

@@ -246,3 +246,17 @@ def test_a_folder_walk_names_what_it_passed_over(corpus, tmp_path):
     with pytest.warns(UserWarning, match=r"b\.jsonl: passed over"):
         report = ctxfit.replay(tmp_path, "smart")
     assert [s["session"] for s in report["sessions"]] == [str(tmp_path / "a.traj")]
+
+
+def test_file_names_that_are_not_utf8_are_read_by_their_own_bytes(corpus, tmp_path):
+    # a Latin-1 name, as os.listdir gives it (its byte as a surrogate): read as that file, not "no such file"
+    name = os.fsdecode(b"caf\xe9.traj")
+    try:
+        shutil.copy(corpus / "trajectories" / "swe-agent" / "marshmallow-1867.traj", tmp_path / name)
+    except (OSError, UnicodeEncodeError):
+        pytest.skip("the file system refuses names that are not UTF-8")
+    (listed,) = os.listdir(tmp_path)
+    assert ctxfit.load_session(tmp_path / listed)
+    assert len(ctxfit.load_sessions(tmp_path / listed)) == 1
+    report = ctxfit.replay(tmp_path, "smart")
+    assert report["policies"][0]["sessions"] == 1

@@ -560,3 +560,56 @@ fn a_folder_walk_passes_over_links_to_folders_and_fifos_by_name() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+#[cfg(unix)]
+fn file_names_that_are_not_utf8_are_read_and_written_by_their_own_bytes() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = temp_dir("names");
+    let sample = ctxfit(&["convert", "--sample", "--to", "anthropic"], None);
+    assert!(sample.status.success(), "{}", stderr(&sample));
+    // a Latin-1 name, as an old archive has them
+    let file = dir.join(OsStr::from_bytes(b"caf\xe9.json"));
+    if std::fs::write(&file, &sample.stdout).is_err() {
+        // (a file system that refuses such names: nothing to test)
+        return;
+    }
+    let run = |args: &[&OsStr]| {
+        Command::new(env!("CARGO_BIN_EXE_ctxfit"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let s = |t: &'static str| OsStr::new(t);
+    // the folder walk reads it (it said "No such file or directory" of a name it had made text)
+    let o = run(&[s("stats"), s("--json"), dir.as_os_str()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["files"], 1, "{}", stderr(&o));
+    // so does naming it (refused as an argument before), and -o writes such a name
+    let out = dir.join(OsStr::from_bytes(b"out\xff.json"));
+    let o = run(&[s("compact"), file.as_os_str(), s("-o"), out.as_os_str()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out.is_file());
+    let o = run(&[s("replay"), dir.as_os_str(), s("--policy"), s("smart")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // a folder converted keeps each name's bytes
+    let converted = temp_dir("names-out");
+    let o = run(&[
+        s("convert"),
+        dir.as_os_str(),
+        s("--to"),
+        s("openai"),
+        s("-o"),
+        converted.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(converted
+        .join(OsStr::from_bytes(b"caf\xe9.openai.json"))
+        .is_file());
+    let o = run(&[s("tokens"), file.as_os_str()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&converted).unwrap();
+}
