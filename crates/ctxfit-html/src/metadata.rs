@@ -56,13 +56,14 @@ pub fn page_metadata(html: &str, base_url: Option<&str>) -> PageMetadata {
     m
 }
 
-/// The end of the longest part of `html[..end]` whose tree is not too costly to build ([`tree_is_too_costly`]:
-/// html5ever's tree construction is quadratic in the depth of some nestings, and a page without `</head>` may
-/// open 50,000 `<div>`s in its first 256 KiB). The metadata tags sit at the top: what is cut is the deep part.
+/// The end of the longest part of `html[..end]` whose tree is not too costly to build for a head
+/// ([`head_is_too_costly`]: html5ever's tree construction is quadratic in the depth of some nestings, and a page
+/// without `</head>` may open 50,000 `<div>`s in its first 256 KiB). The metadata tags sit at the top: what is cut
+/// is the deep part.
 ///
-/// [`tree_is_too_costly`]: crate::flat::tree_is_too_costly
+/// [`head_is_too_costly`]: crate::flat::head_is_too_costly
 fn within_cost(html: &str, end: usize) -> usize {
-    if !crate::flat::tree_is_too_costly(&html[..end]) {
+    if !crate::flat::head_is_too_costly(&html[..end]) {
         return end;
     }
     // `good` is a part cheap enough (the empty one is), `bad` one too costly
@@ -75,7 +76,7 @@ fn within_cost(html: &str, end: usize) -> usize {
         if mid <= good {
             break;
         }
-        if crate::flat::tree_is_too_costly(&html[..mid]) {
+        if crate::flat::head_is_too_costly(&html[..mid]) {
             bad = mid;
         } else {
             good = mid;
