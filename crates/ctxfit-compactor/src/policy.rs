@@ -395,15 +395,13 @@ impl PolicyFile {
                     .to_owned(),
             })?
         } else {
-            toml::from_str(text).map_err(|e| {
-                let (line, column) = e
-                    .span()
-                    .map(|s| line_column(text, s.start))
-                    .unwrap_or((0, 0));
-                PolicyError::Parse {
-                    origin: format!("{origin}:{line}:{column}"),
-                    message: e.message().to_owned(),
-                }
+            toml::from_str(text).map_err(|e| PolicyError::Parse {
+                // (an error without a place — the parser's recursion limit — names the file alone, not 0:0)
+                origin: match e.span().map(|s| line_column(text, s.start)) {
+                    Some((line, column)) => format!("{origin}:{line}:{column}"),
+                    None => origin.to_owned(),
+                },
+                message: e.message().to_owned(),
             })?
         };
         Ok(parsed)

@@ -202,6 +202,18 @@ fn bad_policies_say_what_and_where() {
     );
     let err = resolve("{\"profiles\": 3", None, None, &[]).unwrap_err();
     assert!(err.starts_with("policy.toml:1:14: "), "{err}");
+    // nesting 100,000 deep is refused by the parsers' recursion limits, named at its place or by the file alone
+    let n = 100_000;
+    for deep in [
+        format!("a = {}{}\n", "[".repeat(n), "]".repeat(n)),
+        format!("a = {}1{}\n", "{b=".repeat(n), "}".repeat(n)),
+        format!("[{}]\nx = 1\n", vec!["a"; n].join(".")),
+        format!("{{\"a\": {}{}}}", "[".repeat(n), "]".repeat(n)),
+    ] {
+        let err = resolve(&deep, None, None, &[]).unwrap_err();
+        assert!(err.starts_with("policy.toml"), "{err}");
+        assert!(!err.contains(":0:0"), "{err}");
+    }
 }
 
 #[test]
