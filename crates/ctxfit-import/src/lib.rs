@@ -328,6 +328,16 @@ pub enum ImportError {
     #[error("it holds more than {max} bytes, the limit (a device or a stream without end, or a log larger than any session: --max-inflated raises the limit)")]
     TooLarge { max: u64 },
     /// A gzip stream that does not inflate.
+    #[error(
+        "it holds about {values} JSON values in {bytes} bytes, more than the {limit} a session of its size may \
+         (a million, and one per {VALUE_BYTES} bytes beyond; the densest real session seen holds one per 24 bytes): \
+         refused before it is read, as each value takes about 80 bytes of memory however small it is"
+    )]
+    TooManyValues {
+        values: usize,
+        bytes: usize,
+        limit: usize,
+    },
     #[error("not a readable gzip file: {message}")]
     Gzip { message: String },
     /// Bytes that are not UTF-8 text; `line`/`column` are 1-based, `offset` counts bytes.
@@ -380,7 +390,54 @@ pub(crate) enum Parsed {
     Lines(Vec<(usize, Value)>),
 }
 
+/// Bytes of input per JSON value an input may hold beyond its first million ([`value_limit`]).
+pub const VALUE_BYTES: usize = 8;
+
+/// The JSON values (object keys counted) an input of `bytes` bytes may hold: a million, and one per
+/// [`VALUE_BYTES`] bytes beyond. A value read costs about 80 bytes of memory however small its text, so 30 MB of
+/// `{}` lines took 817 MB to read, and the 1 GiB an input may hold would take 27 GB; the densest session of the
+/// corpus holds one value per 24 bytes, three times under the limit.
+pub fn value_limit(bytes: usize) -> usize {
+    1_000_000 + bytes / VALUE_BYTES
+}
+
+/// About how many JSON values `text` holds, counted by its structure alone: each `{`, `[`, `,`, `:` and line
+/// break outside strings (a value begins at each, or a key, or a line of JSON Lines). Counting stops past `stop`.
+fn count_values(text: &str, stop: usize) -> usize {
+    let bytes = text.as_bytes();
+    let (mut count, mut i) = (0, 0);
+    while i < bytes.len() && count <= stop {
+        match bytes[i] {
+            b'"' => {
+                // to the string's closing quote, past escapes
+                i += 1;
+                while let Some(at) = memchr::memchr2(b'"', b'\\', &bytes[i..]) {
+                    i += at + 1;
+                    if bytes[i - 1] == b'"' {
+                        break;
+                    }
+                    i += 1;
+                }
+                continue;
+            }
+            b'{' | b'[' | b',' | b':' | b'\n' => count += 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    count
+}
+
 pub(crate) fn parse(text: &str) -> Result<Parsed, ImportError> {
+    let limit = value_limit(text.len());
+    let values = count_values(text, limit);
+    if values > limit {
+        return Err(ImportError::TooManyValues {
+            values: count_values(text, usize::MAX),
+            bytes: text.len(),
+            limit,
+        });
+    }
     let whole_err = match serde_json::from_str::<Value>(text) {
         Ok(mut v) => {
             ctxfit_model::keep_number_spelling(text, &mut v);

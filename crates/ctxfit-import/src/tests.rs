@@ -657,3 +657,37 @@ fn openhands_1_x_event_streams_read_with_a_window_per_condensation() {
         assert_eq!(second.messages[9].content.joined_text(), "Done.");
     }
 }
+
+#[test]
+fn an_input_of_tiny_values_is_refused_before_it_is_read() {
+    // structure is counted outside strings only, past escaped quotes
+    assert_eq!(
+        count_values(r#"{"a":"[,:{\"}\\","b":[1,2]}"#, usize::MAX),
+        6
+    );
+    assert_eq!(count_values("0\n0\n0\n", usize::MAX), 3);
+    // 2,000,000 empty objects (6 MB) would take about 160 MB to read: past a million and one per 8 bytes
+    let lines = "{}\n".repeat(2_000_000);
+    match import_str(&lines, None) {
+        Err(e @ ImportError::TooManyValues { .. }) => {
+            assert!(e.is_bad_input());
+            assert!(
+                e.to_string()
+                    .contains("about 4000000 JSON values in 6000000 bytes"),
+                "{e}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let array = format!("[{}0]", "0,".repeat(2_000_000));
+    assert!(matches!(
+        import_str(&array, None),
+        Err(ImportError::TooManyValues { .. })
+    ));
+    // a million values are taken whatever the size, and a real session is far under its limit
+    let small = format!("[{}0]", "0,".repeat(900_000));
+    assert!(!matches!(
+        import_str(&small, None),
+        Err(ImportError::TooManyValues { .. })
+    ));
+}

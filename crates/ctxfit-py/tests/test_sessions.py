@@ -260,3 +260,10 @@ def test_file_names_that_are_not_utf8_are_read_by_their_own_bytes(corpus, tmp_pa
     assert len(ctxfit.load_sessions(tmp_path / listed)) == 1
     report = ctxfit.replay(tmp_path, "smart")
     assert report["policies"][0]["sessions"] == 1
+
+
+def test_an_input_of_tiny_values_is_refused_before_it_is_read(tmp_path):
+    # each JSON value read takes about 80 bytes: 2,000,000 empty objects (6 MB) are refused by name, not read
+    (tmp_path / "tiny.jsonl").write_text("{}\n" * 2_000_000)
+    with pytest.raises(ctxfit.CtxfitError, match="refused before it is read"):
+        ctxfit.load_session(tmp_path / "tiny.jsonl")

@@ -613,3 +613,19 @@ fn file_names_that_are_not_utf8_are_read_and_written_by_their_own_bytes() {
     std::fs::remove_dir_all(&dir).unwrap();
     std::fs::remove_dir_all(&converted).unwrap();
 }
+
+#[test]
+fn an_input_of_tiny_values_is_refused_before_it_is_read() {
+    // 2,000,000 empty objects, 6 MB: read, they would take about 160 MB (30 MB of them took 817 MB)
+    let dir = temp_dir("values");
+    let file = dir.join("tiny.jsonl");
+    std::fs::write(&file, "{}\n".repeat(2_000_000)).unwrap();
+    let o = ctxfit(&["stats", file.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("refused before it is read"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
