@@ -327,7 +327,7 @@ pub enum ImportError {
     /// larger than any session.
     #[error("it holds more than {max} bytes, the limit (a device or a stream without end, or a log larger than any session: --max-inflated raises the limit)")]
     TooLarge { max: u64 },
-    /// A gzip stream that does not inflate.
+    /// More JSON values than [`value_limit`] allows an input of its size: refused before they are read.
     #[error(
         "it holds about {values} JSON values in {bytes} bytes, more than the {limit} a session of its size may \
          (a million, and one per {VALUE_BYTES} bytes beyond; the densest real session seen holds one per 24 bytes): \
@@ -338,6 +338,7 @@ pub enum ImportError {
         bytes: usize,
         limit: usize,
     },
+    /// A gzip stream that does not inflate.
     #[error("not a readable gzip file: {message}")]
     Gzip { message: String },
     /// Bytes that are not UTF-8 text; `line`/`column` are 1-based, `offset` counts bytes.
@@ -411,7 +412,11 @@ fn count_values(text: &str, stop: usize) -> usize {
             b'"' => {
                 // to the string's closing quote, past escapes
                 i += 1;
-                while let Some(at) = memchr::memchr2(b'"', b'\\', &bytes[i..]) {
+                // (a text may end inside a string, or right after a backslash)
+                while let Some(at) = bytes
+                    .get(i..)
+                    .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
+                {
                     i += at + 1;
                     if bytes[i - 1] == b'"' {
                         break;

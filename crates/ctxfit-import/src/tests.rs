@@ -666,6 +666,11 @@ fn an_input_of_tiny_values_is_refused_before_it_is_read() {
         6
     );
     assert_eq!(count_values("0\n0\n0\n", usize::MAX), 3);
+    // a text that ends inside a string, or right after its backslash
+    for cut in ["\"", "\"abc", "\"\\", "[\"a\\\"", "{\"a\":\"\\"] {
+        assert!(count_values(cut, usize::MAX) <= 2, "{cut}");
+        assert!(import_str(cut, None).is_err(), "{cut}");
+    }
     // 2,000,000 empty objects (6 MB) would take about 160 MB to read: past a million and one per 8 bytes
     let lines = "{}\n".repeat(2_000_000);
     match import_str(&lines, None) {

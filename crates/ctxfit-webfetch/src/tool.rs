@@ -369,9 +369,9 @@ fn present<'a>(fields: &'a Map<String, Value>, name: &str) -> Option<&'a Value> 
     fields.get(name).filter(|v| !v.is_null())
 }
 
-/// A whole number: an integer, a float with no fraction (some models write `2.0`) or a string of digits.
-/// A whole number (a JSON number, or a string of one): `Ok(None)` for one beyond any count (`1e40`, `10**40`
-/// from Python), which the caller names as written, not as the largest number a machine word holds.
+/// A whole number: an integer, a float with no fraction (some models write `2.0`) or a string of digits;
+/// `Ok(None)` for one beyond any count (`1e40`, `10**40` from Python), which the caller names as it was given, not
+/// as the largest number a machine word holds.
 fn whole(v: &Value, name: &str) -> Result<Option<usize>, String> {
     let not_whole = || {
         format!(
