@@ -19,7 +19,7 @@ use crate::BadInput;
 mod plots;
 mod tables;
 use plots::{frontier, plot};
-use tables::{references_table, table, tools_table};
+use tables::{hidden_table, references_table, table, tools_table};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -64,6 +64,12 @@ pub struct Args {
     /// The JSON always has every tool (`tools`).
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "15")]
     by_tool: Option<usize>,
+    /// After the table, what recall counts as lost: the first N references each policy hid — identifiers a
+    /// turn used that, before it, only tool results had shown, and that the compacted request no longer showed —
+    /// with the session, the request and the tool whose result showed each last. The JSON always has them all
+    /// (`hidden`, per turn).
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "20")]
+    misses: Option<usize>,
     /// Draw each session's cost against the same session under `none` (first price model), sorted, one line per
     /// policy, into this SVG file: the tail the totals hide, beside the +3% of the regret bound (needs `none`
     /// among the policies).
@@ -220,6 +226,9 @@ pub fn run(args: Args) -> Result<()> {
                 .sum();
             out.push_str(&tools_table(&rows, uncompacted, limit));
             out.push_str(&references_table(&rows, limit));
+        }
+        if let Some(limit) = args.misses {
+            out.push_str(&hidden_table(&rows, &replays, limit));
         }
         emit(None, &out)?;
     }

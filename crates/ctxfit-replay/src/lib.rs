@@ -73,11 +73,23 @@ pub struct TurnStats {
     /// Identifiers this turn used that only tool results had shown, and how many of them the request still had.
     pub references: usize,
     pub references_visible: usize,
+    /// The references the request no longer showed, in the order the turn first used them: what the recall
+    /// figure counts as lost, and the tool whose result showed each last.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hidden: Vec<HiddenReference>,
     /// Where the log records what the provider billed for this request: the part of the bill the log does not
     /// show (system prompt, tool definitions, injected reminders, and what the estimate counts low), the same
     /// under every policy — the billed input minus the uncompacted estimate, 0 at least.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unlogged_tokens: Option<usize>,
+}
+
+/// A reference a request no longer showed: an identifier the turn used that, before it, only tool results had
+/// shown — the latest of them a result of `tool` (labelled as `--by-tool` labels it, `bash: grep`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HiddenReference {
+    pub identifier: String,
+    pub tool: String,
 }
 
 impl TurnStats {
@@ -512,6 +524,14 @@ pub fn replay_timed(
             let refs = provenance.references(&conv.messages, mi);
             let seen = refs.iter().filter(|id| visible.contains(id)).count();
             tally.used(&refs, |id| visible.contains(id));
+            let hidden = refs
+                .iter()
+                .filter(|id| !visible.contains(id))
+                .map(|id| HiddenReference {
+                    identifier: id.clone(),
+                    tool: tally.tool_of(id).unwrap_or_default().to_owned(),
+                })
+                .collect();
             turns.push(TurnStats {
                 message: mi,
                 input_tokens,
@@ -522,6 +542,7 @@ pub fn replay_timed(
                 cache_expired: expired,
                 references: refs.len(),
                 references_visible: seen,
+                hidden,
                 unlogged_tokens: timing
                     .billed
                     .get(mi)

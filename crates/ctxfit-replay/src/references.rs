@@ -39,17 +39,19 @@ impl Provenance {
 
     /// The references of the model response that begins at message `at` (all its messages: in Responses
     /// documents the reasoning, text and calls of one response are messages in a row): identifiers it uses that
-    /// so far only tool results have shown.
-    pub(crate) fn references(&self, messages: &[Message], at: usize) -> FxHashSet<String> {
+    /// so far only tool results have shown — each once, in the order the response first uses them.
+    pub(crate) fn references(&self, messages: &[Message], at: usize) -> Vec<String> {
         let mut texts = Vec::new();
         response(messages, at)
             .iter()
             .flat_map(|m| &m.content.blocks)
             .for_each(|b| block_texts(b, &mut texts));
+        let mut once = FxHashSet::default();
         texts
             .iter()
             .flat_map(|t| identifiers(t))
             .filter(|id| self.in_results.contains(*id) && !self.elsewhere.contains(*id))
+            .filter(|id| once.insert(*id))
             .map(str::to_owned)
             .collect()
     }

@@ -151,17 +151,18 @@ impl Tally {
 
     /// A response used `references`; `visible` tells which of them its request showed. Each is counted under
     /// the tool whose result showed it last.
-    pub(crate) fn used(
-        &mut self,
-        references: &rustc_hash::FxHashSet<String>,
-        visible: impl Fn(&str) -> bool,
-    ) {
+    pub(crate) fn used(&mut self, references: &[String], visible: impl Fn(&str) -> bool) {
         for id in references {
             if let Some(&t) = self.shown.get(id.as_str()) {
                 self.tools[t].references += 1;
                 self.tools[t].references_visible += usize::from(visible(id));
             }
         }
+    }
+
+    /// The label of the tool whose result showed `id` last, if a result has shown it.
+    pub(crate) fn tool_of(&self, id: &str) -> Option<&str> {
+        self.shown.get(id).map(|&t| self.tools[t].tool.as_str())
     }
 
     /// The tools whose results the session had, most costly first (uncompacted), then by name.

@@ -18,6 +18,7 @@ fn session(name: &str, policy: &str, read: usize, write: usize) -> SessionReplay
             cache_expired: false,
             references: 0,
             references_visible: 0,
+            hidden: Vec::new(),
             unlogged_tokens: None,
         }],
         tools: Vec::new(),

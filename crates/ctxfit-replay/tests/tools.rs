@@ -137,3 +137,46 @@ fn results_in_messages_a_request_leaves_out_are_not_counted() {
     let sent: usize = short.tools.iter().map(|t| t.input_tokens).sum();
     assert!(sent < short.input_tokens());
 }
+
+#[test]
+fn the_references_a_policy_hid_are_named_with_the_tool_that_showed_them() {
+    // the read defines `step_41`; the agent names it after seed 000's pass has cut the read to its first 500
+    // characters (a budget of 1 token: every stale result is cut) — and quotes the newest result, uncut
+    let mut conv = session();
+    let last = conv.messages.len() - 1;
+    conv.messages[last] = ctxfit_model::read_message(
+        ctxfit_model::WireFormat::Anthropic,
+        json!({"role": "assistant", "content": "Done: step_41, src/lib.rs:9:fn, step_41 again."}),
+        "messages[9]",
+    )
+    .unwrap();
+    let tight = "[profiles.t]\nextends = \"seed-000\"\nbudget = 1\n";
+    let settings = ctxfit_compactor::PolicyFile::parse(tight, "t.toml")
+        .unwrap()
+        .resolve(Some("t"), None, &|_| None)
+        .unwrap();
+    let cut = run(&conv, Policy::Profile(Box::new(settings)));
+    let turn = cut.turns.last().unwrap();
+    assert_eq!(turn.references, 2, "{turn:?}");
+    assert_eq!(turn.references_visible, 1, "the newest result is whole");
+    assert_eq!(
+        turn.hidden,
+        [ctxfit_replay::HiddenReference {
+            identifier: "step_41".into(),
+            tool: "Read".into()
+        }],
+        "named once, with the tool whose result showed it"
+    );
+    // under `none` nothing is hidden, and the JSON leaves the empty list out
+    let none = run(&conv, Policy::None);
+    assert!(none.turns.iter().all(|t| t.hidden.is_empty()));
+    let doc = serde_json::to_value(&cut).unwrap();
+    let turns = doc["turns"].as_array().unwrap();
+    assert!(turns[..turns.len() - 1]
+        .iter()
+        .all(|t| t.get("hidden").is_none()));
+    assert_eq!(
+        turns.last().unwrap()["hidden"],
+        json!([{"identifier": "step_41", "tool": "Read"}])
+    );
+}

@@ -327,3 +327,51 @@ fn session_tail(rows: &[PolicyRow], models: &[PriceModel], width: usize) -> Stri
     }
     out
 }
+
+/// The references each policy hid, the first `limit` of each in replay order (session by session, request by
+/// request): what its recall counts as lost, and where.
+pub(super) fn hidden_table(rows: &[PolicyRow], replays: &[SessionReplay], limit: usize) -> String {
+    let mut out = format!(
+        "what recall counts as lost: identifiers a turn used that only tool results had shown, hidden by each \
+         policy (the first {limit}; the JSON has them all)\n"
+    );
+    for row in rows {
+        let (refs, visible) =
+            (replays.iter())
+                .filter(|r| r.policy == row.policy)
+                .fold((0, 0), |(r, v), s| {
+                    let (sr, sv) = s.references();
+                    (r + sr, v + sv)
+                });
+        if refs == visible {
+            continue;
+        }
+        out.push_str(&format!(
+            "{}: {} of {} references hidden\n",
+            row.policy,
+            thousands(refs - visible),
+            thousands(refs)
+        ));
+        let hidden = (replays.iter())
+            .filter(|r| r.policy == row.policy)
+            .flat_map(|r| {
+                (r.turns.iter().enumerate()).flat_map(move |(k, t)| {
+                    t.hidden.iter().map(move |h| (r.session.as_str(), k + 1, h))
+                })
+            });
+        for (session, request, h) in hidden.take(limit) {
+            // a session is named by its file (and its window), not the folders above the file
+            let (file, within) = session
+                .split_once(" — ")
+                .map_or((session, None), |(f, w)| (f, Some(w)));
+            let file = file.rsplit(['/', '\\']).next().unwrap_or(file);
+            let name = within.map_or_else(|| file.to_owned(), |w| format!("{file} — {w}"));
+            out.push_str(&format!(
+                "  {name}, request {request}: `{}`, last shown by {}\n",
+                h.identifier,
+                if h.tool.is_empty() { "?" } else { &h.tool }
+            ));
+        }
+    }
+    out
+}

@@ -395,6 +395,61 @@ fn replay_by_tool_shows_where_the_tokens_go() {
 }
 
 #[test]
+fn replay_misses_names_what_recall_counts_as_lost() {
+    let args = [
+        "replay", "--sample", "--policy", "none", "--policy", "smart", "--policy", "seed-002",
+    ];
+    let o = ctxfit(&[&args[..], &["--misses", "3"]].concat(), None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lost: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("what recall counts as lost"))
+        .collect();
+    // the JSON has every hidden reference, per turn: as many as the references the requests no longer showed
+    let o = ctxfit(&[&args[..], &["--json"]].concat(), None);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let mut hidden = std::collections::BTreeMap::new();
+    for s in v["sessions"].as_array().unwrap() {
+        for t in s["turns"].as_array().unwrap() {
+            let list = t.get("hidden").map_or(0, |h| h.as_array().unwrap().len()) as u64;
+            let refs = t["references"].as_u64().unwrap();
+            assert_eq!(
+                list,
+                refs - t["references_visible"].as_u64().unwrap(),
+                "{t}"
+            );
+            *hidden
+                .entry(s["policy"].as_str().unwrap().to_owned())
+                .or_insert(0) += list;
+        }
+    }
+    assert_eq!(hidden["none"], 0);
+    assert!(
+        hidden["smart"] > 0 && hidden["seed-002"] > hidden["smart"],
+        "{hidden:?}"
+    );
+    // the table: no line for `none`, which hid nothing; each other policy's count, then its first three
+    assert_eq!(lost.len(), 1 + 2 * 4, "{out}");
+    for (k, policy) in ["smart", "seed-002"].into_iter().enumerate() {
+        let head = lost[1 + 4 * k];
+        assert!(
+            head.starts_with(&format!("{policy}: {} of ", hidden[policy])),
+            "{out}"
+        );
+        for line in &lost[2 + 4 * k..5 + 4 * k] {
+            assert!(
+                line.starts_with("  <sample: claude-code-session.jsonl>, request ")
+                    && line.contains(": `")
+                    && line.contains("`, last shown by "),
+                "{line}"
+            );
+        }
+    }
+    assert!(!stdout(&ctxfit(&args, None)).contains("what recall counts as lost"));
+}
+
+#[test]
 fn replay_json_carries_tokens_peak_costs_recall_and_the_oracle_share() {
     let o = ctxfit(
         &[
