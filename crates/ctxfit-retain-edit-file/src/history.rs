@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use ctxfit_model::{Block, Conversation, ToolCallIndex};
-use ctxfit_retention::calls::{edit_call, read_target, EditOp, ShellReads};
+use ctxfit_retention::calls::{edit_calls, read_target, EditOp, ShellReads};
 
 /// One edit of a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,7 +57,12 @@ fn failures(conv: &Conversation) -> BTreeMap<&str, bool> {
             let failed = r.is_error == Some(true)
                 || text.starts_with("<tool_use_error>")
                 || text.starts_with("Error:")
-                || text.contains("No replacement was performed");
+                || text.contains("No replacement was performed")
+                // Codex CLI's apply_patch, and a shell's exit status as Codex reports it
+                || text.starts_with("apply_patch verification failed")
+                || text
+                    .strip_prefix("Exit code: ")
+                    .is_some_and(|rest| !rest.starts_with("0\n") && rest != "0");
             out.insert(r.tool_use_id.as_str(), failed);
         }
     }
@@ -80,25 +85,24 @@ pub fn changelog(conv: &Conversation) -> BTreeMap<String, Vec<ChangeEntry>> {
             if u.name == "open" {
                 open_file = read_target(&u.name, &u.input, &shell).map(|t| t.path);
             }
-            let Some(edit) = edit_call(&u.name, &u.input) else {
-                continue;
-            };
-            let Some(path) = edit.path.clone().or_else(|| open_file.clone()) else {
-                continue;
-            };
-            if u.name == "create" {
-                open_file = Some(path.clone());
+            for edit in edit_calls(&u.name, &u.input) {
+                let Some(path) = edit.path.clone().or_else(|| open_file.clone()) else {
+                    continue;
+                };
+                if u.name == "create" {
+                    open_file = Some(path.clone());
+                }
+                let summary: Vec<String> = edit.ops.iter().map(describe).collect();
+                out.entry(path).or_default().push(ChangeEntry {
+                    message: mi,
+                    turn,
+                    tool: u.name.clone(),
+                    tool_use_id: u.id.clone(),
+                    summary: summary.join("; "),
+                    intent: edit.intent.clone(),
+                    failed: failed.get(u.id.as_str()).copied().unwrap_or(false),
+                });
             }
-            let summary: Vec<String> = edit.ops.iter().map(describe).collect();
-            out.entry(path).or_default().push(ChangeEntry {
-                message: mi,
-                turn,
-                tool: u.name.clone(),
-                tool_use_id: u.id.clone(),
-                summary: summary.join("; "),
-                intent: edit.intent.clone(),
-                failed: failed.get(u.id.as_str()).copied().unwrap_or(false),
-            });
         }
     }
     out
@@ -207,19 +211,18 @@ pub fn file_state(conv: &Conversation, path: &str, turn: usize) -> FileState {
                     if u.name == "open" {
                         open_file = read_target(&u.name, &u.input, &shell).map(|t| t.path);
                     }
-                    let Some(edit) = edit_call(&u.name, &u.input) else {
-                        continue;
-                    };
-                    let target = edit.path.clone().or_else(|| open_file.clone());
-                    if u.name == "create" {
-                        open_file = target.clone();
-                    }
-                    if target.as_deref() != Some(wanted) || failed.get(u.id.as_str()) == Some(&true)
-                    {
-                        continue;
-                    }
-                    for op in &edit.ops {
-                        state = match (state, op) {
+                    for edit in edit_calls(&u.name, &u.input) {
+                        let target = edit.path.clone().or_else(|| open_file.clone());
+                        if u.name == "create" {
+                            open_file = target.clone();
+                        }
+                        if target.as_deref() != Some(wanted)
+                            || failed.get(u.id.as_str()) == Some(&true)
+                        {
+                            continue;
+                        }
+                        for op in &edit.ops {
+                            state = match (state, op) {
                             (_, EditOp::Write { content }) => FileState::Known {
                                 content: content.clone(),
                                 provenance: vec![format!("written by {} at message {mi}", u.name)],
@@ -242,6 +245,7 @@ pub fn file_state(conv: &Conversation, path: &str, turn: usize) -> FileState {
                             },
                             (unknown, _) => unknown,
                         };
+                        }
                     }
                 }
                 Block::ToolResult(r) => {

@@ -34,7 +34,7 @@ use std::collections::BTreeSet;
 
 use ctxfit_model::Value;
 use ctxfit_retention::calls::{
-    edit_call, read_target, shell_command, ShellReads, DEFAULT_SHELL_READS, SHELL_TOOLS,
+    edit_calls, read_target, shell_command, ShellReads, DEFAULT_SHELL_READS, SHELL_TOOLS,
 };
 use ctxfit_retention::{
     read_params, register_rule, Decision, RetentionRule, RuleConfigError, RuleContext,
@@ -160,10 +160,9 @@ impl RetentionRule for KeepFirstAndLastReads {
         let edited_after = self.mark_edited
             && ctx.results_of("edit_file").iter().any(|e| {
                 e.is_after(ctx.message_index, ctx.block_index)
-                    && edit_call(e.tool_name, e.input)
-                        .and_then(|c| c.path)
-                        .as_deref()
-                        == Some(target.path.as_str())
+                    && edit_calls(e.tool_name, e.input)
+                        .iter()
+                        .any(|c| c.path.as_deref() == Some(target.path.as_str()))
             });
         let template = if edited_after && self.pointer == DEFAULT_POINTER {
             EDITED_POINTER

@@ -10,6 +10,8 @@ use std::borrow::Cow;
 use ctxfit_model::Value;
 use regex::Regex;
 
+mod patch;
+
 /// A file (and, for a partial read, the range) a call reads. Reads of one file count as the same read only
 /// when their ranges are equal.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -302,6 +304,40 @@ pub struct EditCall {
     pub path: Option<String>,
     pub ops: Vec<EditOp>,
     pub intent: Option<String>,
+}
+
+/// Every edit a call makes, one per file: [`edit_call`]'s, or — Codex CLI's `apply_patch`, as its own tool (the
+/// patch its input, or `{"input": PATCH}`) or run by a shell tool (`["apply_patch", PATCH]`, or a script starting
+/// with `apply_patch` that holds the patch) — one per file its patch adds, updates or deletes.
+pub fn edit_calls(tool: &str, input: &Value) -> Vec<EditCall> {
+    match patch_text(tool, input) {
+        Some(text) => patch::patch_edits(&text),
+        None => edit_call(tool, input).into_iter().collect(),
+    }
+}
+
+/// The patch of an `apply_patch` call.
+fn patch_text<'a>(tool: &str, input: &'a Value) -> Option<Cow<'a, str>> {
+    if tool == "apply_patch" {
+        return (input.as_str())
+            .or_else(|| str_of(input, &["input", "patch"]))
+            .map(Cow::Borrowed);
+    }
+    if !SHELL_TOOLS.contains(&tool) {
+        return None;
+    }
+    let is_apply_patch = |program: &str| program.rsplit('/').next() == Some("apply_patch");
+    let argv = ["command", "cmd"]
+        .iter()
+        .find_map(|k| input.get(*k).and_then(Value::as_array));
+    if let Some([program, patch]) = argv.map(Vec::as_slice) {
+        if program.as_str().is_some_and(is_apply_patch) {
+            return patch.as_str().map(Cow::Borrowed);
+        }
+    }
+    let script = shell_command(input)?;
+    (is_apply_patch(program_of(first_stage(&script))) && script.contains("*** Begin Patch"))
+        .then_some(script)
 }
 
 fn replace_op(v: &Value, old_keys: &[&str], new_keys: &[&str]) -> Option<EditOp> {
@@ -641,6 +677,51 @@ mod tests {
                     content: "# N".into()
                 }]
             )
+        );
+    }
+
+    #[test]
+    fn apply_patch_in_each_of_its_forms() {
+        let patch = "*** Begin Patch\n*** Update File: a.py\n@@\n-x = 1\n+x = 2\n*** Add File: b.py\n+y = 3\n*** End Patch";
+        let paths = |tool: &str, input: Value| -> Vec<String> {
+            edit_calls(tool, &input)
+                .into_iter()
+                .map(|e| e.path.unwrap())
+                .collect()
+        };
+        let both = ["a.py", "b.py"];
+        // Codex CLI's free-form tool, and the function tool before it
+        assert_eq!(paths("apply_patch", json!(patch)), both);
+        assert_eq!(paths("apply_patch", json!({"input": patch})), both);
+        // run by a shell tool: an argument vector, or a script with a heredoc
+        assert_eq!(
+            paths("shell", json!({"command": ["apply_patch", patch]})),
+            both
+        );
+        let heredoc = format!("apply_patch <<'EOF'\n{patch}\nEOF\n");
+        assert_eq!(paths("exec_command", json!({"cmd": heredoc})), both);
+        assert_eq!(
+            paths("shell", json!({"command": ["bash", "-lc", heredoc]})),
+            both
+        );
+        // a shell command that only mentions a patch, and another tool, are not apply_patch
+        assert!(paths(
+            "shell",
+            json!({"command": format!("cat <<'EOF'\n{patch}\nEOF")})
+        )
+        .is_empty());
+        assert!(paths("Read", json!({"file_path": "a.py"})).is_empty());
+        // the other edit tools are one edit each, as edit_call reads them
+        assert_eq!(
+            edit_calls(
+                "Edit",
+                &json!({"file_path": "c.py", "old_string": "a", "new_string": "b"})
+            ),
+            vec![edit_call(
+                "Edit",
+                &json!({"file_path": "c.py", "old_string": "a", "new_string": "b"})
+            )
+            .unwrap()]
         );
     }
 }

@@ -384,6 +384,69 @@ fn policy_show_and_policy_errors() {
 }
 
 #[test]
+fn changelog_and_file_state_read_codex_patches() {
+    ctxfit_testkit::skip_without_corpus!();
+    // one apply_patch call adds four prompt files; a later one updates a skill with two hunks
+    let log = corpus().join("sessions/codex-agentv/019f0675-387a-79c2-9e8d-ceb8a30657c9.jsonl.gz");
+    let log = log.to_str().unwrap();
+    let o = ctxfit(&["changelog", log, "--json"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let files = v.as_object().unwrap();
+    let added: Vec<&String> = (files.iter())
+        .filter(|(_, es)| es[0]["message"] == 215)
+        .map(|(p, _)| p)
+        .collect();
+    assert_eq!(
+        added,
+        [
+            ".workmux/prompts/verify-close-edge-cases.md",
+            ".workmux/prompts/verify-close-experiment-superseded.md",
+            ".workmux/prompts/verify-close-implemented.md",
+            ".workmux/prompts/verify-close-trace-skill.md",
+        ],
+        "{v}"
+    );
+    let edge = &files[".workmux/prompts/verify-close-edge-cases.md"][0];
+    assert_eq!(edge["tool"], "apply_patch");
+    assert_eq!(edge["summary"], "write 25 line(s)");
+    assert_eq!(edge["failed"], false);
+    let skill = &files["skills-data/agentv-bench/SKILL.md"][0];
+    assert_eq!(
+        skill["summary"],
+        "replace 16 line(s) with 16; replace 6 line(s) with 6"
+    );
+    // a file the patch wrote is known from it
+    let o = ctxfit(
+        &[
+            "file-state",
+            log,
+            "--path",
+            ".workmux/prompts/verify-close-edge-cases.md",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("You are a verification-only worker in "),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(stdout(&o).lines().count(), 25);
+    assert!(stderr(&o).contains("written by apply_patch at message 215"));
+    // a patch the tool refused is marked failed
+    let other =
+        corpus().join("sessions/codex-agentv/019efc87-fa98-7971-91df-0c9512a065da.jsonl.gz");
+    let o = ctxfit(&["changelog", other.to_str().unwrap(), "--json"], None);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let failed = (v.as_object().unwrap().values())
+        .flat_map(|es| es.as_array().unwrap())
+        .filter(|e| e["failed"] == true)
+        .count();
+    assert_eq!(failed, 3, "{v}");
+}
+
+#[test]
 fn changelog_and_file_state_of_real_sessions() {
     ctxfit_testkit::skip_without_corpus!();
     let traj = corpus().join("trajectories/swe-agent/marshmallow-1867.traj");
