@@ -46,7 +46,12 @@ fn remove_on_interrupt(path: Option<PathBuf>) {
 /// `/dev/null` itself). A link to a file has the file it points to replaced, and stays a link.
 pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
     match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => anyhow::bail!("cannot write {}: it is a folder", path.display()),
+        // a folder named as the output is the caller's mistake (exit 2), as an input that is not there is
+        Ok(m) if m.is_dir() => {
+            return Err(
+                crate::BadInput(format!("cannot write {}: it is a folder", path.display())).into(),
+            )
+        }
         Ok(m) if !m.is_file() => {
             return std::fs::OpenOptions::new()
                 .write(true)

@@ -667,3 +667,24 @@ fn a_writer_killed_while_writing_leaves_nothing_beside_its_output() {
     assert!(caught >= 1, "never caught writing");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_folder_named_as_the_output_is_the_callers_mistake() {
+    let dir = temp_dir("output-folder");
+    let out = dir.to_str().unwrap();
+    for args in [
+        vec!["compact", "--sample", "-o", out],
+        vec!["convert", "--sample", "--to", "openai", "-o", out],
+    ] {
+        let o = ctxfit(&args, None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("cannot write {out}: it is a folder")),
+            "{}",
+            stderr(&o)
+        );
+    }
+    // and nothing was written into it
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
