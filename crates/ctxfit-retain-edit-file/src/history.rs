@@ -3,7 +3,8 @@
 use std::collections::BTreeMap;
 
 use ctxfit_model::{Block, Conversation, ToolCallIndex};
-use ctxfit_retention::calls::{edit_calls, read_target, EditOp, ShellReads};
+use ctxfit_retention::calls::{edit_calls, read_target, EditOp, ShellReads, SHELL_TOOLS};
+use ctxfit_retention::WrappedOutput;
 
 /// One edit of a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,6 +150,57 @@ fn numbered_lines(output: &str) -> BTreeMap<usize, String> {
     out
 }
 
+/// A shell read's range as [`read_target`] names it (`lines 10-20`): its first and last line.
+fn line_range(range: &str) -> Option<(usize, usize)> {
+    let (a, b) = range.strip_prefix("lines ")?.split_once('-')?;
+    let (a, b) = (a.parse().ok()?, b.parse().ok()?);
+    (1 <= a && a <= b).then_some((a, b))
+}
+
+/// What a shell command printed, without what its tool wrapped around it — Codex CLI's JSON envelope
+/// (`{"output", "metadata"}`) or its header (`Exit code: 0` … `Output:`, at most eight lines) — or `None` when the
+/// tool says the command failed or that it cut the output short.
+fn own_output<'a>(
+    content: &ctxfit_model::Content,
+    text: &'a str,
+) -> Option<std::borrow::Cow<'a, str>> {
+    if let Some(wrapped) = WrappedOutput::of_content(content) {
+        let exit = wrapped.field("metadata").and_then(|m| m.get("exit_code"));
+        if exit.is_some_and(|c| c.as_i64() != Some(0)) {
+            return None;
+        }
+        return own_output_text(wrapped.output()).map(|o| o.to_owned().into());
+    }
+    own_output_text(text).map(Into::into)
+}
+
+fn own_output_text(text: &str) -> Option<&str> {
+    // mini-swe-agent: `<returncode>0</returncode>\n<output>\n…</output>` (a long one as its head and tail)
+    if let Some(rest) = text.strip_prefix("<returncode>") {
+        let (code, rest) = rest.split_once("</returncode>")?;
+        let output = rest.trim_start().strip_prefix("<output>")?;
+        let output = output.strip_prefix('\n').unwrap_or(output);
+        let output = output.trim_end().strip_suffix("</output>")?;
+        return (code.trim() == "0").then_some(output);
+    }
+    let mut start = 0;
+    for line in text.split_inclusive('\n').take(8) {
+        let bare = line.trim_end();
+        start += line.len();
+        let exit = bare
+            .strip_prefix("Exit code: ")
+            .or_else(|| bare.strip_prefix("Process exited with code "));
+        if exit.is_some_and(|code| code != "0") || bare.starts_with("Warning: truncated output") {
+            return None;
+        }
+        if bare == "Output:" {
+            let output = &text[start..];
+            return (!output.starts_with("Warning: truncated output")).then_some(output);
+        }
+    }
+    Some(text)
+}
+
 fn apply(content: &str, op: &EditOp) -> Result<String, String> {
     match op {
         EditOp::Replace { old, new, all } => {
@@ -261,11 +313,29 @@ pub fn file_state(conv: &Conversation, path: &str, turn: usize) -> FileState {
                     if target.path != wanted || r.is_error == Some(true) {
                         continue;
                     }
-                    let lines = numbered_lines(&r.content.joined_text());
+                    let text = r.content.joined_text();
+                    let mut lines = numbered_lines(&text);
+                    let mut whole = target.range.is_none() && lines.keys().next() == Some(&1);
+                    if lines.is_empty() && SHELL_TOOLS.contains(&call.name.as_str()) {
+                        // a shell read prints the file's own lines: `cat FILE` all of them, `sed -n 'A,Bp' FILE`
+                        // those from A on — all there are when it prints fewer than it asked for
+                        let Some(output) = own_output(&r.content, &text) else {
+                            continue;
+                        };
+                        let (from, asked) = match target.range.as_deref().and_then(line_range) {
+                            Some((a, b)) => (a, b + 1 - a),
+                            None => (1, usize::MAX),
+                        };
+                        let printed: Vec<&str> = output.lines().collect();
+                        whole = from == 1 && printed.len() < asked;
+                        lines = (from..)
+                            .zip(printed)
+                            .map(|(n, l)| (n, l.to_owned()))
+                            .collect();
+                    }
                     if lines.is_empty() {
                         continue;
                     }
-                    let whole = target.range.is_none() && lines.keys().next() == Some(&1);
                     state = if whole {
                         let content: Vec<&str> = lines.values().map(String::as_str).collect();
                         FileState::Known {
@@ -308,4 +378,93 @@ pub fn file_state(conv: &Conversation, path: &str, turn: usize) -> FileState {
         }
     }
     state
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_shell_read_is_what_the_command_printed() {
+        // bare, under Codex CLI's header of either era, inside mini-swe-agent's tags
+        assert_eq!(own_output_text("a\nb\n"), Some("a\nb\n"));
+        assert_eq!(
+            own_output_text("Exit code: 0\nWall time: 0 seconds\nOutput:\na\nb\n"),
+            Some("a\nb\n")
+        );
+        assert_eq!(
+            own_output_text("Chunk ID: 1f\nWall time: 0.1 seconds\nProcess exited with code 0\nOriginal token count: 3\nOutput:\na\n"),
+            Some("a\n")
+        );
+        assert_eq!(
+            own_output_text("<returncode>0</returncode>\n<output>\na\nb\n</output>"),
+            Some("a\nb\n")
+        );
+        // a failed command, and an output the tool cut short, say nothing of the file
+        assert_eq!(
+            own_output_text("Exit code: 1\nWall time: 0 seconds\nOutput:\ncat: x: No such file\n"),
+            None
+        );
+        assert_eq!(
+            own_output_text("Process exited with code 2\nOutput:\n"),
+            None
+        );
+        assert_eq!(
+            own_output_text("Chunk ID: 1\nOutput:\nWarning: truncated output (original token count: 9000)\nTotal output lines: 900\n\na"),
+            None
+        );
+        assert_eq!(
+            own_output_text("<returncode>1</returncode>\n<output>\n</output>"),
+            None
+        );
+        assert_eq!(
+            own_output_text("<returncode>0</returncode>\n<warning>too long</warning><output_head>\na\n</output_head>"),
+            None
+        );
+        assert_eq!(line_range("lines 10-20"), Some((10, 20)));
+        assert_eq!(line_range("lines 20-10"), None);
+        assert_eq!(line_range("offset=5,limit=2"), None);
+    }
+
+    #[test]
+    fn shell_reads_make_a_file_known_or_partly_known() {
+        let call = |id: &str, cmd: &str| json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Bash", "input": {"command": cmd}}]});
+        let result = |id: &str, text: &str| json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": text}]});
+        let conv = |messages: Vec<serde_json::Value>| {
+            ctxfit_model::from_value(json!({"model": "m", "messages": messages})).unwrap()
+        };
+        // `cat` prints the whole file; a range that asked for more lines than it printed, too
+        let c = conv(vec![
+            json!({"role": "user", "content": "go"}),
+            call("t1", "cat src/a.py"),
+            result("t1", "import os\nprint(os.sep)\n"),
+            call("t2", "sed -n '1,200p' src/b.py"),
+            result("t2", "x = 1\ny = 2"),
+            call("t3", "sed -n '10,11p' src/c.py"),
+            result("t3", "ten\neleven"),
+            call("t4", "cat src/d.py"),
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t4", "content": "cat: src/d.py: No such file", "is_error": true}]}),
+            json!({"role": "assistant", "content": "done"}),
+        ]);
+        let known = |path: &str| match file_state(&c, path, usize::MAX) {
+            FileState::Known { content, .. } => content,
+            other => panic!("{path}: {other:?}"),
+        };
+        assert_eq!(known("src/a.py"), "import os\nprint(os.sep)");
+        assert_eq!(known("src/b.py"), "x = 1\ny = 2");
+        match file_state(&c, "src/c.py", usize::MAX) {
+            FileState::Partial { lines, .. } => {
+                assert_eq!(
+                    lines.into_iter().collect::<Vec<_>>(),
+                    [(10, "ten".to_owned()), (11, "eleven".to_owned())]
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            file_state(&c, "src/d.py", usize::MAX),
+            FileState::Unknown { .. }
+        ));
+    }
 }

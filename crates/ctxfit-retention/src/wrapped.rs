@@ -102,6 +102,11 @@ impl WrappedOutput {
         &self.output
     }
 
+    /// Another field of the envelope (`metadata`, `status`).
+    pub fn field(&self, name: &str) -> Option<&Value> {
+        self.fields.get(name)
+    }
+
     /// The output as a content of one text block, as a rule is handed it.
     pub fn output_content(&self) -> Content {
         Content::text(self.output.clone())

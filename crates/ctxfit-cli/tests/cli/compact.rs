@@ -384,7 +384,7 @@ fn policy_show_and_policy_errors() {
 }
 
 #[test]
-fn changelog_and_file_state_read_codex_patches() {
+fn changelog_and_file_state_read_codex_patches_and_shell_reads() {
     ctxfit_testkit::skip_without_corpus!();
     // one apply_patch call adds four prompt files; a later one updates a skill with two hunks
     let log = corpus().join("sessions/codex-agentv/019f0675-387a-79c2-9e8d-ceb8a30657c9.jsonl.gz");
@@ -434,6 +434,19 @@ fn changelog_and_file_state_read_codex_patches() {
     );
     assert_eq!(stdout(&o).lines().count(), 25);
     assert!(stderr(&o).contains("written by apply_patch at message 215"));
+    // a file Codex read with `sed -n '1,220p'`, which printed fewer lines than it asked for: all of it
+    let o = ctxfit(&["file-state", log, "--path", "ROADMAP.md"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("# AgentV Roadmap\n"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stderr(&o).contains("read by exec_command at message "),
+        "{}",
+        stderr(&o)
+    );
     // a patch the tool refused is marked failed
     let other =
         corpus().join("sessions/codex-agentv/019efc87-fa98-7971-91df-0c9512a065da.jsonl.gz");
