@@ -183,6 +183,17 @@ fn own_output_text(text: &str) -> Option<&str> {
         let output = output.trim_end().strip_suffix("</output>")?;
         return (code.trim() == "0").then_some(output);
     }
+    // Codex CLI cuts a long output in its middle (`…1234 tokens truncated…`)
+    if text.contains(" tokens truncated…") {
+        return None;
+    }
+    // Codex CLI's header, when the text starts with one: its lines up to `Output:`
+    if !["Exit code: ", "Chunk ID: ", "Process exited with code "]
+        .iter()
+        .any(|h| text.starts_with(h))
+    {
+        return Some(text);
+    }
     let mut start = 0;
     for line in text.split_inclusive('\n').take(8) {
         let bare = line.trim_end();
@@ -198,7 +209,7 @@ fn own_output_text(text: &str) -> Option<&str> {
             return (!output.starts_with("Warning: truncated output")).then_some(output);
         }
     }
-    Some(text)
+    None
 }
 
 fn apply(content: &str, op: &EditOp) -> Result<String, String> {
@@ -417,6 +428,15 @@ mod tests {
         assert_eq!(
             own_output_text("<returncode>1</returncode>\n<output>\n</output>"),
             None
+        );
+        assert_eq!(
+            own_output_text("Exit code: 0\nOutput:\nab…120 tokens truncated…yz\n"),
+            None
+        );
+        // a file whose own early lines look like a header is its lines
+        assert_eq!(
+            own_output_text("# Notes\nOutput:\nx\n"),
+            Some("# Notes\nOutput:\nx\n")
         );
         assert_eq!(
             own_output_text("<returncode>0</returncode>\n<warning>too long</warning><output_head>\na\n</output_head>"),
