@@ -522,9 +522,8 @@ pub fn replay_timed(
                 };
             let cost = prices.cost(cache_read_tokens, cache_write_tokens);
             let refs = provenance.references(&conv.messages, mi);
-            let seen = refs.iter().filter(|id| visible.contains(id)).count();
             tally.used(&refs, |id| visible.contains(id));
-            let hidden = refs
+            let hidden: Vec<HiddenReference> = refs
                 .iter()
                 .filter(|id| !visible.contains(id))
                 .map(|id| HiddenReference {
@@ -532,6 +531,7 @@ pub fn replay_timed(
                     tool: tally.tool_of(id).unwrap_or_default().to_owned(),
                 })
                 .collect();
+            let seen = refs.len() - hidden.len();
             turns.push(TurnStats {
                 message: mi,
                 input_tokens,

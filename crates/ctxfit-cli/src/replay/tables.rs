@@ -336,13 +336,7 @@ pub(super) fn hidden_table(rows: &[PolicyRow], replays: &[SessionReplay], limit:
          policy (the first {limit}; the JSON has them all)\n"
     );
     for row in rows {
-        let (refs, visible) =
-            (replays.iter())
-                .filter(|r| r.policy == row.policy)
-                .fold((0, 0), |(r, v), s| {
-                    let (sr, sv) = s.references();
-                    (r + sr, v + sv)
-                });
+        let (refs, visible) = (row.references, row.references_visible);
         if refs == visible {
             continue;
         }
