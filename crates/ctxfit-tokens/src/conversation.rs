@@ -20,8 +20,39 @@ pub fn count_content(est: &dyn TokenEstimator, content: &Content) -> usize {
 fn count_json(est: &dyn TokenEstimator, v: &Value) -> usize {
     match v {
         Value::String(s) => est.count_text(s),
-        other => est.count_text(&other.to_string()),
+        other => count_written(est, |buf| serde_json::to_writer(buf, other)),
     }
+}
+
+/// Tokens of a value as compact JSON text (what `to_string` writes), written into a buffer kept per thread:
+/// a call's input, a provider's opaque item (Codex's reasoning with its `encrypted_content`) are counted on
+/// every ingest, and growing a new string for each cost as much as the writing.
+fn count_written(
+    est: &dyn TokenEstimator,
+    write: impl Fn(&mut Vec<u8>) -> serde_json::Result<()>,
+) -> usize {
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    /// A buffer grown past this is not kept (one huge value does not hold its memory for good).
+    const KEPT: usize = 1 << 20;
+    // (serde_json writes UTF-8 only, and cannot fail on a value read from JSON)
+    let count = |buf: &mut Vec<u8>| match write(buf) {
+        Ok(()) => std::str::from_utf8(buf).map_or(0, |text| est.count_text(text)),
+        Err(_) => 0,
+    };
+    BUFFER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buf) => {
+            buf.clear();
+            let counted = count(&mut buf);
+            if buf.capacity() > KEPT {
+                *buf = Vec::new();
+            }
+            counted
+        }
+        // (entered again from inside a count, which the estimators never do: a buffer of its own)
+        Err(_) => count(&mut Vec::new()),
+    })
 }
 
 /// Tokens of one block.
@@ -33,7 +64,7 @@ pub fn count_block(est: &dyn TokenEstimator, block: &Block) -> usize {
         Block::ToolResult(r) => BLOCK_OVERHEAD + count_content(est, &r.content),
         Block::Image(_) => IMAGE_TOKENS,
         Block::RedactedThinking(m) | Block::Document(m) => {
-            BLOCK_OVERHEAD + est.count_text(&Value::Object(m.clone()).to_string())
+            BLOCK_OVERHEAD + count_written(est, |buf| serde_json::to_writer(buf, m))
         }
         Block::Unknown(v) => BLOCK_OVERHEAD + count_json(est, v),
     }
@@ -176,6 +207,53 @@ mod tests {
         assert_eq!(est.0.load(Ordering::Relaxed), 3);
         msgs.truncate(1);
         assert_eq!(cache.update(&est, &msgs), MESSAGE_OVERHEAD + 2);
+    }
+
+    /// Keeps every text it was asked about.
+    struct Recording(std::sync::Mutex<Vec<String>>);
+
+    impl TokenEstimator for Recording {
+        fn name(&self) -> &'static str {
+            "recording"
+        }
+        fn count_text(&self, text: &str) -> usize {
+            self.0.lock().map(|mut t| t.push(text.to_owned())).ok();
+            text.len()
+        }
+    }
+
+    #[test]
+    fn a_structured_value_is_counted_as_its_compact_json_text() {
+        let est = Recording(std::sync::Mutex::new(Vec::new()));
+        // numbers as written, escapes, text beyond ASCII, nesting; then a large one and a small one after it
+        // (the buffer is reused: nothing of the large one may be left in the small one's text)
+        let values: Vec<Value> = [
+            r#"{"cmd":["bash","-lc","rg -n \"a\tb\" src"],"n":1e400,"x":-0.0,"big":123456789012345678901234567890}"#,
+            r#"{"type":"reasoning","encrypted_content":"gAAAA…","summary":[{"text":"é ✓ 🙂 \u0000"}]}"#,
+            r#"[1,2,{"a":null,"b":true}]"#,
+            r#"{"a":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}"#,
+            r#"{"a":1}"#,
+            "17",
+        ]
+        .iter()
+        .map(|t| serde_json::from_str(t).expect("valid JSON"))
+        .collect();
+        for v in &values {
+            let n = count_json(&est, v);
+            let written = v.to_string();
+            assert_eq!(n, written.len());
+            assert_eq!(est.0.lock().expect("not poisoned").last(), Some(&written));
+        }
+        // an opaque block (Anthropic's redacted thinking) likewise, and a string as its text alone
+        let Value::Object(map) = &values[1] else {
+            panic!("an object")
+        };
+        let block = Block::RedactedThinking(map.clone());
+        assert_eq!(
+            count_block(&est, &block),
+            BLOCK_OVERHEAD + values[1].to_string().len()
+        );
+        assert_eq!(count_json(&est, &Value::String("a\"b".into())), 3);
     }
 }
 
