@@ -389,19 +389,6 @@ impl Compactor {
                  a time — give each thread (each conversation) its own Compactor, or hold a lock around compact()",
             )
         })?;
-        if messages.is_instance_of::<pyo3::types::PyDict>() {
-            return Err(errors::bad_input(
-                "compact() takes the list of messages (request[\"messages\"] or request[\"input\"]), not the request \
-                 dict itself",
-            ));
-        }
-        if messages.is_instance_of::<pyo3::types::PyString>()
-            || messages.is_instance_of::<pyo3::types::PyBytes>()
-        {
-            return Err(errors::bad_input(
-                "compact() takes the list of messages, not a string (parse the JSON first: json.loads)",
-            ));
-        }
         crate::message_list("compact", messages)?;
         let input_tokens = input_tokens
             .map(|n| n.get_usize("input_tokens"))

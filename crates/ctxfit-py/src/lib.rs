@@ -97,6 +97,20 @@ pub(crate) fn message_list<'py>(
     function: &str,
     messages: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, pyo3::types::PyIterator>> {
+    // iterable, but not a list of messages: a dict would give its keys, a string its characters
+    if messages.is_instance_of::<pyo3::types::PyDict>() {
+        return Err(errors::bad_input(format!(
+            "{function}() takes the list of messages (request[\"messages\"] or request[\"input\"]), not the \
+             request dict itself"
+        )));
+    }
+    if messages.is_instance_of::<pyo3::types::PyString>()
+        || messages.is_instance_of::<pyo3::types::PyBytes>()
+    {
+        return Err(errors::bad_input(format!(
+            "{function}() takes the list of messages, not a string (parse the JSON first: json.loads)"
+        )));
+    }
     messages.try_iter().map_err(|_| {
         let got = messages.get_type().name().map_or_else(
             |_| "an object that is not a list".to_owned(),
@@ -520,9 +534,12 @@ fn load_session<'py>(
     let s = at
         .and_then(|at| sessions.into_iter().nth(at))
         .ok_or_else(|| {
-            pyo3::exceptions::PyIndexError::new_err(format!(
-                "{name}: session {index} asked for, the file holds {count}"
-            ))
+            pyo3::exceptions::PyIndexError::new_err(if count == 0 {
+                // (an empty file: `load_sessions` gives `[]`, as a folder of none would)
+                format!("{name}: session {index} asked for, the file holds none (it is empty)")
+            } else {
+                format!("{name}: session {index} asked for, the file holds {count}")
+            })
         })?;
     messages_to_py(py, &s.conversation)
 }

@@ -51,6 +51,14 @@ def test_several_sessions_in_one_file(corpus):
         ctxfit.load_session(path, -len(sessions) - 1)
 
 
+def test_an_empty_file_holds_no_session(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    assert ctxfit.load_sessions(empty) == []
+    with pytest.raises(IndexError, match="the file holds none"):
+        ctxfit.load_session(empty)
+
+
 def test_other_layouts_of_the_same_agents_load(tmp_path):
     # tau2-bench's results: one session per simulation, as the agent saw it (the simulated user's own tools left out)
     results = {
