@@ -82,6 +82,11 @@ pub struct TurnStats {
     /// under every policy — the billed input minus the uncompacted estimate, 0 at least.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unlogged_tokens: Option<usize>,
+    /// The request was above the profile's `request_budget` after every cut (the part that is not stale tool
+    /// results did not fit): the token guard refuses it live (`check_request`, Python's `PromptTooLarge`). The
+    /// replay goes on as if it had been sent.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub over_request_budget: bool,
 }
 
 /// A reference a request no longer showed: an identifier the turn used that, before it, only tool results had
@@ -131,6 +136,11 @@ impl SessionReplay {
     /// The largest request.
     pub fn peak_tokens(&self) -> usize {
         self.turns.iter().map(|t| t.input_tokens).max().unwrap_or(0)
+    }
+
+    /// Requests above the profile's `request_budget` after every cut: refused live by the token guard.
+    pub fn over_request_budget(&self) -> usize {
+        self.turns.iter().filter(|t| t.over_request_budget).count()
     }
 
     /// Cache reads and writes over the whole session.
@@ -462,9 +472,11 @@ pub fn replay_timed(
             };
             previous_sent = latest.or(previous_sent);
             // the request for this turn: everything before it
+            let mut over_request_budget = false;
             let (first_changed, dropped, compacted_total) = match compactor.as_mut() {
                 Some(c) => {
                     let report = c.compact_at(&request, previous_input, latest);
+                    over_request_budget = c.check_request(&report).is_err();
                     for b in &report.new_blocks {
                         sent_tokens.sub(b.message, b.tokens_before - b.tokens_after);
                         if b.action != Action::InputCleared {
@@ -549,6 +561,7 @@ pub fn replay_timed(
                     .copied()
                     .flatten()
                     .map(|b| (b as usize).saturating_sub(uncompacted_tokens)),
+                over_request_budget,
             });
             previous_len = request.messages.len();
             previous_input = Some(input_tokens);

@@ -16,6 +16,8 @@ pub struct PolicyTotals {
     pub input_tokens: usize,
     /// The largest single request of any session.
     pub peak_tokens: usize,
+    /// Requests above the profile's `request_budget` after every cut: refused live ([`TurnStats`]).
+    pub over_request_budget: usize,
     pub cache_read_tokens: usize,
     pub cache_write_tokens: usize,
     /// Cost under the prices the sessions were replayed with.
@@ -57,6 +59,7 @@ pub fn totals(replays: &[SessionReplay]) -> Vec<PolicyTotals> {
         t.turns += r.turns.len();
         t.input_tokens += r.input_tokens();
         t.peak_tokens = t.peak_tokens.max(r.peak_tokens());
+        t.over_request_budget += r.over_request_budget();
         t.cache_read_tokens += read;
         t.cache_write_tokens += write;
         t.cost += r.cost();
@@ -91,6 +94,9 @@ pub struct PolicyRow {
     /// This policy's token saving as a share of the oracle's.
     pub share_of_oracle: Option<f64>,
     pub peak_tokens: usize,
+    /// Requests above the profile's `request_budget` after every cut, which the token guard refuses live
+    /// (counted in the figures as if sent); 0 without a request budget.
+    pub over_request_budget: usize,
     /// Cost under the first price model.
     pub cost: f64,
     /// Cost under each price model asked for.
@@ -220,6 +226,7 @@ pub fn policy_rows(replays: &[SessionReplay], models: &[PriceModel]) -> Vec<Poli
                 tokens_saved,
                 share_of_oracle,
                 peak_tokens: t.peak_tokens,
+                over_request_budget: t.over_request_budget,
                 cost: models.first().map_or(t.cost, |m| costs[m.name()]),
                 costs,
                 cost_vs_none,

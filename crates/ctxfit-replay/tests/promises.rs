@@ -133,6 +133,7 @@ fn no_request_is_above_the_budget() {
                 "{name}: a request of {} tokens",
                 peak(&r)
             );
+            assert_eq!(r.over_request_budget(), 0, "{name}: none refused");
             windows += 1;
         }
     }
@@ -141,4 +142,24 @@ fn no_request_is_above_the_budget() {
         over >= 10,
         "only {over} windows go over the budget uncompacted"
     );
+}
+
+/// A budget that the rest of the requests cannot fit: the requests still above it after every cut are the ones
+/// the token guard refuses live, and the replay counts exactly those.
+#[test]
+fn a_request_the_budget_cannot_hold_is_counted_as_refused() {
+    ctxfit_testkit::skip_without_corpus!();
+    let corpus = ctxfit_testkit::corpus_dir().unwrap();
+    let limit = 20_000;
+    let budgeted = smart_with(|s| s.request_budget = limit);
+    let (mut refused, mut sent) = (0, 0);
+    for s in family(&corpus, "claude-code-attio").iter().take(6) {
+        let r = run(s, &budgeted);
+        for t in &r.turns {
+            assert_eq!(t.over_request_budget, t.input_tokens > limit, "{t:?}");
+        }
+        refused += r.over_request_budget();
+        sent += r.turns.len() - r.over_request_budget();
+    }
+    assert!(refused > 0 && sent > 0, "refused {refused}, sent {sent}");
 }

@@ -20,6 +20,7 @@ fn session(name: &str, policy: &str, read: usize, write: usize) -> SessionReplay
             references_visible: 0,
             hidden: Vec::new(),
             unlogged_tokens: None,
+            over_request_budget: false,
         }],
         tools: Vec::new(),
     }

@@ -58,6 +58,16 @@ pub(super) fn table(rows: &[PolicyRow], models: &[PriceModel]) -> String {
             );
         out.push_str(&format!("  {:>6.1}%  {:>14}\n", 100.0 * r.recall, costlier));
     }
+    // a request budget that the rest of a request did not fit: what the guard refuses live
+    for r in rows.iter().filter(|r| r.over_request_budget > 0) {
+        out.push_str(&format!(
+            "{}: {} of {} requests above its request budget after every cut (what is not stale tool results did \
+             not fit): refused live by the token guard, counted here as if sent\n",
+            r.policy,
+            thousands(r.over_request_budget),
+            thousands(r.turns)
+        ));
+    }
     out.push_str(&billed_table(rows, models, width));
     // how far the share and the recall would move on other sessions like these (none's and the oracle's are
     // 0% and 100% on any sessions)

@@ -603,3 +603,59 @@ fn parallel_calls_sharing_an_id_are_counted_under_their_own_tools() {
     assert_eq!(results("bash: ls").as_deref(), Some("1"), "{out}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn replay_counts_the_requests_a_request_budget_refuses() {
+    let dir = temp_dir("replay-request-budget");
+    let tight = dir.join("tight.toml");
+    std::fs::write(
+        &tight,
+        "[profiles.tight]\nextends = \"smart\"\nrequest_budget = 20000\n",
+    )
+    .unwrap();
+    let tight = tight.to_str().unwrap();
+    let args = ["replay", "--sample", "--policy", "smart", "--policy", tight];
+    let o = ctxfit(&[&args[..], &["--json"]].concat(), None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // per turn: above the budget after every cut, and only then
+    let mut refused = 0;
+    for s in v["sessions"].as_array().unwrap() {
+        for t in s["turns"].as_array().unwrap() {
+            let over = t.get("over_request_budget").is_some_and(|b| b == true);
+            let budget = if s["policy"] == "smart" {
+                u64::MAX
+            } else {
+                20_000
+            };
+            assert_eq!(over, t["input_tokens"].as_u64().unwrap() > budget, "{t}");
+            refused += usize::from(over);
+        }
+    }
+    let rows = v["policies"].as_array().unwrap();
+    let count = |name: &str| {
+        let row = rows.iter().find(|r| r["policy"] == name).unwrap();
+        (
+            row["over_request_budget"].as_u64().unwrap(),
+            row["turns"].as_u64().unwrap(),
+        )
+    };
+    assert_eq!(count("smart").0, 0);
+    let (over, turns) = count("tight");
+    assert!(over > 0 && over < turns, "{over} of {turns}");
+    assert_eq!(over as usize, refused);
+    // the table says it under the rows, for the policy that has some
+    let o = ctxfit(&args, None);
+    let out = stdout(&o);
+    let said: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("above its request budget"))
+        .collect();
+    assert_eq!(said.len(), 1, "{out}");
+    assert!(
+        said[0].starts_with(&format!(
+            "tight: {over} of {turns} requests above its request budget"
+        )),
+        "{out}"
+    );
+}
