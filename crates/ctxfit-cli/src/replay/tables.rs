@@ -377,5 +377,11 @@ pub(super) fn hidden_table(rows: &[PolicyRow], replays: &[SessionReplay], limit:
             ));
         }
     }
+    if rows.iter().all(|r| r.references == r.references_visible) {
+        out.push_str(&format!(
+            "(no policy hid any of the {} references)\n",
+            thousands(rows.first().map_or(0, |r| r.references))
+        ));
+    }
     out
 }

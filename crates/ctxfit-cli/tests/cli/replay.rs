@@ -447,6 +447,18 @@ fn replay_misses_names_what_recall_counts_as_lost() {
         }
     }
     assert!(!stdout(&ctxfit(&args, None)).contains("what recall counts as lost"));
+    // a policy that hides nothing: said in a line, not an empty section
+    let o = ctxfit(
+        &["replay", "--sample", "--policy", "none", "--misses"],
+        None,
+    );
+    let out = stdout(&o);
+    let tail: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("what recall counts as lost"))
+        .collect();
+    assert_eq!(tail.len(), 2, "{out}");
+    assert!(tail[1].starts_with("(no policy hid any of the "), "{out}");
 }
 
 #[test]
