@@ -225,6 +225,20 @@ def test_replay_takes_one_policy_as_a_string(corpus):
     assert [row["policy"] for row in doc["policies"]] == ["smart"]
 
 
+def test_replay_counts_what_a_request_budget_refuses(corpus, tmp_path):
+    policy = tmp_path / "tight.toml"
+    policy.write_text('[profiles.tight]\nextends = "smart"\nrequest_budget = 20000\n')
+    doc = ctxfit.replay(corpus / "sessions" / "claude-code-attio", ["smart", f"{policy}:tight"])
+    rows = {r["policy"]: r for r in doc["policies"]}
+    assert rows["smart"]["over_request_budget"] == 0
+    # the requests above the budget after every cut: what check_request refuses live, turn by turn
+    turns = [t for s in doc["sessions"] if s["policy"] != "smart" for t in s["turns"]]
+    over = [t for t in turns if t.get("over_request_budget")]
+    assert 0 < len(over) == rows[next(p for p in rows if p != "smart")]["over_request_budget"] < len(turns)
+    assert all(t["input_tokens"] > 20000 for t in over)
+    assert all(t["input_tokens"] <= 20000 for t in turns if not t.get("over_request_budget"))
+
+
 def test_surprises_are_said(corpus, tmp_path):
     """A file of several sessions read by load_session, a format forced on a file of another, gzipped HTML: each
     is said, not answered silently."""
