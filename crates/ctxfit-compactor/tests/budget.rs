@@ -1,6 +1,7 @@
 //! `request_budget` holds: when the rules' cuts leave a request above it, stale results go further — oldest
-//! first, to their first and last lines, then to a pointer — edits and the newest result never; and a request
-//! whose other part alone is above it is refused by the token guard.
+//! first (from the oldest the regret bound can pay to write the cache again from), to their first and last
+//! lines, then to a pointer — edits and the newest result never; and a request whose other part alone is above it
+//! is refused by the token guard.
 
 mod common;
 
@@ -57,6 +58,16 @@ fn budgeted(limit: usize) -> ctxfit_compactor::Compactor {
     )
 }
 
+/// [`budgeted`] with the regret bound out of the way: escalation always begins at the oldest result.
+fn unbounded(limit: usize) -> ctxfit_compactor::Compactor {
+    compactor(
+        &format!(
+            "[profiles.b]\nextends = \"smart\"\nrequest_budget = {limit}\nmax_regret = 1000000\n"
+        ),
+        "b",
+    )
+}
+
 #[test]
 fn a_request_above_the_budget_is_cut_down_to_it_oldest_first() {
     let conv = long_session();
@@ -67,7 +78,7 @@ fn a_request_above_the_budget_is_cut_down_to_it_oldest_first() {
     let least = floor(&conv);
     assert!(least < unbudgeted / 2, "{least} of {unbudgeted}");
     let limit = (least + unbudgeted) / 2;
-    let mut c = budgeted(limit);
+    let mut c = unbounded(limit);
     let report = c.compact_history(&conv, None);
     assert!(
         report.tokens_after <= limit,
@@ -215,4 +226,73 @@ fn a_restored_compactor_sends_what_the_budgeted_one_sent() {
     let again = restored.compact(&conv, None);
     assert!(again.new_blocks.is_empty(), "{:?}", again.new_blocks);
     assert_eq!(restored.project(&conv), c.project(&conv));
+}
+
+/// The requests of `conv` one by one, as an agent sends them (one after each result), to `c`: the last report.
+fn request_by_request(
+    c: &mut ctxfit_compactor::Compactor,
+    conv: &ctxfit_model::Conversation,
+) -> ctxfit_compactor::Report {
+    let mut last = None;
+    for n in (3..=conv.messages.len()).step_by(2) {
+        let mut prefix = conv.clone();
+        prefix.messages.truncate(n);
+        last = Some(c.compact(&prefix, None));
+    }
+    last.expect("a request")
+}
+
+/// Which results `c` sends other than as they were.
+fn cut_results(c: &ctxfit_compactor::Compactor, conv: &ctxfit_model::Conversation) -> Vec<usize> {
+    let projected = c.project(conv);
+    let sent = projected
+        .messages
+        .iter()
+        .flat_map(|m| m.tool_results().map(|r| r.content.joined_text()));
+    let original = conv
+        .messages
+        .iter()
+        .flat_map(|m| m.tool_results().map(|r| r.content.joined_text()));
+    sent.zip(original)
+        .enumerate()
+        .filter(|(_, (s, o))| s != o)
+        .map(|(i, _)| i)
+        .collect()
+}
+
+#[test]
+fn escalation_starts_where_the_regret_bound_can_pay_for_the_cache_it_rewrites() {
+    let conv = long_session();
+    // the last request (the newest result, a line) is the first above the limit
+    let mut before_last = conv.clone();
+    before_last.messages.truncate(conv.messages.len() - 2);
+    let last = budgeted(0).compact_history(&conv, None).tokens_after;
+    let penultimate = budgeted(0).compact_history(&before_last, None).tokens_after;
+    assert!(penultimate < last);
+    let limit = last - 1;
+
+    // a conversation this short has saved nothing and may spend 3% of what it cost: cutting from the oldest read
+    // would write almost all of it to the cache again; escalation starts at the latest reads that bring the
+    // request down, and the older ones are read from the cache
+    let mut c = budgeted(limit);
+    let report = request_by_request(&mut c, &conv);
+    assert!(
+        report.tokens_after <= limit,
+        "{} > {limit}",
+        report.tokens_after
+    );
+    let cut = cut_results(&c, &conv);
+    assert!(!cut.is_empty());
+    assert!(cut.iter().all(|i| (6..11).contains(i)), "cut {cut:?}");
+    let first = report.first_changed_message.expect("a change");
+    assert!(
+        first > conv.messages.len() / 2,
+        "the cache breaks at message {first}"
+    );
+
+    // with the bound out of the way, the oldest go first
+    let mut c = unbounded(limit);
+    let report = request_by_request(&mut c, &conv);
+    assert!(report.tokens_after <= limit);
+    assert_eq!(cut_results(&c, &conv).first(), Some(&0));
 }

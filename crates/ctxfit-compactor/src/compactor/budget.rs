@@ -12,6 +12,14 @@
 //!    one-line pointer;
 //! 3. a stale result already cut becomes a pointer.
 //!
+//! **Where it starts.** Changing a result makes the provider write everything after it to the cache again. From
+//! the oldest stale result that costs the most, and a conversation that has saved little pays for it above
+//! sending everything: one escalation near the end of a session that barely outgrew its budget cost +21% on its
+//! own. So the steps start at the oldest result only when the regret bound (`max_regret`) can pay for the tail
+//! written again from there, as it pays for the rules' cuts; otherwise at the latest result from which the stale
+//! results could still bring the request down — the shortest tail — and go to older ones only if those do not
+//! suffice. The budget still comes first; of the two goals after it, cost comes before recall.
+//!
 //! Edits (`edit_file`), excluded tools and the result the model has not answered are never touched: if the
 //! request is still above the budget, the token guard refuses it ([`Compactor::check_request`]). Every step is a
 //! sticky decision like any other; the third changes an earlier one, which breaks the provider's cache there —
@@ -79,9 +87,74 @@ impl Compactor {
                     && !self.excluded(site)
             })
             .collect();
+        // from the oldest stale result, when the regret bound can pay for writing the cached tail again from
+        // there; else from where the tail to write again is shortest (the budget comes first, the bound second)
+        let from = self.escalation_start(&stale, budget, new_blocks);
+        if self.escalate(conv, &stale[from..], budget, new_blocks) || from == 0 {
+            return;
+        }
+        // the results after the start could not give enough: the oldest go as well
+        self.escalate(conv, &stale, budget, new_blocks);
+    }
+
+    /// Where escalation begins among the stale results (oldest first): at the oldest when the regret bound is
+    /// off or can pay for the cached tail written again from there; else at the latest result from which the
+    /// results could still bring the request down to `budget` — the shortest tail to write again. (Nothing is
+    /// chosen that the request has not shown: what each result could give is what it sends now, less the
+    /// pointer's line.)
+    fn escalation_start(
+        &self,
+        stale: &[usize],
+        budget: usize,
+        new_blocks: &[BlockReport],
+    ) -> usize {
+        let cached = self.state.cached_messages;
+        let Some(allowed) = self.allowance.filter(|_| cached > 0) else {
+            return 0;
+        };
+        let need = self.current_tokens().saturating_sub(budget);
+        let pointer_tokens = self.estimator.count_text(&pointer(1_000, 10_000));
+        let could_give = |ri: usize| -> usize {
+            let site = &self.state.results[ri];
+            match self.decided.get(&site.key) {
+                Some(d) if d.rule == BUDGET_RULE => 0,
+                Some(d) => d.tokens_after.saturating_sub(pointer_tokens),
+                None => site.tokens.saturating_sub(pointer_tokens),
+            }
+        };
+        // what the results from each on could give
+        let mut from_on = vec![0; stale.len() + 1];
+        for k in (0..stale.len()).rev() {
+            from_on[k] = from_on[k + 1] + could_give(stale[k]);
+        }
+        // the rules' cuts of this request already write the tail from their first message again
+        let rules_break = new_blocks.iter().map(|b| b.message).min();
+        let affordable = |k: usize| {
+            let first = self.state.results[stale[k]].message;
+            let first = rules_break.map_or(first, |b| b.min(first));
+            let tail = self.state.sent_tokens.range(first.min(cached), cached);
+            let extra = Ledger::extra(need, tail);
+            (0..extra.len()).all(|m| extra[m] <= allowed[m])
+        };
+        let enough = |k: usize| from_on[k] >= need;
+        match (0..stale.len()).find(|&k| affordable(k)) {
+            Some(k) if enough(k) => k,
+            _ => (0..stale.len()).rev().find(|&k| enough(k)).unwrap_or(0),
+        }
+    }
+
+    /// The three steps over `order` (results oldest first), each only as far as `budget` needs: whether the
+    /// request is down to it.
+    fn escalate(
+        &mut self,
+        conv: &Conversation,
+        order: &[usize],
+        budget: usize,
+        new_blocks: &mut Vec<BlockReport>,
+    ) -> bool {
         // 1. the rules' own cuts that wait for their turn, all of them: the cache breaks at the oldest cut anyway,
         // and every later one rides on that break for free
-        for &ri in &stale {
+        for &ri in order {
             let site = self.state.results[ri].clone();
             if let Some(change) = self.held.remove(&site.key) {
                 self.forget_pending(ri);
@@ -90,9 +163,9 @@ impl Compactor {
         }
         // 2. whole results: their first and last lines, else a pointer; 3. cut ones: a pointer
         for pointers_only in [false, true] {
-            for &ri in &stale {
+            for &ri in order {
                 if self.current_tokens() <= budget {
-                    return;
+                    return true;
                 }
                 let site = self.state.results[ri].clone();
                 if self.decided.contains_key(&site.key) != pointers_only {
@@ -129,6 +202,7 @@ impl Compactor {
                 new_blocks.extend(reports);
             }
         }
+        self.current_tokens() <= budget
     }
 
     /// The cut that escalation makes of a result: its first and last lines (unless `pointer_only`), else a
