@@ -284,6 +284,9 @@ fn escalation_starts_where_the_regret_bound_can_pay_for_the_cache_it_rewrites() 
     let cut = cut_results(&c, &conv);
     assert!(!cut.is_empty());
     assert!(cut.iter().all(|i| (6..11).contains(i)), "cut {cut:?}");
+    // a break the bound cannot pay for is made to count: every read after it goes (riding on the tail written
+    // again), so the next break comes as late as it can
+    assert_eq!(cut, (cut[0]..11).collect::<Vec<_>>(), "cut {cut:?}");
     let first = report.first_changed_message.expect("a change");
     assert!(
         first > conv.messages.len() / 2,
@@ -295,4 +298,42 @@ fn escalation_starts_where_the_regret_bound_can_pay_for_the_cache_it_rewrites() 
     let report = request_by_request(&mut c, &conv);
     assert!(report.tokens_after <= limit);
     assert_eq!(cut_results(&c, &conv).first(), Some(&0));
+}
+
+#[test]
+fn a_break_the_bound_cannot_pay_for_takes_every_stale_result_after_it() {
+    // a large read, then small ones the model has answered, then the newest result
+    let mut calls = Vec::new();
+    for k in 0..6 {
+        let file = json!({"file_path": format!("/src/part{k}.rs")});
+        calls.push(("Read", file, source(&format!("part{k}"), 300)));
+    }
+    let big = json!({"file_path": "/src/big.rs"});
+    calls.push(("Read", big, source("big", 900)));
+    for k in 0..4 {
+        let file = json!({"file_path": format!("/src/small{k}.rs")});
+        calls.push(("Read", file, source(&format!("small{k}"), 40)));
+    }
+    calls.push(("Bash", json!({"command": "ls"}), "Cargo.toml".to_owned()));
+    let mut conv = session(&calls);
+    conv.messages.pop();
+    let last = budgeted(0).compact_history(&conv, None).tokens_after;
+    let limit = last - 1;
+    // the small reads alone cannot bring the request down: the break is at the large one, and the small ones
+    // after it go too, although the large one's cut alone would do
+    let mut c = budgeted(limit);
+    let report = request_by_request(&mut c, &conv);
+    assert!(report.tokens_after <= limit);
+    assert_eq!(cut_results(&c, &conv), (6..11).collect::<Vec<_>>());
+    assert!(
+        report.tokens_after < limit * 9 / 10,
+        "{} of {limit}",
+        report.tokens_after
+    );
+    // where the bound can pay (it is off), escalation goes only as far as the budget needs, oldest first
+    let mut c = unbounded(limit);
+    request_by_request(&mut c, &conv);
+    let cut = cut_results(&c, &conv);
+    assert_eq!(cut.first(), Some(&0));
+    assert!(cut.len() < 6, "{cut:?}");
 }

@@ -18,7 +18,9 @@
 //! own. So the steps start at the oldest result only when the regret bound (`max_regret`) can pay for the tail
 //! written again from there, as it pays for the rules' cuts; otherwise at the latest result from which the stale
 //! results could still bring the request down — the shortest tail — and go to older ones only if those do not
-//! suffice. The budget still comes first; of the two goals after it, cost comes before recall.
+//! suffice. When the bound cannot pay even for that break, the break is made to count: every stale result after
+//! it goes as far as the steps go (they ride on the tail written again), so that the next one comes as late as
+//! it can. The budget still comes first; of the two goals after it, cost comes before recall.
 //!
 //! Edits (`edit_file`), excluded tools and the result the model has not answered are never touched: if the
 //! request is still above the budget, the token guard refuses it ([`Compactor::check_request`]). Every step is a
@@ -89,8 +91,12 @@ impl Compactor {
             .collect();
         // from the oldest stale result, when the regret bound can pay for writing the cached tail again from
         // there; else from where the tail to write again is shortest (the budget comes first, the bound second)
-        let from = self.escalation_start(&stale, budget, new_blocks);
-        if self.escalate(conv, &stale[from..], budget, new_blocks) || from == 0 {
+        let (from, unpaid) = self.escalation_start(&stale, budget, new_blocks);
+        // a break the bound cannot pay for is made to count: every stale result after it goes as far as the steps
+        // go (riding on the tail written again), so that the next break comes as late as it can
+        let down_to = if unpaid { 0 } else { budget };
+        self.escalate(conv, &stale[from..], down_to, new_blocks);
+        if from == 0 || self.current_tokens() <= budget {
             return;
         }
         // the results after the start could not give enough: the oldest go as well
@@ -99,18 +105,18 @@ impl Compactor {
 
     /// Where escalation begins among the stale results (oldest first): at the oldest when the regret bound is
     /// off or can pay for the cached tail written again from there; else at the latest result from which the
-    /// results could still bring the request down to `budget` — the shortest tail to write again. (Nothing is
-    /// chosen that the request has not shown: what each result could give is what it sends now, less the
-    /// pointer's line.)
+    /// results could still bring the request down to `budget` — the shortest tail to write again — and whether
+    /// the bound cannot pay even for that. (Nothing is chosen that the request has not shown: what each result
+    /// could give is what it sends now, less the pointer's line.)
     fn escalation_start(
         &self,
         stale: &[usize],
         budget: usize,
         new_blocks: &[BlockReport],
-    ) -> usize {
+    ) -> (usize, bool) {
         let cached = self.state.cached_messages;
         let Some(allowed) = self.allowance.filter(|_| cached > 0) else {
-            return 0;
+            return (0, false);
         };
         let need = self.current_tokens().saturating_sub(budget);
         let pointer_tokens = self.estimator.count_text(&pointer(1_000, 10_000));
@@ -138,20 +144,22 @@ impl Compactor {
         };
         let enough = |k: usize| from_on[k] >= need;
         match (0..stale.len()).find(|&k| affordable(k)) {
-            Some(k) if enough(k) => k,
-            _ => (0..stale.len()).rev().find(|&k| enough(k)).unwrap_or(0),
+            Some(k) if enough(k) => (k, false),
+            _ => match (0..stale.len()).rev().find(|&k| enough(k)) {
+                Some(k) => (k, !affordable(k)),
+                None => (0, false),
+            },
         }
     }
 
-    /// The three steps over `order` (results oldest first), each only as far as `budget` needs: whether the
-    /// request is down to it.
+    /// The three steps over `order` (results oldest first), each only as far as `budget` needs.
     fn escalate(
         &mut self,
         conv: &Conversation,
         order: &[usize],
         budget: usize,
         new_blocks: &mut Vec<BlockReport>,
-    ) -> bool {
+    ) {
         // 1. the rules' own cuts that wait for their turn, all of them: the cache breaks at the oldest cut anyway,
         // and every later one rides on that break for free
         for &ri in order {
@@ -165,7 +173,7 @@ impl Compactor {
         for pointers_only in [false, true] {
             for &ri in order {
                 if self.current_tokens() <= budget {
-                    return true;
+                    return;
                 }
                 let site = self.state.results[ri].clone();
                 if self.decided.contains_key(&site.key) != pointers_only {
@@ -202,7 +210,6 @@ impl Compactor {
                 new_blocks.extend(reports);
             }
         }
-        self.current_tokens() <= budget
     }
 
     /// The cut that escalation makes of a result: its first and last lines (unless `pointer_only`), else a
