@@ -228,20 +228,6 @@ fn a_restored_compactor_sends_what_the_budgeted_one_sent() {
     assert_eq!(restored.project(&conv), c.project(&conv));
 }
 
-/// The requests of `conv` one by one, as an agent sends them (one after each result), to `c`: the last report.
-fn request_by_request(
-    c: &mut ctxfit_compactor::Compactor,
-    conv: &ctxfit_model::Conversation,
-) -> ctxfit_compactor::Report {
-    let mut last = None;
-    for n in (3..=conv.messages.len()).step_by(2) {
-        let mut prefix = conv.clone();
-        prefix.messages.truncate(n);
-        last = Some(c.compact(&prefix, None));
-    }
-    last.expect("a request")
-}
-
 /// Which results `c` sends other than as they were.
 fn cut_results(c: &ctxfit_compactor::Compactor, conv: &ctxfit_model::Conversation) -> Vec<usize> {
     let projected = c.project(conv);
@@ -275,7 +261,7 @@ fn escalation_starts_where_the_regret_bound_can_pay_for_the_cache_it_rewrites() 
     // would write almost all of it to the cache again; escalation starts at the latest reads that bring the
     // request down, and the older ones are read from the cache
     let mut c = budgeted(limit);
-    let report = request_by_request(&mut c, &conv);
+    let report = c.compact_history(&conv, None);
     assert!(
         report.tokens_after <= limit,
         "{} > {limit}",
@@ -295,7 +281,7 @@ fn escalation_starts_where_the_regret_bound_can_pay_for_the_cache_it_rewrites() 
 
     // with the bound out of the way, the oldest go first
     let mut c = unbounded(limit);
-    let report = request_by_request(&mut c, &conv);
+    let report = c.compact_history(&conv, None);
     assert!(report.tokens_after <= limit);
     assert_eq!(cut_results(&c, &conv).first(), Some(&0));
 }
@@ -322,7 +308,7 @@ fn a_break_the_bound_cannot_pay_for_takes_every_stale_result_after_it() {
     // the small reads alone cannot bring the request down: the break is at the large one, and the small ones
     // after it go too, although the large one's cut alone would do
     let mut c = budgeted(limit);
-    let report = request_by_request(&mut c, &conv);
+    let report = c.compact_history(&conv, None);
     assert!(report.tokens_after <= limit);
     assert_eq!(cut_results(&c, &conv), (6..11).collect::<Vec<_>>());
     assert!(
@@ -332,7 +318,7 @@ fn a_break_the_bound_cannot_pay_for_takes_every_stale_result_after_it() {
     );
     // where the bound can pay (it is off), escalation goes only as far as the budget needs, oldest first
     let mut c = unbounded(limit);
-    request_by_request(&mut c, &conv);
+    c.compact_history(&conv, None);
     let cut = cut_results(&c, &conv);
     assert_eq!(cut.first(), Some(&0));
     assert!(cut.len() < 6, "{cut:?}");

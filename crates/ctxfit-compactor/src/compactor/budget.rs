@@ -114,10 +114,9 @@ impl Compactor {
         budget: usize,
         new_blocks: &[BlockReport],
     ) -> (usize, bool) {
-        let cached = self.state.cached_messages;
-        let Some(allowed) = self.allowance.filter(|_| cached > 0) else {
+        if self.allowance.is_none() || self.state.cached_messages == 0 {
             return (0, false);
-        };
+        }
         let need = self.current_tokens().saturating_sub(budget);
         let pointer_tokens = self.estimator.count_text(&pointer(1_000, 10_000));
         let could_give = |ri: usize| -> usize {
@@ -138,9 +137,7 @@ impl Compactor {
         let affordable = |k: usize| {
             let first = self.state.results[stale[k]].message;
             let first = rules_break.map_or(first, |b| b.min(first));
-            let tail = self.state.sent_tokens.range(first.min(cached), cached);
-            let extra = Ledger::extra(need, tail);
-            (0..extra.len()).all(|m| extra[m] <= allowed[m])
+            self.affordable(need, self.cached_tail_from(first))
         };
         let enough = |k: usize| from_on[k] >= need;
         match (0..stale.len()).find(|&k| affordable(k)) {

@@ -4,6 +4,21 @@
 use super::*;
 
 impl Compactor {
+    /// The regret bound: whether cutting `reclaim` tokens behind a cached `tail` costs now, under each price
+    /// model, within what the conversation has earned (always, with the bound off).
+    pub(super) fn affordable(&self, reclaim: usize, tail: usize) -> bool {
+        self.allowance.is_none_or(|allowed| {
+            let extra = Ledger::extra(reclaim, tail);
+            (0..extra.len()).all(|m| extra[m] <= allowed[m])
+        })
+    }
+
+    /// The cached part of the request from `message` on: the provider writes it again when it changes.
+    pub(super) fn cached_tail_from(&self, message: usize) -> usize {
+        let cached = self.state.cached_messages;
+        self.state.sent_tokens.range(message.min(cached), cached)
+    }
+
     /// Where the cuts made this request begin in the batch (results in order), and why the ones before were
     /// held back. A batch is made whole or not at all, by `min_reclaim_tokens` and `min_reclaim_ratio` — unless
     /// the payback rule is on (`cache_write_premium`): then its latest cuts that pay back are made, with the
@@ -38,13 +53,6 @@ impl Compactor {
         let pays = |reclaim: usize, tail: usize| {
             reclaim as f64 * (saved_to_come + premium + 1.0) >= premium * tail as f64
         };
-        // the regret bound: what the cut costs now, under each price model, within what the conversation earned
-        let affordable = |reclaim: usize, tail: usize| {
-            self.allowance.is_none_or(|allowed| {
-                let extra = Ledger::extra(reclaim, tail);
-                (0..extra.len()).all(|m| extra[m] <= allowed[m])
-            })
-        };
         let check = |reclaim: usize, tail: usize| {
             if reclaim < settings.min_reclaim_tokens {
                 Some(HoldReason::MinReclaimTokens)
@@ -52,7 +60,7 @@ impl Compactor {
                 Some(HoldReason::MinReclaimRatio)
             } else if premium > 0.0 && !pays(reclaim, tail) {
                 Some(HoldReason::CacheWritePremium)
-            } else if !affordable(reclaim, tail) {
+            } else if !self.affordable(reclaim, tail) {
                 Some(HoldReason::RegretBound)
             } else {
                 None
@@ -61,10 +69,8 @@ impl Compactor {
         let reclaim_of = |&(ri, tokens_after): &(usize, usize)| {
             self.state.results[ri].tokens.saturating_sub(tokens_after)
         };
-        // the cached part of the request from a message on: the provider writes it again when it changes
         let cached = self.state.cached_messages;
-        let tail_from =
-            |message: usize| -> usize { self.state.sent_tokens.range(message.min(cached), cached) };
+        let tail_from = |message: usize| self.cached_tail_from(message);
         let Some(first) = batch.first() else {
             return (0, None);
         };
