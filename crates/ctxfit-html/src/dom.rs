@@ -52,7 +52,7 @@ pub(crate) fn parse(html: &str) -> Option<RcDom> {
         };
         // the element is open in raw-text mode and has no text yet: its text ends at the first end tag of its
         // name, unless a script's holds `<!--`
-        if let Some(end) = raw_end(bytes, tag_end, name) {
+        if let Some(end) = crate::floods::raw_end(bytes, tag_end, name) {
             let escapes =
                 name == b"script" && memchr::memmem::find(&bytes[tag_end..end], b"<!--").is_some();
             if !escapes {
@@ -159,7 +159,7 @@ pub(crate) fn linked_data(html: &str) -> impl Iterator<Item = &str> {
                 .get(lt + 1..lt + 7)
                 .is_some_and(|n| n.eq_ignore_ascii_case(b"script"));
             let name: &[u8] = if script { b"script" } else { b"style" };
-            let Some(end) = raw_end(bytes, tag_end, name) else {
+            let Some(end) = crate::floods::raw_end(bytes, tag_end, name) else {
                 from = bytes.len();
                 break;
             };
@@ -172,27 +172,6 @@ pub(crate) fn linked_data(html: &str) -> impl Iterator<Item = &str> {
         }
         None
     })
-}
-
-/// Where the raw text that starts at `from` ends: the first `</name` (any case) followed by white space, `/` or
-/// `>` — the only end tag the tokenizer's raw-text states take for one.
-pub(crate) fn raw_end(bytes: &[u8], from: usize, name: &[u8]) -> Option<usize> {
-    let mut i = from;
-    while let Some(at) = memchr::memmem::find(&bytes[i..], b"</") {
-        let lt = i + at;
-        let after = lt + 2 + name.len();
-        if bytes
-            .get(lt + 2..after)
-            .is_some_and(|n| n.eq_ignore_ascii_case(name))
-            && bytes
-                .get(after)
-                .is_some_and(|&b| matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' | b'/' | b'>'))
-        {
-            return Some(lt);
-        }
-        i = lt + 2;
-    }
-    None
 }
 
 /// `RcDom`, dropping on arrival what the cleaner never reads (see the module's documentation).

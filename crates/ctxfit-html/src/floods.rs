@@ -9,6 +9,8 @@
 //! The scan follows the tokenizer where it matters: a tag's name, its attributes' names and values (quoted or
 //! not), comments, and the text of the elements whose content is not markup (`script`, `style`, `textarea`,
 //! `title`, ...), which it passes over to their end tag, so that no quote in them can hide a flood behind it.
+//! [`raw_end`], where such a text ends as the tokenizer sees it, also tells `dom.rs` how far to feed the parser past
+//! a script.
 
 use std::borrow::Cow;
 
@@ -68,7 +70,7 @@ pub(crate) fn defused(html: &str) -> Cow<'_, str> {
         // the text of a raw element: passed over to its end tag
         if name_at == lt + 1 {
             if let Some(raw) = RAW.iter().find(|r| name.eq_ignore_ascii_case(r)) {
-                i = crate::dom::raw_end(bytes, i, raw).unwrap_or(bytes.len());
+                i = raw_end(bytes, i, raw).unwrap_or(bytes.len());
             }
         }
     }
@@ -147,6 +149,27 @@ fn attributes(bytes: &[u8], from: usize) -> (usize, Option<usize>) {
             }
         };
     }
+}
+
+/// Where the raw text that starts at `from` ends: the first `</name` (any case) followed by white space, `/` or
+/// `>` — the only end tag the tokenizer's raw-text states take for one.
+pub(crate) fn raw_end(bytes: &[u8], from: usize, name: &[u8]) -> Option<usize> {
+    let mut i = from;
+    while let Some(at) = memchr::memmem::find(&bytes[i..], b"</") {
+        let lt = i + at;
+        let after = lt + 2 + name.len();
+        if bytes
+            .get(lt + 2..after)
+            .is_some_and(|n| n.eq_ignore_ascii_case(name))
+            && bytes
+                .get(after)
+                .is_some_and(|&b| matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' | b'/' | b'>'))
+        {
+            return Some(lt);
+        }
+        i = lt + 2;
+    }
+    None
 }
 
 #[cfg(test)]
