@@ -98,6 +98,48 @@ pub fn read_system(value: serde_json::Value) -> Result<Content, ModelError> {
     wire::read_content_at(Some(value), WireFormat::Anthropic, "system")
 }
 
+/// Read a request's `tools` list given apart from its messages, each tool in any of the three formats' spellings:
+/// Anthropic's `{name, description, input_schema}`, OpenAI Chat's `{type: "function", function: {name,
+/// description, parameters}}`, the Responses API's `{type: "function", name, description, parameters}` — and a
+/// built-in tool without a name (`{"type": "web_search"}`) with its fields as extras. What a request's tools
+/// cost is counted from it; nothing is written back. A list of anything but objects is an error naming `tools`
+/// or the item (`tools[2]`).
+pub fn read_tool_definitions(tools: serde_json::Value) -> Result<Vec<ToolDefinition>, ModelError> {
+    wire::read_tool_list(tools, "expected a tool object", |mut outer, path| {
+        let (mut f, wrapper_extra) = match outer.shift_remove("function") {
+            Some(serde_json::Value::Object(f)) => (f, outer),
+            Some(other) => {
+                return Err(ModelError::shape(
+                    format!("{path}.function"),
+                    format!("expected an object, found {}", wire::kind_of(&other)),
+                ))
+            }
+            None => (outer, Map::new()),
+        };
+        let name = match f.shift_remove("name") {
+            None => String::new(),
+            Some(serde_json::Value::String(name)) => name,
+            Some(other) => {
+                return Err(ModelError::shape(
+                    format!("{path}.name"),
+                    format!("expected a string, found {}", wire::kind_of(&other)),
+                ))
+            }
+        };
+        let description = wire::take_string(&mut f, "description");
+        let input_schema = f
+            .shift_remove("input_schema")
+            .or_else(|| f.shift_remove("parameters"));
+        Ok(ToolDefinition {
+            name,
+            description,
+            input_schema,
+            extra: f,
+            wrapper_extra,
+        })
+    })
+}
+
 /// Write one message in `format`.
 pub fn write_message(format: WireFormat, msg: &Message) -> serde_json::Value {
     match format {

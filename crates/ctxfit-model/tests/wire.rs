@@ -325,3 +325,38 @@ fn an_image_in_a_tool_result_is_reported_when_openai_chat_cannot_carry_it() {
         json!({"role": "tool", "tool_call_id": "u1", "content": "the page"})
     );
 }
+
+#[test]
+fn tool_definitions_given_apart_read_in_every_formats_spelling() {
+    let schema = json!({"type": "object", "properties": {"path": {"type": "string"}}});
+    let tools = json!([
+        {"name": "read", "description": "Read a file", "input_schema": schema},
+        {"type": "function", "function": {"name": "read", "description": "Read a file", "parameters": schema}},
+        {"type": "function", "name": "read", "description": "Read a file", "parameters": schema},
+        {"type": "web_search"}
+    ]);
+    let read = ctxfit_model::read_tool_definitions(tools).unwrap();
+    assert_eq!(read.len(), 4);
+    for tool in &read[..3] {
+        assert_eq!(tool.name, "read");
+        assert_eq!(tool.description.as_deref(), Some("Read a file"));
+        assert_eq!(tool.input_schema.as_ref(), Some(&schema));
+    }
+    assert_eq!(read[1].wrapper_extra.get("type"), Some(&json!("function")));
+    // a built-in tool has no name: its fields are kept as extras
+    assert_eq!(read[3].name, "");
+    assert_eq!(read[3].extra.get("type"), Some(&json!("web_search")));
+
+    // what is not a tool is named
+    let err = ctxfit_model::read_tool_definitions(json!([{"name": "a"}, "b"])).unwrap_err();
+    assert!(err.to_string().contains("tools[1]"), "{err}");
+    let err = ctxfit_model::read_tool_definitions(json!({"name": "a"})).unwrap_err();
+    assert!(
+        err.to_string().contains("tools") && err.to_string().contains("list"),
+        "{err}"
+    );
+    let err = ctxfit_model::read_tool_definitions(json!([{"function": "f"}])).unwrap_err();
+    assert!(err.to_string().contains("tools[0].function"), "{err}");
+    let err = ctxfit_model::read_tool_definitions(json!([{"name": 3}])).unwrap_err();
+    assert!(err.to_string().contains("tools[0].name"), "{err}");
+}

@@ -9,8 +9,8 @@
 
 use ctxfit_compactor::{Compactor as Inner, Report, Settings};
 use ctxfit_model::{
-    detect_decisive, read_message, read_system, write_message, Conversation, Message, ModelError,
-    Value, WireFormat,
+    detect_decisive, read_message, read_system, read_tool_definitions, write_message, Conversation,
+    Message, ModelError, Value, WireFormat,
 };
 use ctxfit_tokens::BudgetStatus;
 use pyo3::exceptions::PyValueError;
@@ -62,6 +62,8 @@ pub struct Compactor {
     sent: Py<PyList>,
     /// The caller's system prompt object (Anthropic's top-level `system`), if given.
     system: Option<Py<PyAny>>,
+    /// The caller's list of tool definitions (the request's `tools`), if given.
+    tools: Option<Py<PyAny>>,
     /// Per message, the dict made of it as compacted and the stamp of the decisions it was made with
     /// (`Projection::changes`: the same stamp is the same message).
     returned: Vec<Option<(usize, Py<PyAny>)>>,
@@ -78,6 +80,8 @@ struct Request<'a, 'py> {
     input_tokens: Option<usize>,
     /// The request's system prompt, when the caller passes it.
     system: Option<&'a Bound<'py, PyAny>>,
+    /// The request's tool definitions, when the caller passes them.
+    tools: Option<&'a Bound<'py, PyAny>>,
     /// When the request is sent, milliseconds since the Unix epoch.
     sent_at: u64,
     /// Seconds the request's cache lives, when its messages do not say.
@@ -91,6 +95,7 @@ impl Compactor {
             messages,
             input_tokens,
             system,
+            tools,
             sent_at,
             cache_ttl,
         } = request;
@@ -103,22 +108,24 @@ impl Compactor {
             self.start_over(py, self.conv.format)?;
         }
 
-        // the system prompt: a new one is a new conversation
-        let system_same = match (system, &self.system) {
-            (None, None) => true,
-            (Some(s), Some(old)) => s.is(old) || s.eq(old.bind(py))?,
-            _ => false,
-        };
-        // a new system prompt is read (and refused if malformed) before anything is started over
-        let system_value = match (system_same, system) {
-            (false, Some(s)) => {
-                let prompt = to_value(s, "system")?;
-                Some(read_system(prompt).map_err(|e| errors::bad_input(e.to_string()))?)
-            }
-            _ => None,
-        };
+        // the system prompt and the tools: new ones are a new conversation (the tools are counted once, when a
+        // conversation starts; the provider's cache breaks at a new list anyway: tools come before the messages),
+        // read (and refused if malformed) before anything is started over
+        let system_value = read_if_new(system, &self.system, "system", |v| {
+            read_system(v).map_err(|e| errors::bad_input(e.to_string()))
+        })?;
+        let tools_value = read_if_new(tools, &self.tools, "tools", |v| {
+            read_tool_definitions(v).map_err(|e| errors::bad_input(e.to_string()))
+        })?;
+        let preamble_same = system_value.is_none()
+            && tools_value.is_none()
+            && system.is_some() == self.system.is_some()
+            && tools.is_some() == self.tools.is_some();
         let known = self.known_prefix(&items)?;
-        if !system_same || known < self.conv.messages.len() {
+        // (before any message is read — a new compactor, one just restored — they are only taken in: the
+        // decisions restored stand)
+        let preamble_changed = !preamble_same && !self.conv.messages.is_empty();
+        if preamble_changed || known < self.conv.messages.len() {
             self.start_over(py, self.conv.format)?;
         }
         let read = |from: usize| -> PyResult<Vec<Value>> {
@@ -183,6 +190,12 @@ impl Compactor {
             self.conv.system = None;
         }
         self.system = system.map(|s| s.clone().unbind());
+        if let Some(list) = tools_value {
+            self.conv.tools = Some(list);
+        } else if tools.is_none() {
+            self.conv.tools = None;
+        }
+        self.tools = tools.map(|t| t.clone().unbind());
         self.conv.messages.extend(new_messages);
         let (seen, sent) = (self.seen.bind(py), self.sent.bind(py));
         for i in start..items.len() {
@@ -236,9 +249,10 @@ impl Compactor {
     /// Forget the conversation (the caller rewrote its history, or changed its format).
     fn start_over(&mut self, py: Python<'_>, format: WireFormat) -> PyResult<()> {
         self.inner = self.fresh_inner()?;
-        let system = self.conv.system.take();
+        let (system, tools) = (self.conv.system.take(), self.conv.tools.take());
         self.conv = Conversation::new(format);
         self.conv.system = system;
+        self.conv.tools = tools;
         self.seen = PyList::empty(py).unbind();
         self.sent = PyList::empty(py).unbind();
         self.returned.clear();
@@ -313,6 +327,7 @@ impl Compactor {
             seen: PyList::empty(py).unbind(),
             sent: PyList::empty(py).unbind(),
             system: None,
+            tools: None,
             returned: Vec::new(),
             last_report: None,
             poisoned: false,
@@ -368,17 +383,20 @@ impl Compactor {
     /// the ones compaction changed are new dicts.
     ///
     /// `input_tokens`: the input tokens the provider reported for the previous request (the budget trigger
-    /// uses them). `system`: Anthropic's top-level system prompt (a string or a list of blocks). `sent_at`:
+    /// uses them). `system`: Anthropic's top-level system prompt (a string or a list of blocks). `tools`: the
+    /// request's tool definitions (a list, in any of the three formats' spellings), counted against the budget
+    /// as the system prompt is; a new system prompt or tool list starts a new conversation. `sent_at`:
     /// when the request is sent, in seconds since the Unix epoch (default: now); after a pause longer than the
     /// provider's cache lives, the cuts waiting for their turn are made. `cache_ttl`: how long, in seconds, the
     /// provider keeps this request's cache, when its messages do not say. One conversation per Compactor, one
     /// thread at a time.
-    #[pyo3(signature = (messages, *, input_tokens = None, system = None, sent_at = None, cache_ttl = None))]
+    #[pyo3(signature = (messages, *, input_tokens = None, system = None, tools = None, sent_at = None, cache_ttl = None))]
     fn compact<'py>(
         slf: &Bound<'py, Self>,
         messages: &Bound<'py, PyAny>,
         input_tokens: Option<Whole>,
         system: Option<&Bound<'py, PyAny>>,
+        tools: Option<&Bound<'py, PyAny>>,
         sent_at: Option<Real>,
         cache_ttl: Option<Whole>,
     ) -> PyResult<Bound<'py, PyList>> {
@@ -408,6 +426,7 @@ impl Compactor {
             messages,
             input_tokens,
             system,
+            tools,
             sent_at,
             cache_ttl,
         })
@@ -511,6 +530,8 @@ impl Compactor {
     /// Forget the conversation: the next `compact` starts a new one.
     fn reset(&mut self, py: Python<'_>) -> PyResult<()> {
         self.system = None;
+        self.tools = None;
+        self.conv.tools = None;
         self.last_report = None;
         self.start_over(py, self.fixed_format.unwrap_or(WireFormat::Anthropic))
     }
@@ -537,6 +558,23 @@ pub fn wire_format(name: &str) -> PyResult<WireFormat> {
             "unknown wire format `{name}` (expected anthropic, openai or responses)"
         ))
     })
+}
+
+/// `read` of the caller's `new` object (its JSON value), when it is not the object given before (`old`, nor one
+/// equal to it); `None` when it is the same, or when there is none.
+fn read_if_new<T>(
+    new: Option<&Bound<'_, PyAny>>,
+    old: &Option<Py<PyAny>>,
+    name: &str,
+    read: impl FnOnce(Value) -> PyResult<T>,
+) -> PyResult<Option<T>> {
+    let Some(new) = new else { return Ok(None) };
+    if let Some(old) = old {
+        if new.is(old) || new.eq(old.bind(new.py()))? {
+            return Ok(None);
+        }
+    }
+    read(to_value(new, name)?).map(Some)
 }
 
 /// A compactor from what `Compactor.__reduce__` pickled.

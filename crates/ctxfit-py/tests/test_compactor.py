@@ -311,6 +311,74 @@ def test_a_restart_keeps_the_cuts_waiting_for_their_turn(corpus):
     assert checked > 0
 
 
+TOOLS = [
+    {"name": f"tool_{k}", "description": "Runs a step of the build. " * 40,
+     "input_schema": {"type": "object", "properties": {f"arg_{j}": {"type": "string", "description": "An argument. " * 5} for j in range(8)}}}
+    for k in range(12)
+]
+
+
+def test_the_tools_count_against_the_budget_as_the_system_prompt_does():
+    # files read whole, which `smart` keeps: only the budget cuts them
+    messages = short("Fix the bug.")
+    for i in range(12):
+        read = "\n".join(f"line {k} of module_{i}.py: value_{k} = compute(value_{k - 1}, {i})" for k in range(400))
+        messages += tool_turn(i, read)
+    policy = '[profiles.tight]\nextends = "smart"\nrequest_budget = 40000\n'
+    many = TOOLS * 3  # an agent with many MCP tools: about 19k tokens of definitions
+    after = {}
+    for tools in (None, many):
+        compactor = ctxfit.Compactor("tight", policy=policy)
+        for history in requests_of(messages):
+            compactor.compact(history, tools=tools)
+        report = compactor.last_report
+        after[tools is not None] = (report["tokens_before"], report["tokens_after"])
+        assert report["tokens_after"] <= 40000
+        assert compactor.check_request() == report["tokens_after"]
+    # the tools are in the request's count, and the budget cut further to hold it: not counting them, the
+    # request sent would have been above it
+    tool_tokens = after[True][0] - after[False][0]
+    assert tool_tokens > 15000, after
+    assert after[False][1] + tool_tokens > 40000, after
+    assert after[True][1] - tool_tokens < after[False][1], after
+    # the same tools in any format's spelling count the same
+    openai_spelling = [{"type": "function", "function": {"name": t["name"], "description": t["description"], "parameters": t["input_schema"]}} for t in TOOLS]
+    c = ctxfit.Compactor("smart")
+    c.compact(messages[:3], tools=openai_spelling)
+    d = ctxfit.Compactor("smart")
+    d.compact(messages[:3], tools=TOOLS)
+    assert c.last_report["tokens_before"] == d.last_report["tokens_before"]
+    with pytest.raises(ctxfit.CtxfitError, match=r"tools\[1\]"):
+        ctxfit.Compactor("smart").compact(messages[:3], tools=[TOOLS[0], "read"])
+    with pytest.raises(ctxfit.CtxfitError, match="tools"):
+        ctxfit.Compactor("smart").compact(messages[:3], tools={"name": "read"})
+
+
+def test_a_restart_with_a_system_prompt_and_tools_keeps_the_decisions(corpus):
+    # the restarted agent passes its system prompt and tools on its first call: that call takes them in, and
+    # the decisions restored stand (they are not made anew as for a new conversation)
+    checked = 0
+    for path in session_files(corpus / "trajectories" / "openhands"):
+        for s in ctxfit.load_sessions(path):
+            requests = list(requests_of(s["messages"]))
+            system = s["system"] or "You are a careful engineer."
+            through = ctxfit.Compactor("smart", format=s["format"])
+            sent, saves = [], []
+            for k, history in enumerate(requests):
+                sent.append(through.compact(history, system=system, tools=TOOLS))
+                state = through.save()
+                if state.get("held"):
+                    saves.append((k, state))
+            for k, state in saves[:3]:
+                restored = ctxfit.Compactor("smart", format=s["format"])
+                restored.restore(state)
+                for m in range(k + 1, len(requests)):
+                    got = restored.compact(requests[m], system=system, tools=TOOLS)
+                    assert got == sent[m], f"{path.name}: {k} → {m}"
+                checked += 1
+    assert checked > 0
+
+
 def test_a_waiting_cut_is_made_once_the_cache_has_expired():
     # a numbered read whose only cut is its number column: too small to pay for rewriting the cached tail early in
     # a conversation, so `smart` keeps it waiting — until the agent pauses longer than the cache lives

@@ -16,6 +16,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
 from langchain_core.tools import tool  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 
+import ctxfit  # noqa: E402
+from ctxfit._hooks import to_dicts  # noqa: E402
 from ctxfit.langchain import CompactionMiddleware, pre_model_hook  # noqa: E402
 
 RETRIEVING = 'default_profile = "r"\n[profiles.r]\nextends = "smart"\nretrieval_tool = "ctxfit_retrieve"\n'
@@ -183,3 +185,18 @@ def test_the_middleware_compacts_async_runs_as_sync_ones():
     asyncio.run(agent.ainvoke({"messages": [{"role": "user", "content": "pkg"}]}, {"configurable": {"thread_id": "t"}}))
     assert [[m.content for m in r] for r in together.seen["pkg"]] == [[m.content for m in r] for r in alone.seen["pkg"]]
     assert any("[excerpt of a stale result" in m.content for m in together.seen["pkg"][-1])
+
+
+def test_the_middleware_counts_the_system_prompt_and_the_tools_against_the_budget():
+    model = Scripted(seen={})
+    middleware = CompactionMiddleware("smart")
+    prompt = "You are a careful engineer. " * 200
+    agent = create_agent(model, [bash], system_prompt=prompt, middleware=[middleware], checkpointer=InMemorySaver())
+    state = run(agent, "pre", "t1")["messages"]
+    report = middleware._threads.hook("t1").compactor.last_report
+    assert report is not None
+    # the same messages alone, without the system prompt and the tool
+    alone = ctxfit.Compactor("smart", format="openai")
+    alone.compact(to_dicts(state[:-1]))
+    extra = report["tokens_before"] - alone.last_report["tokens_before"]
+    assert extra >= ctxfit.count_tokens([], system=prompt) + 10, (extra, report)

@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable, Hashable, Optional
+from typing import Any, Awaitable, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from . import Compactor
 from ._hooks import _current_thread_id, _retrieval_tool, _Threads
@@ -34,6 +35,7 @@ class CompactionMiddleware(AgentMiddleware):
         template = self._threads.template
         self.profile = template.profile
         self.tools = [] if template.retrieval_tool is None else [_retrieval_tool(template, self._compactor_of_run)]
+        self._tools_cache: Tuple[Tuple[int, ...], List[Dict[str, Any]]] = ((), [])
 
     @property
     def threads(self) -> int:
@@ -49,9 +51,22 @@ class CompactionMiddleware(AgentMiddleware):
         thread = getattr(info, "thread_id", None)
         return thread if thread is not None else _current_thread_id()
 
+    def _tool_dicts(self, tools: Sequence[Any]) -> List[Dict[str, Any]]:
+        # converted once per list of tool objects: the same agent sends the same tools with every call
+        # (key and dicts are one tuple, swapped whole: threads of the agent read it without a lock)
+        key = tuple(id(t) for t in tools)
+        cached = self._tools_cache
+        if cached[0] != key:
+            cached = (key, [convert_to_openai_tool(t) for t in tools])
+            self._tools_cache = cached
+        return cached[1]
+
     def _compacted(self, request: ModelRequest) -> ModelRequest:
         hook = self._threads.hook(self._thread_of(request))
-        return request.override(messages=hook.compact(request.messages))
+        # the system prompt and the tools are sent with every call: they count against the budget
+        system = request.system_message.text if request.system_message is not None else None
+        tools = self._tool_dicts(request.tools) if request.tools else None
+        return request.override(messages=hook.compact(request.messages, system=system or None, tools=tools))
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> Any:
         return handler(self._compacted(request))

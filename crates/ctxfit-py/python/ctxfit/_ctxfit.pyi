@@ -77,6 +77,7 @@ class Compactor:
         *,
         input_tokens: Optional[int] = None,
         system: Optional[Union[str, List[Dict[str, Any]]]] = None,
+        tools: Optional[Sequence[Mapping[str, Any]]] = None,
         sent_at: Optional[float] = None,
         cache_ttl: Optional[int] = None,
     ) -> List[Any]:
@@ -87,7 +88,9 @@ class Compactor:
         ``input_tokens`` are the input tokens the provider reported for the previous request (the budget
         trigger uses them; cache reads and writes included); ``system`` is Anthropic's top-level system prompt
         (a string or a list of blocks, as the request's ``system``; anything else is a ``CtxfitError``),
-        counted against the budget. ``sent_at`` is when the request is sent, in seconds since the Unix epoch
+        counted against the budget. ``tools`` is the request's list of tool definitions, in any of the three
+        formats' spellings, counted against the budget likewise — give both, or ``request_budget`` holds for
+        the messages alone; a new system prompt or tool list starts a new conversation. ``sent_at`` is when the request is sent, in seconds since the Unix epoch
         (``time.time()``; default: now): after a pause longer than the profile's ``cache_ttl`` (five minutes)
         the provider's cache has expired, and the cuts waiting for their turn are made. ``cache_ttl`` is how
         long, in seconds, the provider keeps this request's cache (0: forever), when the request asks for a

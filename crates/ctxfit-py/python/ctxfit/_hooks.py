@@ -55,12 +55,18 @@ class CompactingHook:
         self._dicts.extend(to_dicts(new))
         return self._dicts
 
-    def compact(self, messages: Sequence[BaseMessage]) -> List[BaseMessage]:
-        """The messages to send instead of ``messages`` (calls from several threads take turns)."""
+    def compact(
+        self,
+        messages: Sequence[BaseMessage],
+        system: Optional[str] = None,
+        tools: Optional[Sequence[Dict[str, Any]]] = None,
+    ) -> List[BaseMessage]:
+        """The messages to send instead of ``messages`` (calls from several threads take turns); ``system`` and
+        ``tools`` (OpenAI spelling), when the model call has them, count against the profile's budget."""
         with self._lock:
             dicts = self._dicts_of(messages)
             by_id = {id(d): m for d, m in zip(dicts, self._seen)}
-            request = self.compactor.compact(list(dicts))
+            request = self.compactor.compact(list(dicts), system=system, tools=tools)
         out: List[BaseMessage] = []
         for d in request:
             original = by_id.get(id(d))
