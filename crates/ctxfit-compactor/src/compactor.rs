@@ -173,6 +173,8 @@ pub struct Compactor {
     /// Decisions the request budget made or changed (`budget.rs`): part of [`Compactor::revision`], since a
     /// change of a decision leaves the other counts as they were.
     escalations: usize,
+    /// Tokens each request holds besides the conversation the compactor is given ([`Compactor::set_unseen_tokens`]).
+    unseen: usize,
 }
 
 /// What a live conversation's next request says besides its messages ([`Compactor::next_request`]).
@@ -250,6 +252,7 @@ impl Compactor {
             ledger: Ledger::default(),
             allowance: None,
             escalations: 0,
+            unseen: 0,
         }
     }
 
@@ -276,7 +279,18 @@ impl Compactor {
     /// The token guard on the request a [`Report`] describes, as compacted (`tokens_after`): an error over the
     /// profile's `request_budget` — do not send it — and a warning (also logged) over `warning_threshold`.
     pub fn check_request(&self, report: &Report) -> Result<BudgetStatus, BudgetError> {
-        self.settings.token_guard().check(report.tokens_after)
+        self.settings
+            .token_guard()
+            .check(report.tokens_after + self.unseen)
+    }
+
+    /// Tokens the requests hold besides the conversation given to [`Compactor::compact`] — a system prompt and
+    /// tool definitions kept elsewhere, or what a recorded log leaves out of each request (the replay sets it
+    /// from the log's bill) — counted against `request_budget` and by [`Compactor::check_request`] from the next
+    /// request on; nothing else is affected (the regret bound and the reports count the conversation). 0 by
+    /// default.
+    pub fn set_unseen_tokens(&mut self, tokens: usize) {
+        self.unseen = tokens;
     }
 
     fn excluded(&self, site: &ResultSite) -> bool {

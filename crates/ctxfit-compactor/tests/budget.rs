@@ -323,3 +323,41 @@ fn a_break_the_bound_cannot_pay_for_takes_every_stale_result_after_it() {
     assert_eq!(cut.first(), Some(&0));
     assert!(cut.len() < 6, "{cut:?}");
 }
+
+#[test]
+fn what_the_request_holds_besides_the_conversation_counts_against_the_budget() {
+    // a system prompt and tools the caller keeps elsewhere, or what a log leaves out: the budget holds for the
+    // request as the provider counts it
+    let conv = long_session();
+    let unbudgeted = budgeted(0).compact_history(&conv, None).tokens_after;
+    let least = floor(&conv);
+    let limit = (least + unbudgeted) / 2;
+    let unseen = (limit - least) / 2;
+    let alone = {
+        let mut c = budgeted(limit);
+        c.compact_history(&conv, None)
+    };
+    let mut c = budgeted(limit);
+    c.set_unseen_tokens(unseen);
+    let seen = c.compact_history(&conv, None);
+    // the unseen part made the budget cut further, and the whole request fits
+    assert!(
+        seen.tokens_after < alone.tokens_after,
+        "{} vs {}",
+        seen.tokens_after,
+        alone.tokens_after
+    );
+    assert!(
+        seen.tokens_after + unseen <= limit,
+        "{} + {unseen} > {limit}",
+        seen.tokens_after
+    );
+    assert!(
+        alone.tokens_after + unseen > limit,
+        "the test's unseen part changes nothing"
+    );
+    // and the guard counts it: the same request is refused once what it holds besides does not fit
+    assert!(c.check_request(&seen).is_ok());
+    c.set_unseen_tokens(limit);
+    assert!(c.check_request(&seen).is_err());
+}

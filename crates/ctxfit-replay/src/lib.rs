@@ -475,6 +475,13 @@ pub fn replay_timed(
             let mut over_request_budget = false;
             let (first_changed, dropped, compacted_total) = match compactor.as_mut() {
                 Some(c) => {
+                    // where the log records the bill, what the request holds besides its logged messages (system
+                    // prompt, tools, reminders) counts against the request budget, as the proxy counts them live
+                    // (a request without a bill is counted as logged, as everywhere in the replay)
+                    let billed = timing.billed.get(mi).copied().flatten();
+                    c.set_unseen_tokens(
+                        billed.map_or(0, |b| (b as usize).saturating_sub(preamble + source_tokens)),
+                    );
                     let report = c.compact_at(&request, previous_input, latest);
                     over_request_budget = c.check_request(&report).is_err();
                     for b in &report.new_blocks {

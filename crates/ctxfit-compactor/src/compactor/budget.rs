@@ -69,7 +69,8 @@ impl Compactor {
     /// Make the request fit `request_budget`, as far as stale results allow (see the module's doc).
     pub(super) fn hold_budget(&mut self, conv: &Conversation, new_blocks: &mut Vec<BlockReport>) {
         let limit = self.settings.request_budget;
-        if limit == 0 || self.current_tokens() <= limit {
+        // (what the request holds besides the conversation counts: `set_unseen_tokens`)
+        if limit == 0 || self.current_tokens() + self.unseen <= limit {
             return;
         }
         // down to the profile's `target` when it is below the limit, else to a share of the limit: the cache
@@ -79,7 +80,8 @@ impl Compactor {
             target
         } else {
             (limit as f64 * ESCALATION_SHARE) as usize
-        };
+        }
+        .saturating_sub(self.unseen);
         let total_assistants = *self.state.assistants_before.last().unwrap_or(&0);
         let stale: Vec<usize> = (0..self.state.results.len())
             .filter(|&ri| {
