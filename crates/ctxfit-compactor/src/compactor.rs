@@ -276,8 +276,9 @@ impl Compactor {
         &self.settings
     }
 
-    /// The token guard on the request a [`Report`] describes, as compacted (`tokens_after`): an error over the
-    /// profile's `request_budget` — do not send it — and a warning (also logged) over `warning_threshold`.
+    /// The token guard on the request a [`Report`] describes, as compacted (`tokens_after`, and what the request
+    /// holds besides: [`Compactor::set_unseen_tokens`]): an error over the profile's `request_budget` — do not
+    /// send it — and a warning (also logged) over `warning_threshold`.
     pub fn check_request(&self, report: &Report) -> Result<BudgetStatus, BudgetError> {
         self.settings
             .token_guard()
