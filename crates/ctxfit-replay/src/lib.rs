@@ -473,15 +473,15 @@ pub fn replay_timed(
             previous_sent = latest.or(previous_sent);
             // the request for this turn: everything before it
             let mut over_request_budget = false;
+            // where the log records the bill, the part of it the log does not show: the same under every policy
+            let unlogged_tokens = (timing.billed.get(mi).copied().flatten())
+                .map(|b| (b as usize).saturating_sub(preamble + source_tokens));
             let (first_changed, dropped, compacted_total) = match compactor.as_mut() {
                 Some(c) => {
-                    // where the log records the bill, what the request holds besides its logged messages (system
-                    // prompt, tools, reminders) counts against the request budget, as the proxy counts them live
-                    // (a request without a bill is counted as logged, as everywhere in the replay)
-                    let billed = timing.billed.get(mi).copied().flatten();
-                    c.set_unseen_tokens(
-                        billed.map_or(0, |b| (b as usize).saturating_sub(preamble + source_tokens)),
-                    );
+                    // what the request holds besides its logged messages (system prompt, tools, reminders) counts
+                    // against the request budget, as the proxy counts them live (a request without a bill is
+                    // counted as logged, as everywhere in the replay)
+                    c.set_unseen_tokens(unlogged_tokens.unwrap_or(0));
                     let report = c.compact_at(&request, previous_input, latest);
                     over_request_budget = c.check_request(&report).is_err();
                     for b in &report.new_blocks {
@@ -562,12 +562,7 @@ pub fn replay_timed(
                 references: refs.len(),
                 references_visible: seen,
                 hidden,
-                unlogged_tokens: timing
-                    .billed
-                    .get(mi)
-                    .copied()
-                    .flatten()
-                    .map(|b| (b as usize).saturating_sub(uncompacted_tokens)),
+                unlogged_tokens,
                 over_request_budget,
             });
             previous_len = request.messages.len();
