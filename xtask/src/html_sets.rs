@@ -651,7 +651,7 @@ pub fn eval(args: &[String]) -> Result<()> {
             );
         }
         parts::by_site(set, &rows[2..], folds);
-        parts::by_kind(set, &rows[2..]);
+        parts::by_kind(set, &rows[1..]);
         if let (Some(count), Some(yardstick)) = (pages, anchors.first()) {
             yardstick_leads(set, &aggressive.pages, yardstick, count);
         }

@@ -41,18 +41,29 @@ const KINDS: [&str; 4] = [
     "neither `<article>` nor `<main>`",
 ];
 
-/// Every page of the set (open and sealed sites alike: the table names no page) by its kind.
+/// Every page of the set by its kind, and the sealed sites' pages by their kind (the tables name no page), with
+/// precision and recall beside F1: whether a kind loses for what the level keeps or for what it leaves out.
 pub(super) fn by_kind(set: &Set, rows: &[Row]) {
     let kinds: Vec<usize> = set.pages.iter().map(|p| kind(&p.html)).collect();
-    let parts = KINDS
-        .iter()
-        .enumerate()
-        .map(|(k, name)| {
-            let pages = (0..set.pages.len()).filter(|&i| kinds[i] == k).collect();
-            ((*name).to_owned(), pages)
-        })
-        .collect();
-    table(set, rows, "kind of page", parts);
+    let parts = |sealed_only: bool| {
+        KINDS
+            .iter()
+            .enumerate()
+            .map(|(k, name)| {
+                let pages = (0..set.pages.len())
+                    .filter(|&i| kinds[i] == k && (!sealed_only || set.pages[i].sealed()))
+                    .collect();
+                ((*name).to_owned(), pages)
+            })
+            .collect()
+    };
+    table(set, rows, "kind of page", parts(false));
+    table(
+        set,
+        rows,
+        "kind of page, **sealed sites only**,",
+        parts(true),
+    );
 }
 
 /// A page's kind (an index into [`KINDS`]): how many `<article>` elements it has, else whether it has a
@@ -83,14 +94,15 @@ fn kind(html: &str) -> usize {
     }
 }
 
-/// One line per part: its sites, its pages, and each row's F1 over them (a part without pages is left out).
+/// One line per part: its sites, its pages, and each row's F1 over them, its precision and recall in brackets (a
+/// part without pages is left out).
 fn table(set: &Set, rows: &[Row], what: &str, parts: Vec<(String, Vec<usize>)>) {
     let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
     println!();
     println!(
         "| {what} of {} | sites | pages | {} |",
         set.name,
-        names.join(" F1 | ") + " F1"
+        names.join(" F1 (P, R) | ") + " F1 (P, R)"
     );
     println!("|---|---|---|{}", "---|".repeat(rows.len()));
     for (name, pages) in parts.into_iter().filter(|(_, p)| !p.is_empty()) {
@@ -99,7 +111,10 @@ fn table(set: &Set, rows: &[Row], what: &str, parts: Vec<(String, Vec<usize>)>) 
         sites.dedup();
         let f1s: Vec<String> = rows
             .iter()
-            .map(|r| format!("{:.4}", combine(pages.iter().map(|&i| &r.pages[i])).f1))
+            .map(|r| {
+                let s = combine(pages.iter().map(|&i| &r.pages[i]));
+                format!("{:.4} ({:.3}, {:.3})", s.f1, s.precision, s.recall)
+            })
             .collect();
         println!(
             "| {name} | {} | {} | {} |",
