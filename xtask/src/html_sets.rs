@@ -650,6 +650,8 @@ pub fn eval(args: &[String]) -> Result<()> {
                 100.0 * by_site
             );
         }
+        // (the rows: minimal, moderate, aggressive, then the yardsticks; by kind, moderate beside aggressive says
+        // whether a page loses in the stripping or in the extraction)
         parts::by_site(set, &rows[2..], folds);
         parts::by_kind(set, &rows[1..]);
         if let (Some(count), Some(yardstick)) = (pages, anchors.first()) {
