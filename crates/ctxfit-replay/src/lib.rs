@@ -98,6 +98,12 @@ pub struct HiddenReference {
 }
 
 impl TurnStats {
+    /// The request's tokens as the request budget counts them: what was sent, and — where the log records the
+    /// bill — the part of it the log does not show (`unlogged_tokens`).
+    pub fn budgeted_tokens(&self) -> usize {
+        self.input_tokens + self.unlogged_tokens.unwrap_or(0)
+    }
+
     /// Input tokens, cache reads and cache writes as billed: the request's bill under `none` (the uncompacted
     /// estimate and the unlogged part, `unlogged_tokens`) less what the policy cut, counted as Anthropic counts
     /// tool results ([`ANTHROPIC_TOOL_RESULT_SCALE`], fitted on the logs' bills by `cargo xtask fit-billed`).
@@ -473,9 +479,10 @@ pub fn replay_timed(
             previous_sent = latest.or(previous_sent);
             // the request for this turn: everything before it
             let mut over_request_budget = false;
+            let uncompacted_tokens = preamble + source_tokens;
             // where the log records the bill, the part of it the log does not show: the same under every policy
             let unlogged_tokens = (timing.billed.get(mi).copied().flatten())
-                .map(|b| (b as usize).saturating_sub(preamble + source_tokens));
+                .map(|b| (b as usize).saturating_sub(uncompacted_tokens));
             let (first_changed, dropped, compacted_total) = match compactor.as_mut() {
                 Some(c) => {
                     // what the request holds besides its logged messages (system prompt, tools, reminders) counts
@@ -530,7 +537,6 @@ pub fn replay_timed(
             };
             let input_tokens =
                 compacted_total.unwrap_or_else(|| preamble + sent_tokens.prefix(sent_tokens.len()));
-            let uncompacted_tokens = preamble + source_tokens;
             let (cache_read_tokens, cache_write_tokens) =
                 if dropped > 0 || previous_len == 0 || expired {
                     (0, input_tokens)

@@ -7,7 +7,7 @@
 
 use std::io::Read;
 
-use ctxfit_replay::{replay_timed, Policy, PriceModel, SessionReplay, Timing};
+use ctxfit_replay::{replay_timed, Policy, PriceModel, SessionReplay, Timing, TurnStats};
 use ctxfit_tokens::{FastEstimator, TokenEstimator};
 
 fn fast() -> Box<dyn TokenEstimator> {
@@ -127,7 +127,7 @@ fn no_request_is_above_the_budget() {
             let none = run(&s, &Policy::None);
             let peak = |r: &SessionReplay| {
                 (r.turns.iter())
-                    .map(|t| t.input_tokens + t.unlogged_tokens.unwrap_or(0))
+                    .map(TurnStats::budgeted_tokens)
                     .max()
                     .unwrap_or(0)
             };
@@ -174,8 +174,7 @@ fn a_request_the_budget_cannot_hold_is_counted_as_refused() {
     for s in family(&corpus, "claude-code-attio").iter().take(6) {
         let r = run(s, &budgeted);
         for t in &r.turns {
-            let whole = t.input_tokens + t.unlogged_tokens.unwrap_or(0);
-            assert_eq!(t.over_request_budget, whole > limit, "{t:?}");
+            assert_eq!(t.over_request_budget, t.budgeted_tokens() > limit, "{t:?}");
         }
         refused += r.over_request_budget();
         sent += r.turns.len() - r.over_request_budget();

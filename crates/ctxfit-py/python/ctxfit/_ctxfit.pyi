@@ -91,8 +91,9 @@ class Compactor:
         counted against the budget. ``tools`` is the request's list of tool definitions, in any of the three
         formats' spellings, counted against the budget likewise — give both, or ``request_budget`` holds for
         the messages alone; a new system prompt or tool list starts a new conversation. ``sent_at`` is when the
-        request is sent, in seconds since the Unix epoch (``time.time()``; default: now): after a pause longer than the profile's ``cache_ttl`` (five minutes)
-        the provider's cache has expired, and the cuts waiting for their turn are made. ``cache_ttl`` is how
+        request is sent, in seconds since the Unix epoch (``time.time()``; default: now): after a pause longer
+        than the profile's ``cache_ttl`` (five minutes) the provider's cache has expired, and the cuts waiting
+        for their turn are made. ``cache_ttl`` is how
         long, in seconds, the provider keeps this request's cache (0: forever), when the request asks for a
         lifetime its messages do not show — 86400 with OpenAI's ``prompt_cache_retention="24h"``; by default
         the messages' Anthropic ``cache_control`` marks say it (3600 for ``"ttl": "1h"``), else the profile's
