@@ -280,24 +280,32 @@ fn load_event_folder(
     let max = max_input();
     let mut total = 0u64;
     let mut values = Vec::with_capacity(events.len());
+    let mut problems = Vec::new();
     for (_, name, path) in events {
         let text = read_text_file(&path)?;
         total += text.len() as u64;
         if total > max {
             return Err(ImportError::TooLarge { max });
         }
-        match crate::parse(&text) {
-            Ok(crate::Parsed::Document(v)) => values.push(v),
-            Ok(crate::Parsed::Lines(_)) => {
+        match crate::parse_checked(&text) {
+            Ok((crate::Parsed::Document(v), repeated)) => {
+                values.push(v);
+                problems.extend(repeated.map(|r| format!("{name}: {}", r.problem())));
+            }
+            Ok((crate::Parsed::Lines(_), _)) => {
                 return Err(ImportError::shape(name, "an event file holds one event"))
             }
             Err(e) => return Err(ImportError::shape(name, e.to_string())),
         }
     }
-    crate::import_parsed(
+    let mut sessions = crate::import_parsed(
         crate::Parsed::Document(serde_json::Value::Array(values)),
         format,
-    )
+    )?;
+    for s in &mut sessions {
+        s.problems.extend(problems.iter().cloned());
+    }
+    Ok(sessions)
 }
 
 /// The session files below a folder.

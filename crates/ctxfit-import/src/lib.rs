@@ -27,6 +27,7 @@ mod codex;
 mod copilot_cli;
 pub mod files;
 mod gemini_cli;
+mod keys;
 mod letta;
 mod mini_swe_agent;
 mod openhands;
@@ -404,59 +405,87 @@ pub fn value_limit(bytes: usize) -> usize {
 
 /// About how many JSON values `text` holds, counted by its structure alone: each `{`, `[`, `,`, `:` and line
 /// break outside strings (a value begins at each, or a key, or a line of JSON Lines). Counting stops past `stop`.
-fn count_values(text: &str, stop: usize) -> usize {
+/// Also how many object members the text writes (each `:` outside strings), which says whether a key was
+/// written twice in one object once the text is parsed ([`keys`]).
+fn count_values(text: &str, stop: usize) -> (usize, usize) {
     let bytes = text.as_bytes();
-    let (mut count, mut i) = (0, 0);
+    let (mut count, mut members, mut i) = (0, 0, 0);
     while i < bytes.len() && count <= stop {
         match bytes[i] {
             b'"' => {
-                // to the string's closing quote, past escapes
-                i += 1;
-                // (a text may end inside a string, or right after a backslash)
-                while let Some(at) = bytes
-                    .get(i..)
-                    .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
-                {
-                    i += at + 1;
-                    if bytes[i - 1] == b'"' {
-                        break;
-                    }
-                    i += 1;
-                }
+                i = past_string(bytes, i);
                 continue;
             }
-            b'{' | b'[' | b',' | b':' | b'\n' => count += 1,
+            b':' => {
+                count += 1;
+                members += 1;
+            }
+            b'{' | b'[' | b',' | b'\n' => count += 1,
             _ => {}
         }
         i += 1;
     }
-    count
+    (count, members)
+}
+
+/// Where the JSON string opening at `bytes[open]` (a `"`) ends: just past its closing quote, escapes skipped — or
+/// the end of `bytes`, for a text that ends inside a string or right after a backslash.
+pub(crate) fn past_string(bytes: &[u8], open: usize) -> usize {
+    let mut i = open + 1;
+    while let Some(at) = bytes
+        .get(i..)
+        .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
+    {
+        i += at + 1;
+        if bytes[i - 1] == b'"' {
+            return i;
+        }
+        i += 1;
+    }
+    bytes.len()
 }
 
 pub(crate) fn parse(text: &str) -> Result<Parsed, ImportError> {
+    parse_checked(text).map(|(parsed, _)| parsed)
+}
+
+/// [`parse`], and the first key an object of the text writes twice, whose earlier value the parse left out
+/// (`serde_json` keeps a repeated key's last value).
+pub(crate) fn parse_checked(
+    text: &str,
+) -> Result<(Parsed, Option<keys::RepeatedKey>), ImportError> {
     let limit = value_limit(text.len());
-    let values = count_values(text, limit);
+    let (values, written) = count_values(text, limit);
     if values > limit {
         return Err(ImportError::TooManyValues {
-            values: count_values(text, usize::MAX),
+            values: count_values(text, usize::MAX).0,
             bytes: text.len(),
             limit,
         });
     }
-    let whole_err = match serde_json::from_str::<Value>(text) {
+    let parsed = match serde_json::from_str::<Value>(text) {
         Ok(mut v) => {
             ctxfit_model::keep_number_spelling(text, &mut v);
-            return Ok(Parsed::Document(v));
+            Parsed::Document(v)
         }
-        Err(e) => e,
+        Err(whole_err) => {
+            // JSON Lines: values one per line — or several on one line, as real Claude Code logs have when two
+            // writers raced. Only worth trying when the first line holds values of its own.
+            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            if line_values(first).is_err() {
+                return Err(ModelError::from_json_in(&whole_err, text).into());
+            }
+            Parsed::Lines(parse_lines(text)?)
+        }
     };
-    // JSON Lines: values one per line — or several on one line, as real Claude Code logs have when two writers
-    // raced. Only worth trying when the first line holds values of its own.
-    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    if line_values(first).is_err() {
-        return Err(ModelError::from_json_in(&whole_err, text).into());
-    }
-    parse_lines(text).map(Parsed::Lines)
+    let read = match &parsed {
+        Parsed::Document(v) => keys::members(v),
+        Parsed::Lines(lines) => lines.iter().map(|(_, v)| keys::members(v)).sum(),
+    };
+    let repeated = (read < written)
+        .then(|| keys::first_repeated_key(text))
+        .flatten();
+    Ok((parsed, repeated))
 }
 
 /// The values of a JSON Lines text, each with its line number; a line that does not parse is an error naming
@@ -655,8 +684,16 @@ pub fn import_str(text: &str, format: Option<SourceFormat>) -> Result<Vec<Sessio
         // an empty log (an agent that started and stopped): no session, and nothing wrong
         return Ok(Vec::new());
     }
-    match parse(text) {
-        Ok(parsed) => import_parsed(parsed, format),
+    match parse_checked(text) {
+        Ok((parsed, repeated)) => {
+            let mut sessions = import_parsed(parsed, format)?;
+            if let Some(repeated) = repeated {
+                for s in &mut sessions {
+                    s.problems.push(repeated.problem());
+                }
+            }
+            Ok(sessions)
+        }
         Err(e) => {
             // a log still being written: the lines before its last, and the cut named as a problem
             let Some((lines, line)) = cut_short_last_line(text) else {

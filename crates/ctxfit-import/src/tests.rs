@@ -663,12 +663,12 @@ fn an_input_of_tiny_values_is_refused_before_it_is_read() {
     // structure is counted outside strings only, past escaped quotes
     assert_eq!(
         count_values(r#"{"a":"[,:{\"}\\","b":[1,2]}"#, usize::MAX),
-        6
+        (6, 2)
     );
-    assert_eq!(count_values("0\n0\n0\n", usize::MAX), 3);
+    assert_eq!(count_values("0\n0\n0\n", usize::MAX), (3, 0));
     // a text that ends inside a string, or right after its backslash
     for cut in ["\"", "\"abc", "\"\\", "[\"a\\\"", "{\"a\":\"\\"] {
-        assert!(count_values(cut, usize::MAX) <= 2, "{cut}");
+        assert!(count_values(cut, usize::MAX).0 <= 2, "{cut}");
         assert!(import_str(cut, None).is_err(), "{cut}");
     }
     // 2,000,000 empty objects (6 MB) would take about 160 MB to read: past a million and one per 8 bytes
@@ -695,4 +695,42 @@ fn an_input_of_tiny_values_is_refused_before_it_is_read() {
         import_str(&small, None),
         Err(ImportError::TooManyValues { .. })
     ));
+}
+
+#[test]
+fn a_key_written_twice_in_one_object_is_a_problem_named_where_it_is() {
+    let call = r#"{"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "ls"}}]}"#;
+    let result = r#"{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a"}]}"#;
+    let doc = |first: &str| format!("{{\"messages\": [\n{first},\n{call},\n{result}]}}");
+    let clean = import_str(&doc(r#"{"role": "user", "content": "hi"}"#), None).unwrap();
+    assert!(clean[0].problems.is_empty(), "{:?}", clean[0].problems);
+    // the last value read, as Python's json and JavaScript's JSON.parse read it; the earlier one named as lost
+    let twice = import_str(
+        &doc(r#"{"role": "user", "content": "hi", "content": "again"}"#),
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        twice[0].conversation.messages[0].content.joined_text(),
+        "again"
+    );
+    assert_eq!(
+        twice[0].problems,
+        ["line 2, column 35: the key \"content\" is written twice in one object; read with its last value, \
+          the earlier one left out"]
+    );
+    // in JSON Lines (a Claude Code log) likewise, the line counted in the file
+    let l1 = line("user", "1", "hi");
+    let l2 = line("assistant", "2", "hello").replacen(
+        r#""sessionId":"s","#,
+        r#""sessionId":"s","sessionId":"s","#,
+        1,
+    );
+    let sessions = import_str(&format!("{l1}\n{l2}\n"), None).unwrap();
+    assert_eq!(sessions[0].conversation.messages.len(), 2);
+    assert!(
+        sessions[0].problems[0].starts_with("line 2, column 37: the key \"sessionId\""),
+        "{:?}",
+        sessions[0].problems
+    );
 }

@@ -293,3 +293,12 @@ def test_an_input_of_tiny_values_is_refused_before_it_is_read(tmp_path):
     (tmp_path / "tiny.jsonl").write_text("{}\n" * 2_000_000)
     with pytest.raises(ctxfit.CtxfitError, match="refused before it is read"):
         ctxfit.load_session(tmp_path / "tiny.jsonl")
+
+
+def test_a_key_written_twice_in_one_object_loads_its_last_value_and_warns(tmp_path):
+    # what json.loads reads too (the last value), but said: the earlier value is gone
+    chat = tmp_path / "chat.json"
+    chat.write_text('{"messages": [\n{"role": "user", "content": "hi", "content": "again"}]}')
+    with pytest.warns(UserWarning, match=r'chat\.json: line 2, column 35: the key "content" is written twice'):
+        messages = ctxfit.load_session(chat)
+    assert messages == [{"role": "user", "content": "again"}] == json.loads(chat.read_text())["messages"]

@@ -345,6 +345,56 @@ fn problems_are_warned_about_and_refused_under_strict() {
 }
 
 #[test]
+fn a_key_written_twice_in_a_record_is_warned_about_and_refused_under_strict() {
+    // a real Claude Code session with one record's `sessionId` written twice (the first value is lost on reading)
+    let dir = temp_dir("repeated-key");
+    let src =
+        corpus().join("sessions/claude-code-attio/8664c04e-75fa-497d-ac11-57d69997e3ec.jsonl.gz");
+    let whole =
+        ctxfit_import::files::decode_text(ctxfit_import::files::read_file(&src).unwrap()).unwrap();
+    let mut lines: Vec<String> = whole.lines().map(str::to_owned).collect();
+    let at = (lines.len() / 2..lines.len())
+        .find(|&i| lines[i].contains("\"sessionId\":"))
+        .unwrap();
+    let byte = lines[at].find("\"sessionId\":").unwrap();
+    let column = lines[at][..byte].chars().count() + 1;
+    lines[at] = lines[at].replacen("\"sessionId\":", "\"sessionId\":\"lost\",\"sessionId\":", 1);
+    let file = dir.join("twice.jsonl");
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let path = file.to_str().unwrap();
+    let o = ctxfit(&["stats", "--json", path], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let said = format!(
+        "line {}, column {}: the key \"sessionId\" is written twice in one object; read with its last value, the \
+         earlier one left out",
+        at + 1,
+        column + "\"sessionId\":\"lost\",".chars().count()
+    );
+    assert_eq!(v["warnings"], serde_json::json!([said]));
+    // the session reads as the original does
+    let original = ctxfit(&["stats", "--json", src.to_str().unwrap()], None);
+    let w: serde_json::Value = serde_json::from_str(&stdout(&original)).unwrap();
+    assert_eq!(
+        (&v["messages"], &v["tokens"]),
+        (&w["messages"], &w["tokens"])
+    );
+    let out = dir.join("out.jsonl");
+    let o = ctxfit(
+        &["compact", "--strict", path, "-o", out.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(&format!("refused under --strict: {said}")),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_live_log_cut_short_in_its_last_line_is_read_without_it_and_warned_about() {
     // a real Claude Code session as it is while still being written: cut inside its last record
     let dir = temp_dir("cut-short");

@@ -1,0 +1,117 @@
+//! Keys written twice in one JSON object. `serde_json` keeps a repeated key's last value, as Python's and
+//! JavaScript's parsers do, and the earlier value is gone without a word. The structural count an import makes
+//! anyway ([`crate::parse`]) says whether any key was repeated — the text's members (one `:` outside strings
+//! each) outnumber its values' — and only then is the text scanned again, for the first repeat, named by line,
+//! column and key.
+
+use serde_json::Value;
+
+/// The members (key and value) of every object in `value`, nested ones included.
+pub(crate) fn members(value: &Value) -> usize {
+    match value {
+        Value::Object(map) => map.len() + map.values().map(members).sum::<usize>(),
+        Value::Array(items) => items.iter().map(members).sum(),
+        _ => 0,
+    }
+}
+
+/// A key an object of the text holds twice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RepeatedKey {
+    /// Where its second writing starts: line and column, 1-based, the column in characters.
+    pub line: usize,
+    pub column: usize,
+    pub key: String,
+}
+
+impl RepeatedKey {
+    /// The problem in words, as [`crate::Session::problems`] says it.
+    pub fn problem(&self) -> String {
+        format!(
+            "line {}, column {}: the key {} is written twice in one object; read with its last value, the \
+             earlier one left out",
+            self.line,
+            self.column,
+            serde_json::to_string(&self.key).unwrap_or_else(|_| self.key.clone())
+        )
+    }
+}
+
+/// The first key written twice in one object of `text` — JSON that parses (one document, or values one after
+/// another); `None` when every object's keys differ. Keys are compared as the strings they stand for
+/// (`"a\u0062"` repeats `"ab"`).
+pub(crate) fn first_repeated_key(text: &str) -> Option<RepeatedKey> {
+    let bytes = text.as_bytes();
+    // the keys of each object open around the position, innermost last (depth is bounded: the text parsed)
+    let mut open: Vec<Vec<String>> = Vec::new();
+    let (mut line, mut line_start, mut i) = (1, 0, 0);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                let start = i;
+                i = crate::past_string(bytes, i);
+                let string = text.get(start..i)?;
+                let after = bytes[i..].iter().find(|b| !b.is_ascii_whitespace());
+                if after == Some(&b':') {
+                    let key: String =
+                        serde_json::from_str(string).unwrap_or_else(|_| string.to_owned());
+                    let keys = open.last_mut()?;
+                    if keys.contains(&key) {
+                        let column = text[line_start..start].chars().count() + 1;
+                        return Some(RepeatedKey { line, column, key });
+                    }
+                    keys.push(key);
+                }
+                continue;
+            }
+            b'{' => open.push(Vec::new()),
+            b'}' => {
+                open.pop();
+            }
+            b'\n' => {
+                line += 1;
+                line_start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_repeat_is_named_where_it_is_written() {
+        let text = "{\"a\": 1,\n \"b\": {\"a\": 2, \"c\": [{\"a\": 3}, {\"a\": 4}]},\n  \"é\": 5, \"é\": 6}";
+        assert_eq!(
+            first_repeated_key(text),
+            Some(RepeatedKey {
+                line: 3,
+                column: 11,
+                key: "é".to_owned()
+            })
+        );
+        // a key's escapes are read: the same key written two ways is one key
+        let escaped = r#"{"ab": 1, "a\u0062": 2}"#;
+        assert_eq!(
+            first_repeated_key(escaped).map(|r| r.key),
+            Some("ab".into())
+        );
+        // values one after another: each object its own keys; a string value followed by `:` in a string is
+        // not a key
+        assert_eq!(
+            first_repeated_key("{\"a\": 1}\n{\"a\": \"x:\", \"b\": \"\\\":\"}\n"),
+            None
+        );
+    }
+
+    #[test]
+    fn members_are_counted_in_nested_objects_and_arrays() {
+        let v: Value =
+            serde_json::from_str(r#"{"a": [{"b": 1, "c": {}}, 2], "d": {"e": null}}"#).unwrap();
+        assert_eq!(members(&v), 5);
+    }
+}
