@@ -108,6 +108,98 @@ mod tests {
         );
     }
 
+    /// A JSON text of nested objects and arrays written by hand, keys drawn from a few (so that objects repeat
+    /// some), strings holding what the scan must skip; and where its first repeated key is, found as it is written.
+    #[derive(Default)]
+    struct Writer {
+        text: String,
+        line: usize,
+        line_start: usize,
+        first: Option<RepeatedKey>,
+        /// JSON Lines: a line break only between values (`push` writes the others as spaces)
+        lines: bool,
+    }
+
+    const KEYS: [&str; 4] = ["a", "b", "é:\\\"{", "a\\u0062"];
+    const STRINGS: [&str; 4] = ["x", "\\\": {", "}]:,", "line\\nbreak"];
+
+    impl Writer {
+        fn push(&mut self, s: &str) {
+            if self.lines {
+                return self.text.push_str(&s.replace('\n', " "));
+            }
+            self.push_lines(s);
+        }
+
+        fn push_lines(&mut self, s: &str) {
+            for (i, part) in s.split('\n').enumerate() {
+                if i > 0 {
+                    self.text.push('\n');
+                    self.line += 1;
+                    self.line_start = self.text.len();
+                }
+                self.text.push_str(part);
+            }
+        }
+
+        /// One value from `draws`: 0–3 a string, 4–5 an array, 6–9 an object (of up to 4 members).
+        fn value(&mut self, draws: &mut impl Iterator<Item = u8>, depth: usize) {
+            let d = draws.next().unwrap_or(0);
+            if depth > 4 || d % 10 < 4 {
+                self.push(&format!("\"{}\"", STRINGS[d as usize % 4]));
+            } else if d % 10 < 6 {
+                self.push("[");
+                for i in 0..d as usize % 3 {
+                    self.push(if i > 0 { ",\n " } else { "" });
+                    self.value(draws, depth + 1);
+                }
+                self.push("]");
+            } else {
+                self.push("{");
+                let mut seen: Vec<String> = Vec::new();
+                for i in 0..d as usize % 5 {
+                    self.push(if i > 0 { ", " } else { "" });
+                    let k = draws.next().unwrap_or(0);
+                    if k % 3 == 0 {
+                        self.push("\n");
+                    }
+                    let written = KEYS[k as usize % 4];
+                    let key: String = serde_json::from_str(&format!("\"{written}\"")).unwrap();
+                    if seen.contains(&key) && self.first.is_none() {
+                        self.first = Some(RepeatedKey {
+                            line: self.line + 1,
+                            column: self.text[self.line_start..].chars().count() + 1,
+                            key: key.clone(),
+                        });
+                    }
+                    seen.push(key);
+                    self.push(&format!("\"{written}\" :"));
+                    self.value(draws, depth + 1);
+                }
+                self.push("}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever a document or JSON Lines hold, the repeat is found exactly when there is one, named
+        /// where it is first written; and a text without one costs no scan (its members all read).
+        #[test]
+        fn a_repeat_is_found_where_it_is_and_only_then(draws: Vec<u8>, values in 1..4usize) {
+            let mut w = Writer { lines: values > 1, ..Writer::default() };
+            let mut draws = draws.into_iter();
+            for i in 0..values {
+                w.push_lines(if i > 0 { "\n" } else { "" });
+                w.push("{\"k\": ");
+                w.value(&mut draws, 0);
+                w.push("}");
+            }
+            let (_, repeated) = crate::parse_checked(&w.text).unwrap();
+            proptest::prop_assert_eq!(&repeated, &w.first, "{}", w.text);
+            proptest::prop_assert_eq!(first_repeated_key(&w.text), w.first, "{}", w.text);
+        }
+    }
+
     #[test]
     fn members_are_counted_in_nested_objects_and_arrays() {
         let v: Value =
