@@ -43,7 +43,8 @@ pub struct Args {
     /// Token estimator: chars4, fast, o200k, cl100k.
     #[arg(long, default_value = "fast", value_parser = parse_estimator)]
     estimator: String,
-    /// For files holding several sessions: compact only session N (0-based).
+    /// For files holding several sessions: compact only session N (0-based). Without it such files give a JSON
+    /// list with one document per session, which every command reads back.
     #[arg(long)]
     session: Option<usize>,
     /// Write to this file (atomically; gzipped when its name ends in .gz) instead of standard output; naming the

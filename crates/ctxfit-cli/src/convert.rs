@@ -27,7 +27,7 @@ pub struct Args {
     #[arg(long)]
     to: Target,
     /// For files holding several sessions (tau-bench, Letta): write only session N (0-based). Without it such
-    /// files give a JSON list with one document per session.
+    /// files give a JSON list with one document per session, which every command reads back.
     #[arg(long)]
     session: Option<usize>,
     /// Write to this file (atomically; gzipped when its name ends in .gz; never the input itself) instead of

@@ -647,12 +647,62 @@ fn detect_parsed(parsed: &Parsed) -> Option<SourceFormat> {
                 Some(SourceFormat::OpenHands)
             } else if first.get("role").is_some() {
                 Some(model_format(doc))
+            } else if is_document_list(items) {
+                // what `ctxfit compact` and `ctxfit convert` write for a file of several sessions
+                Some(model_format(first))
             } else {
                 None
             }
         }
         Parsed::Document(_) => None,
     }
+}
+
+/// A JSON list of conversation documents (`{"messages": ...}` or `{"input": ...}`, one per session): what
+/// `ctxfit compact` and `ctxfit convert` write for a file that held several sessions.
+fn is_document_list(items: &[Value]) -> bool {
+    !items.is_empty()
+        && items.iter().all(|v| {
+            v.as_object().is_some_and(|o| {
+                (o.contains_key("messages") || o.contains_key("input")) && !o.contains_key("role")
+            })
+        })
+}
+
+/// Each document of a list of conversation documents, read in `format`, as one session (`document 1`,
+/// `document 2`, ...); a document that does not read is named by its place in the list.
+fn import_document_list(
+    items: Vec<Value>,
+    format: SourceFormat,
+) -> Result<Vec<Session>, ImportError> {
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, doc)| {
+            let conversation = match format {
+                SourceFormat::Anthropic => ctxfit_model::anthropic::from_value(doc),
+                SourceFormat::OpenAi => ctxfit_model::openai::from_value(doc),
+                _ => ctxfit_model::responses::from_value(doc),
+            }
+            .map_err(|e| match e {
+                ModelError::Shape { path, message } => {
+                    let path = path.strip_prefix('$').unwrap_or(&path).to_owned();
+                    let sep = if path.is_empty() || path.starts_with(['.', '[']) {
+                        ""
+                    } else {
+                        "."
+                    };
+                    ImportError::shape(format!("$[{i}]{sep}{path}"), message)
+                }
+                e => ImportError::Model(e),
+            })?;
+            Ok(Session::of(
+                format!("document {}", i + 1),
+                format,
+                conversation,
+            ))
+        })
+        .collect()
 }
 
 fn model_format(v: &Value) -> SourceFormat {
@@ -729,6 +779,17 @@ pub(crate) fn import_parsed(
             "$",
             format!("a {format} file is one JSON document, not JSON Lines"),
         )),
+    };
+    let parsed = match parsed {
+        Parsed::Document(Value::Array(items))
+            if matches!(
+                format,
+                SourceFormat::Anthropic | SourceFormat::OpenAi | SourceFormat::Responses
+            ) && is_document_list(&items) =>
+        {
+            return import_document_list(items, format);
+        }
+        parsed => parsed,
     };
     Ok(match format {
         SourceFormat::Anthropic => single(ctxfit_model::anthropic::from_value(document(parsed)?)?),

@@ -734,3 +734,36 @@ fn a_key_written_twice_in_one_object_is_a_problem_named_where_it_is() {
         sessions[0].problems
     );
 }
+
+#[test]
+fn a_list_of_conversation_documents_is_one_session_each() {
+    // what `ctxfit compact` and `ctxfit convert` write for a file of several sessions
+    let list = r#"[
+      {"system": "s", "messages": [{"role": "user", "content": "one"}]},
+      {"messages": [{"role": "user", "content": "two"}, {"role": "assistant", "content": "2"}]}
+    ]"#;
+    assert_eq!(detect(list), Some(SourceFormat::Anthropic));
+    let sessions = import_str(list, None).unwrap();
+    let names: Vec<&str> = sessions.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["document 1", "document 2"]);
+    assert_eq!(sessions[1].conversation.messages.len(), 2);
+    assert!(sessions.iter().all(|s| s.source == SourceFormat::Anthropic));
+    // Responses documents, detected and forced alike
+    let responses = r#"[{"input": [{"type": "message", "role": "user", "content": "a"}]},
+                        {"input": "b"}]"#;
+    for format in [None, Some(SourceFormat::Responses)] {
+        let sessions = import_str(responses, format).unwrap();
+        assert_eq!(sessions.len(), 2);
+        assert_eq!(sessions[0].source, SourceFormat::Responses);
+    }
+    // a document that does not read is named by its place in the list
+    let bad = r#"[{"messages": []}, {"messages": [{"role": 5, "content": "x"}]}]"#;
+    let err = import_str(bad, None).unwrap_err().to_string();
+    assert!(err.starts_with("$[1]") && err.contains("role"), "{err}");
+    // a bare list of messages is still one conversation
+    let bare = r#"[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]"#;
+    assert_eq!(import_str(bare, None).unwrap().len(), 1);
+    // and a list of something else is not taken for documents
+    assert_eq!(detect(r#"[{"other": 1}]"#), None);
+    assert_eq!(detect(r#"[{"messages": []}, {"other": 1}]"#), None);
+}

@@ -51,6 +51,19 @@ def test_several_sessions_in_one_file(corpus):
         ctxfit.load_session(path, -len(sessions) - 1)
 
 
+def test_a_list_of_documents_is_a_session_each(tmp_path):
+    # what `ctxfit compact` and `ctxfit convert` write for a file of several sessions
+    docs = [
+        {"messages": [{"role": "user", "content": "one"}]},
+        {"messages": [{"role": "user", "content": "two"}, {"role": "assistant", "content": "2"}]},
+    ]
+    path = tmp_path / "compacted.json"
+    path.write_text(json.dumps(docs))
+    sessions = ctxfit.load_sessions(path)
+    assert [s["name"] for s in sessions] == ["document 1", "document 2"]
+    assert ctxfit.load_session(path, 1) == docs[1]["messages"]
+
+
 def test_an_empty_file_holds_no_session(tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_bytes(b"")

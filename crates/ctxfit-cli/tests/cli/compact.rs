@@ -701,3 +701,58 @@ fn a_folder_named_as_the_output_is_the_callers_mistake() {
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn what_compact_writes_for_several_windows_every_command_reads_back() {
+    ctxfit_testkit::skip_without_corpus!();
+    // a Codex rollout of three context windows: compact writes a list of three Responses documents
+    let log = corpus().join("sessions/codex-agentv/019f17a5-6d3f-7470-9097-c70f6cefe936.jsonl.gz");
+    let dir = temp_dir("windows");
+    let (first, second) = (dir.join("first.json"), dir.join("second.json"));
+    let run = |input: &Path, out: &Path| {
+        let o = ctxfit(
+            &[
+                "compact",
+                input.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+            ],
+            None,
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    run(&log, &first);
+    let stats = ctxfit(&["stats", first.to_str().unwrap()], None);
+    assert!(stats.status.success(), "{}", stderr(&stats));
+    assert!(
+        stdout(&stats).contains("responses, 3 session(s)"),
+        "{}",
+        stdout(&stats)
+    );
+    // compacting the compacted history again changes nothing: its decisions are final
+    run(&first, &second);
+    assert_eq!(
+        std::fs::read(&first).unwrap(),
+        std::fs::read(&second).unwrap()
+    );
+    let converted = dir.join("anthropic.json");
+    let o = ctxfit(
+        &[
+            "convert",
+            first.to_str().unwrap(),
+            "--to",
+            "anthropic",
+            "-o",
+            converted.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stats = ctxfit(&["stats", converted.to_str().unwrap()], None);
+    assert!(
+        stdout(&stats).contains("anthropic, 3 session(s)"),
+        "{}",
+        stdout(&stats)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
