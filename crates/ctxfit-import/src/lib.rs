@@ -649,7 +649,7 @@ fn detect_parsed(parsed: &Parsed) -> Option<SourceFormat> {
                 Some(model_format(doc))
             } else if is_document_list(items) {
                 // what `ctxfit compact` and `ctxfit convert` write for a file of several sessions
-                Some(model_format(first))
+                Some(list_format(items))
             } else {
                 None
             }
@@ -658,19 +658,48 @@ fn detect_parsed(parsed: &Parsed) -> Option<SourceFormat> {
     }
 }
 
-/// A JSON list of conversation documents (`{"messages": ...}` or `{"input": ...}`, one per session): what
-/// `ctxfit compact` and `ctxfit convert` write for a file that held several sessions.
+/// A JSON list of conversations, one per session — documents (`{"messages": ...}` or `{"input": ...}`) or bare
+/// lists of messages or Responses items (`[{"role": ...}, {"type": ...}, ...]`): what `ctxfit compact` and `ctxfit convert` write for a file that
+/// held several sessions.
 fn is_document_list(items: &[Value]) -> bool {
-    !items.is_empty()
-        && items.iter().all(|v| {
-            v.as_object().is_some_and(|o| {
-                (o.contains_key("messages") || o.contains_key("input")) && !o.contains_key("role")
-            })
+    let document = |v: &Value| {
+        v.as_object().is_some_and(|o| {
+            (o.contains_key("messages") || o.contains_key("input")) && !o.contains_key("role")
         })
+    };
+    // (a Responses item list holds calls and their outputs, which have a `type` and no `role`)
+    let bare_list = |v: &Value| {
+        v.as_array().is_some_and(|m| {
+            m.iter()
+                .all(|m| m.get("role").is_some() || m.get("type").is_some_and(Value::is_string))
+        })
+    };
+    !items.is_empty()
+        && (items.iter().all(document)
+            || items.iter().all(bare_list)
+                && items
+                    .iter()
+                    .any(|v| v.as_array().is_some_and(|m| !m.is_empty())))
 }
 
-/// Each document of a list of conversation documents, read in `format`, as one session (`document 1`,
-/// `document 2`, ...); a document that does not read is named by its place in the list.
+/// The format of a list of conversations: that of its first, unless another tells more (a conversation that
+/// reads as either is taken for Anthropic's: one with a `system` or `tool` message is OpenAI's).
+fn list_format(items: &[Value]) -> SourceFormat {
+    let mut formats = items
+        .iter()
+        .filter(|v| v.as_array().is_none_or(|m| !m.is_empty()))
+        .map(model_format);
+    let first = formats.next().unwrap_or(SourceFormat::Anthropic);
+    match first {
+        SourceFormat::Anthropic => formats
+            .find(|f| *f != SourceFormat::Anthropic)
+            .unwrap_or(first),
+        _ => first,
+    }
+}
+
+/// Each conversation of a list of them, read in `format`, as one session (`document 1`, `document 2`, ...); one
+/// that does not read is named by its place in the list.
 fn import_document_list(
     items: Vec<Value>,
     format: SourceFormat,

@@ -760,6 +760,29 @@ fn a_list_of_conversation_documents_is_one_session_each() {
     let bad = r#"[{"messages": []}, {"messages": [{"role": 5, "content": "x"}]}]"#;
     let err = import_str(bad, None).unwrap_err().to_string();
     assert!(err.starts_with("$[1]") && err.contains("role"), "{err}");
+    // lists of messages (OpenAI Chat without an envelope, as tau-bench and SWE-agent sessions are written)
+    let lists = r#"[[{"role": "user", "content": "a"}], [], [{"role": "system", "content": "s"},
+                    {"role": "user", "content": "b"}]]"#;
+    assert_eq!(detect(lists), Some(SourceFormat::OpenAi));
+    let sessions = import_str(lists, None).unwrap();
+    let sizes: Vec<usize> = sessions
+        .iter()
+        .map(|s| s.conversation.messages.len())
+        .collect();
+    assert_eq!(sizes, [1, 0, 2]);
+    assert_eq!(detect("[[], []]"), None);
+    // lists of Responses items, whose calls and outputs have no role
+    let items = r#"[[{"role": "user", "content": "a"},
+                     {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"},
+                     {"type": "function_call_output", "call_id": "c", "output": "o"}]]"#;
+    assert_eq!(detect(items), Some(SourceFormat::Responses));
+    assert_eq!(
+        import_str(items, None).unwrap()[0]
+            .conversation
+            .messages
+            .len(),
+        3
+    );
     // a bare list of messages is still one conversation
     let bare = r#"[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]"#;
     assert_eq!(import_str(bare, None).unwrap().len(), 1);

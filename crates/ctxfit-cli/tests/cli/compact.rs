@@ -754,5 +754,41 @@ fn what_compact_writes_for_several_windows_every_command_reads_back() {
         "{}",
         stdout(&stats)
     );
+    // twenty tau-bench sessions converted to OpenAI Chat (a list of lists of messages), then to Responses (of
+    // lists of items) and back: each read back as twenty sessions of the same messages
+    let tau = corpus().join("trajectories/tau-bench/gpt-4o-airline.fixture-0-19.json");
+    let summary = |path: &Path| {
+        let o = ctxfit(&["stats", path.to_str().unwrap()], None);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = stdout(&o);
+        let lines: Vec<&str> = text.lines().take(2).collect();
+        (
+            lines[0].split(": ").nth(1).unwrap().to_owned(),
+            lines[1].to_owned(),
+        )
+    };
+    let mut from = tau.clone();
+    for (to, file) in [
+        ("openai", "chat.json.gz"),
+        ("responses", "items.json"),
+        ("openai", "back.json"),
+    ] {
+        let out = dir.join(file);
+        let o = ctxfit(
+            &[
+                "convert",
+                from.to_str().unwrap(),
+                "--to",
+                to,
+                "-o",
+                out.to_str().unwrap(),
+            ],
+            None,
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(summary(&out).0, format!("{to}, 20 session(s)"));
+        from = out;
+    }
+    assert_eq!(summary(&from).1, summary(&tau).1, "the same messages");
     std::fs::remove_dir_all(&dir).unwrap();
 }
