@@ -185,15 +185,19 @@ pub fn run(args: Args) -> Result<()> {
             compactor.set_cache_ttl(ttl);
         }
         let report = compactor.compact_history_at(&s.conversation, args.input_tokens, &s.times);
-        if let Some(note) = report.note() {
-            eprintln!("{note}");
-        }
-        // the token guard, before anything is written
         let session = if s.name.is_empty() {
             name.clone()
         } else {
             format!("{name} ({})", s.name)
         };
+        if let Some(note) = report.note() {
+            // (of a file of several sessions, each note says whose it is)
+            match sessions.len() {
+                1 => eprintln!("{note}"),
+                _ => eprintln!("{session}: {note}"),
+            }
+        }
+        // the token guard, before anything is written
         match compactor.check_request(&report) {
             Err(e) => return Err(BadInput(format!("{session}: {e}")).into()),
             Ok(BudgetStatus::Warning { tokens, threshold }) => eprintln!(

@@ -722,6 +722,17 @@ fn what_compact_writes_for_several_windows_every_command_reads_back() {
         assert!(o.status.success(), "{}", stderr(&o));
     };
     run(&log, &first);
+    let o = ctxfit(&["compact", log.to_str().unwrap()], None);
+    let notes: Vec<&str> = std::str::from_utf8(&o.stderr)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("Note: Compacted"))
+        .collect();
+    assert_eq!(notes.len(), 3, "{notes:?}");
+    assert!(
+        notes[1].contains("(window 2): Note: Compacted"),
+        "each note names its window: {notes:?}"
+    );
     let stats = ctxfit(&["stats", first.to_str().unwrap()], None);
     assert!(stats.status.success(), "{}", stderr(&stats));
     assert!(
