@@ -659,8 +659,8 @@ fn detect_parsed(parsed: &Parsed) -> Option<SourceFormat> {
 }
 
 /// A JSON list of conversations, one per session — documents (`{"messages": ...}` or `{"input": ...}`) or bare
-/// lists of messages or Responses items (`[{"role": ...}, {"type": ...}, ...]`): what `ctxfit compact` and `ctxfit convert` write for a file that
-/// held several sessions.
+/// lists of messages or Responses items (`[{"role": ...}, {"type": ...}, ...]`): what `ctxfit compact` and
+/// `ctxfit convert` write for a file that held several sessions.
 fn is_document_list(items: &[Value]) -> bool {
     let document = |v: &Value| {
         v.as_object().is_some_and(|o| {
