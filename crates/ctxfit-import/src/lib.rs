@@ -713,18 +713,7 @@ fn import_document_list(
                 SourceFormat::OpenAi => ctxfit_model::openai::from_value(doc),
                 _ => ctxfit_model::responses::from_value(doc),
             }
-            .map_err(|e| match e {
-                ModelError::Shape { path, message } => {
-                    let path = path.strip_prefix('$').unwrap_or(&path).to_owned();
-                    let sep = if path.is_empty() || path.starts_with(['.', '[']) {
-                        ""
-                    } else {
-                        "."
-                    };
-                    ImportError::shape(format!("$[{i}]{sep}{path}"), message)
-                }
-                e => ImportError::Model(e),
-            })?;
+            .map_err(|e| ImportError::from(e).within(&format!("$[{i}].")))?;
             Ok(Session::of(
                 format!("document {}", i + 1),
                 format,
