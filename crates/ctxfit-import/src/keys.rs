@@ -1,6 +1,6 @@
 //! Keys written twice in one JSON object. `serde_json` keeps a repeated key's last value, as Python's and
 //! JavaScript's parsers do, and the earlier value is gone without a word. The structural count an import makes
-//! anyway ([`crate::parse`]) says whether any key was repeated — the text's members (one `:` outside strings
+//! anyway ([`crate::parse::parse`]) says whether any key was repeated — the text's members (one `:` outside strings
 //! each) outnumber its values' — and only then is the text scanned again, for the first repeat, named by line,
 //! column and key.
 

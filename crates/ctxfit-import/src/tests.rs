@@ -1,6 +1,7 @@
-//! Unit tests of `lib.rs`.
+//! Unit tests of the crate root, `parse.rs` and `detect.rs`.
 
 use super::*;
+use crate::parse::{count_values, parse};
 use ctxfit_model::Role;
 
 #[test]
