@@ -19,9 +19,12 @@
 //! `cargo test 2>&1 | tail -50` is a log; `gh pr list --json number,title` and `git diff` documents; `sed -n
 //! 1,80p src/a.rs` a read of `src/a.rs`; `rg -n parse src/` a listing.
 
+use std::cell::OnceCell;
+
 use ctxfit_model::Value;
 use ctxfit_retention::calls::{
-    main_program, main_stage, program_of, read_target, shell_command, stage_words, SHELL_LISTERS,
+    main_stage, program_of, read_target, shell_command, stage_program, stage_words, ReadTarget,
+    SHELL_LISTERS,
 };
 
 use crate::Excerpt;
@@ -49,7 +52,11 @@ const WRAPPER_LINES: usize = 8;
 const SHELL_READERS: &[&str] = &["cat", "sed", "head", "tail", "nl", "less", "more"];
 /// Does a shell command line print a manual: `tool --help`, `tool sub --help`, `tool help sub`, `man tool`?
 pub fn prints_manual(command: &str) -> bool {
-    let stage = main_stage(command);
+    stage_prints_manual(main_stage(command))
+}
+
+/// [`prints_manual`] of the stage that mainly runs ([`main_stage`]).
+fn stage_prints_manual(stage: &str) -> bool {
     matches!(program_of(stage), "man" | "info")
         || stage_words(stage)
             .skip(1)
@@ -109,21 +116,39 @@ pub fn is_change_record(text: &str) -> bool {
 impl Excerpt {
     /// The kind of content of a call's result, `text`.
     pub fn kind(&self, tool_kind: &str, tool_name: &str, input: &Value, text: &str) -> ContentKind {
+        let target = OnceCell::new();
+        self.kind_of(tool_kind, tool_name, input, text, &target)
+    }
+
+    /// [`Excerpt::kind`], with the call's read target kept in `target` once it is looked for (the trailer asks
+    /// for it again).
+    pub(crate) fn kind_of(
+        &self,
+        tool_kind: &str,
+        tool_name: &str,
+        input: &Value,
+        text: &str,
+        target: &OnceCell<Option<ReadTarget>>,
+    ) -> ContentKind {
         match tool_kind {
             "read_file" => ContentKind::Read,
             "listing" => ContentKind::Listing,
             "bash" => {
-                if read_target(tool_name, input, &self.shell).is_some() {
+                let target = target.get_or_init(|| read_target(tool_name, input, &self.shell));
+                if target.is_some() {
                     return ContentKind::Read;
                 }
                 let command = shell_command(input).unwrap_or_default();
-                let command = command.as_ref();
-                let program = main_program(command);
+                let stage = main_stage(command.as_ref());
+                let program = stage_program(stage);
                 if SHELL_READERS.contains(&program) {
                     ContentKind::Read
                 } else if SHELL_LISTERS.contains(&program) {
                     ContentKind::Listing
-                } else if prints_manual(command) || is_json_output(text) || is_change_record(text) {
+                } else if stage_prints_manual(stage)
+                    || is_json_output(text)
+                    || is_change_record(text)
+                {
                     ContentKind::Document
                 } else {
                     ContentKind::Log

@@ -47,9 +47,11 @@ pub mod numbers;
 pub mod record;
 pub mod slots;
 
+use std::cell::OnceCell;
+
 use ctxfit_model::{Block, Content, Value};
 pub use ctxfit_retention::calls::main_program;
-use ctxfit_retention::calls::{read_target, shell_command, ShellReads};
+use ctxfit_retention::calls::{read_target, shell_command, ReadTarget, ShellReads};
 use ctxfit_retention::{
     line_number_prefix, read_params, register_rule, split_lines, Decision, RetentionRule,
     RuleConfigError, RuleContext,
@@ -146,8 +148,14 @@ pub fn is_excerpt(text: &str) -> bool {
 
 impl Excerpt {
     /// How to get a result back whole, for its trailer: re-read the file, re-run the command, call the tool.
-    fn how_to_restore(&self, kind: ContentKind, ctx: &RuleContext<'_>) -> String {
-        match (kind, read_target(ctx.tool_name, ctx.input, &self.shell)) {
+    fn how_to_restore(
+        &self,
+        kind: ContentKind,
+        ctx: &RuleContext<'_>,
+        target: &OnceCell<Option<ReadTarget>>,
+    ) -> String {
+        let target = target.get_or_init(|| read_target(ctx.tool_name, ctx.input, &self.shell));
+        match (kind, target) {
             (_, Some(target)) => format!("re-read {} for the full text", target.path),
             (
                 ContentKind::Read | ContentKind::Listing | ContentKind::Log | ContentKind::Document,
@@ -177,7 +185,9 @@ impl RetentionRule for Excerpt {
             _ => texts.join("\n").into(),
         };
         let text = text.as_ref();
-        let kind = self.kind(ctx.tool_kind, ctx.tool_name, ctx.input, text);
+        // (the call's read target, looked for once: the kind and the trailer both ask)
+        let target = OnceCell::new();
+        let kind = self.kind_of(ctx.tool_kind, ctx.tool_name, ctx.input, text, &target);
         if is_excerpt(text) {
             // compacted before: as final as if it had been cut here
             return Decision::Keep;
@@ -200,7 +210,7 @@ impl RetentionRule for Excerpt {
             if let Some(kept) = record_excerpt(text, ctx.shown) {
                 let out = format!(
                     "{kept}\n{TRAILER}{FIELDS_NOTE}{}]",
-                    self.how_to_restore(kind, ctx)
+                    self.how_to_restore(kind, ctx, &target)
                 );
                 if (out.len() as f64) <= (1.0 - self.min_saving) * text.len() as f64 {
                     return Decision::Replace(Content::text(out));
@@ -304,7 +314,10 @@ impl RetentionRule for Excerpt {
             out.push('\n');
         }
         if has_gap {
-            out.push_str(&format!("{TRAILER}{}]", self.how_to_restore(kind, ctx)));
+            out.push_str(&format!(
+                "{TRAILER}{}]",
+                self.how_to_restore(kind, ctx, &target)
+            ));
         } else {
             out.pop();
         }

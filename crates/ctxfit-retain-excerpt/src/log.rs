@@ -26,8 +26,9 @@
 
 /// Does a log line report an outcome? Words are matched whole and without regard to ASCII case.
 pub fn reports_outcome(line: &str) -> bool {
-    let trimmed = line.trim_start();
-    if python_frame(line) || trimmed.starts_with("--> ") || trimmed.starts_with("E   ") {
+    let trimmed = trim_start(line);
+    if trimmed.starts_with("File \"") || trimmed.starts_with("--> ") || trimmed.starts_with("E   ")
+    {
         return true;
     }
     // one pass over the line's bytes: a word is a run of ASCII letters, digits and `_` (every byte of a
@@ -42,6 +43,18 @@ pub fn reports_outcome(line: &str) -> bool {
         }
     }
     outcome_word(&line.as_bytes()[start..])
+}
+
+/// `line.trim_start()`, found byte by byte while the line starts with ASCII (as nearly every line does).
+fn trim_start(line: &str) -> &str {
+    for (i, &b) in line.as_bytes().iter().enumerate() {
+        match b {
+            b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r' => {}
+            b if b.is_ascii() => return &line[i..],
+            _ => return line[i..].trim_start(),
+        }
+    }
+    ""
 }
 
 /// Words that report an outcome, lower case.
@@ -216,6 +229,11 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn trimmed_as_the_standard_library_trims(line in "[ \t\n\r\u{b}\u{c}\u{a0}\u{3000}\u{2028}aé]{0,12}") {
+            prop_assert_eq!(super::trim_start(&line), line.trim_start());
+        }
+
         #[test]
         fn outcome_any_line(line in "[ a-zA-Z_:.é(),0-9-]{0,40}(error|fail|passed|exception|Error)?[ a-z_.é]{0,10}") {
             prop_assert_eq!(reports_outcome(&line), reports_outcome_by_search(&line));

@@ -6,6 +6,7 @@
 //! which are recognised by configurable patterns.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use ctxfit_model::Value;
 use regex::Regex;
@@ -31,15 +32,16 @@ pub const DEFAULT_SHELL_READS: &[&str] = &[
 /// Shell commands recognised as file reads.
 #[derive(Debug, Clone)]
 pub struct ShellReads {
-    patterns: Vec<Regex>,
+    /// Shared by the clones: a clone of a `Regex` starts its own pool of search caches, which its first search
+    /// builds (~50 k instructions a pattern, paid again by every compactor that cloned the defaults).
+    patterns: Arc<[Regex]>,
 }
 
 /// The default patterns, compiled once per process: compiling them took most of the time a `smart` compactor
-/// took to build (0.8 ms), which a proxy or a Python program pays per conversation. (A compiled pattern is shared
-/// by its clones.)
+/// took to build (0.8 ms), which a proxy or a Python program pays per conversation.
 static DEFAULT: std::sync::LazyLock<ShellReads> = std::sync::LazyLock::new(|| {
     ShellReads::compile(DEFAULT_SHELL_READS).unwrap_or(ShellReads {
-        patterns: Vec::new(),
+        patterns: Arc::new([]),
     })
 });
 
@@ -73,7 +75,9 @@ impl ShellReads {
             }
             out.push(re);
         }
-        Ok(ShellReads { patterns: out })
+        Ok(ShellReads {
+            patterns: out.into(),
+        })
     }
 
     /// The file a shell command reads, if it is one of the recognised forms.
@@ -170,7 +174,21 @@ fn steps(command: &str) -> impl Iterator<Item = &str> {
 /// The step of a shell command line that mainly runs: the first pipeline stage of the last `&&`/`;` step that is
 /// not a `cd`.
 pub fn main_stage(command: &str) -> &str {
-    first_stage_of(steps(command).last().unwrap_or(""))
+    first_stage_of(last_step(command).unwrap_or(""))
+}
+
+/// The last of [`steps`], found from the end: a long script before it (a heredoc, a multi-line program) is not
+/// read.
+fn last_step(command: &str) -> Option<&str> {
+    let kept = |s: &&str| !s.is_empty() && !s.starts_with("cd ") && *s != "cd";
+    command.rsplit(['\n', ';']).find_map(|piece| {
+        if piece.contains("&&&") {
+            // (a run of three `&` is cut differently from each end: as `steps` cuts it, from the start)
+            piece.split("&&").map(str::trim).filter(kept).last()
+        } else {
+            piece.rsplit("&&").map(str::trim).find(kept)
+        }
+    })
 }
 
 /// The first pipeline stage of the first step of a shell command line that is not a `cd` (what it starts with:
@@ -200,7 +218,11 @@ pub fn program_of(stage: &str) -> &str {
 /// The program a shell command line mainly runs: the first word of the first pipeline stage of the last
 /// `&&`/`;` step that is not a `cd`. `git grep` and `git ls-files` count as `grep` and `ls`.
 pub fn main_program(command: &str) -> &str {
-    let stage = main_stage(command);
+    stage_program(main_stage(command))
+}
+
+/// [`main_program`] of a stage already found ([`main_stage`]).
+pub fn stage_program(stage: &str) -> &str {
     match (program_of(stage), stage_words(stage).nth(1)) {
         ("git", Some("grep")) => "grep",
         ("git", Some("ls-files")) => "ls",
@@ -447,6 +469,25 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Every command line of up to six characters from the ones that cut steps (and a `cd`): the last step
+    /// found from the end is the last one `steps` gives.
+    #[test]
+    fn the_last_step_from_the_end_as_from_the_start() {
+        const CHARS: &[char] = &['a', ' ', '&', ';', '\n', 'c', 'd'];
+        let mut line = Vec::new();
+        for len in 0..=6u32 {
+            for mut n in 0..CHARS.len().pow(len) {
+                line.clear();
+                for _ in 0..len {
+                    line.push(CHARS[n % CHARS.len()]);
+                    n /= CHARS.len();
+                }
+                let command: String = line.iter().collect();
+                assert_eq!(last_step(&command), steps(&command).last(), "{command:?}");
+            }
+        }
+    }
+
     #[test]
     fn shell_commands_as_strings_and_argument_vectors() {
         let check = |input: Value, want: Option<&str>| {
@@ -511,6 +552,15 @@ mod tests {
         // the defaults compile (else the default would recognise nothing), and asking for them by value gives them
         assert!(ShellReads::compile(DEFAULT_SHELL_READS).is_ok());
         assert_eq!(shell.patterns.len(), DEFAULT_SHELL_READS.len());
+        // every compactor's defaults are the same patterns, with one pool of search caches
+        assert!(Arc::ptr_eq(
+            &shell.patterns,
+            &ShellReads::default().patterns
+        ));
+        assert!(Arc::ptr_eq(
+            &shell.patterns,
+            &ShellReads::new(DEFAULT_SHELL_READS).unwrap().patterns
+        ));
         assert_eq!(
             ShellReads::new(DEFAULT_SHELL_READS).map(|s| s.patterns.len()),
             Ok(DEFAULT_SHELL_READS.len())
