@@ -23,6 +23,19 @@ impl ModelError {
         }
     }
 
+    /// The error of a value read with an empty path, as met under `prefix` (`messages[3]`): a shape error's path
+    /// is prefixed, so that `read_message(f, v, "").map_err(|e| e.under("messages[3]"))` says what
+    /// `read_message(f, v, "messages[3]")` says — without writing the path of every message read.
+    pub fn under(self, prefix: &str) -> Self {
+        match self {
+            ModelError::Shape { path, message } => ModelError::Shape {
+                path: format!("{prefix}{path}"),
+                message,
+            },
+            json => json,
+        }
+    }
+
     /// Turn a serde_json error into `Json` with its position.
     pub fn from_json(err: &serde_json::Error) -> Self {
         let full = err.to_string();

@@ -360,3 +360,45 @@ fn tool_definitions_given_apart_read_in_every_formats_spelling() {
     let err = ctxfit_model::read_tool_definitions(json!([{"name": 3}])).unwrap_err();
     assert!(err.to_string().contains("tools[0].name"), "{err}");
 }
+
+/// A message read with an empty path and its error put under its place says what it says read at that place,
+/// in every format, for errors at the message and deeper in it.
+#[test]
+fn errors_put_under_a_path_as_if_read_there() {
+    use ctxfit_model::read_message;
+    let bad = [
+        json!("a string"),
+        json!(3),
+        json!({"content": "no role"}),
+        json!({"role": 7, "content": "x"}),
+        json!({"role": "user", "content": 5}),
+        json!({"role": "user", "content": [{"type": "text", "text": 1}]}),
+        json!({"role": "user", "content": [3]}),
+        json!({"role": "assistant", "tool_calls": [{"id": "a", "function": 4}]}),
+        json!({"type": "message", "content": "x"}),
+        json!({"type": "message", "role": "user", "content": {"a": 1}}),
+        json!({"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": 1, "input": {}}]}),
+    ];
+    let mut errors = 0;
+    for format in [
+        WireFormat::Anthropic,
+        WireFormat::OpenAi,
+        WireFormat::Responses,
+    ] {
+        for value in &bad {
+            let there = read_message(format, value.clone(), "messages[3]");
+            let under = read_message(format, value.clone(), "").map_err(|e| e.under("messages[3]"));
+            assert_eq!(
+                there.as_ref().err(),
+                under.as_ref().err(),
+                "{format:?} {value}"
+            );
+            if let Err(e) = there {
+                errors += 1;
+                assert!(e.to_string().starts_with("messages[3]"), "{e}");
+            }
+        }
+    }
+    // (most of them are errors in some format)
+    assert!(errors >= 15, "{errors}");
+}

@@ -432,12 +432,13 @@ impl Gateway {
                 })?;
                 // a message compaction changes is written anew: its numbers as the client wrote them
                 ctxfit_model::keep_number_spelling(raw, &mut value);
-                read_message(
-                    format,
-                    value,
-                    &format!("{}[{}]", api.messages_key(), from + k),
-                )
-                .map_err(|e| BodyError::Message(e.to_string()))
+                // (the path is written only for an error)
+                read_message(format, value, "").map_err(|e| {
+                    BodyError::Message(
+                        e.under(&format!("{}[{}]", api.messages_key(), from + k))
+                            .to_string(),
+                    )
+                })
             })
             .collect::<Result<_, _>>()?;
         // the request's own fields that say how long the provider keeps its cache; the tool definitions, as long
@@ -491,8 +492,9 @@ impl Gateway {
                 let raw = body.message(i).map_err(named)?;
                 let value: serde_json::Value = serde_json::from_str(raw)
                     .map_err(|e| named(BodyError::in_part(&format!("messages[{i}]"), &e, raw)))?;
-                let m = read_message(format, value, &format!("{}[{i}]", api.messages_key()))
-                    .map_err(|e| BodyError::Message(e.to_string()))?;
+                let m = read_message(format, value, "").map_err(|e| {
+                    BodyError::Message(e.under(&format!("{}[{i}]", api.messages_key())).to_string())
+                })?;
                 Ok((i, m))
             })
             .collect::<Result<Vec<_>, BodyError>>()?;

@@ -130,7 +130,7 @@ impl Compactor {
         }
         let read = |from: usize| -> PyResult<Vec<Value>> {
             (from..items.len())
-                .map(|i| to_value(&items.get_item(i)?, &format!("messages[{i}]")))
+                .map(|i| to_value(&items.get_item(i)?, format_args!("messages[{i}]")))
                 .collect()
         };
 
@@ -181,7 +181,11 @@ impl Compactor {
         let new_messages = values
             .into_iter()
             .enumerate()
-            .map(|(k, v)| read_message(format, v, &format!("messages[{}]", start + k)))
+            .map(|(k, v)| {
+                // (the path is written only for an error)
+                read_message(format, v, "")
+                    .map_err(|e| e.under(&format!("messages[{}]", start + k)))
+            })
             .collect::<Result<Vec<Message>, ModelError>>()
             .map_err(|e| errors::bad_input(e.to_string()))?;
         if let Some(prompt) = system_value {

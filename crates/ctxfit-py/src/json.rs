@@ -13,7 +13,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 const MAX_DEPTH: usize = 256;
 
 /// A Python object as a JSON value; `path` names it in errors (`messages[3]`).
-pub fn to_value(obj: &Bound<'_, PyAny>, path: &str) -> PyResult<Value> {
+pub fn to_value(obj: &Bound<'_, PyAny>, path: impl std::fmt::Display) -> PyResult<Value> {
     read(obj, 0).map_err(|e| match e {
         Odd::Type(what, at) => PyTypeError::new_err(format!(
             "{path}{}: cannot send {what} as JSON (dicts, lists, strings, numbers, booleans, None, or an SDK model with model_dump)",

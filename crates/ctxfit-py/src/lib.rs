@@ -131,7 +131,7 @@ fn conversation(
 ) -> PyResult<Conversation> {
     let items = message_list(function, messages)?
         .enumerate()
-        .map(|(i, m)| to_value(&m?, &format!("messages[{i}]")))
+        .map(|(i, m)| to_value(&m?, format_args!("messages[{i}]")))
         .collect::<PyResult<Vec<Value>>>()?;
     let value = Value::Array(items);
     let format = match format {
@@ -158,7 +158,7 @@ fn conversation(
     conv.messages = items
         .into_iter()
         .enumerate()
-        .map(|(i, v)| read_message(format, v, &format!("messages[{i}]")))
+        .map(|(i, v)| read_message(format, v, "").map_err(|e| e.under(&format!("messages[{i}]"))))
         .collect::<Result<_, _>>()
         .map_err(|e| bad_input(e.to_string()))?;
     if let Some(s) = system {
