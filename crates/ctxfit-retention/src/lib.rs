@@ -28,7 +28,7 @@ pub use params::read_params;
 pub use record::{record_member_line, record_members};
 pub use shown::{
     each_line, is_blank, line_key, line_number_prefix, normalized_line, split_lines, trim_line,
-    NothingShown, ShownLines,
+    trim_line_start, NothingShown, ShownLines,
 };
 pub use text::{
     char_count, content_chars, ends_with_marker, text_exceeds, thousands, truncate_content,

@@ -51,9 +51,27 @@ pub fn line_number_prefix(line: &str) -> usize {
 /// `line.trim()`: the same white space trimmed (Unicode's), found byte by byte where it is ASCII — the text of
 /// lines is, nearly all of it — and decoded only where a line starts or ends with another character.
 pub fn trim_line(line: &str) -> &str {
+    let line = trim_line_start(line);
     let b = line.as_bytes();
-    let (mut start, mut end) = (0, b.len());
-    while start < end {
+    let mut end = b.len();
+    while end > 0 {
+        match b[end - 1] {
+            b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r' => end -= 1,
+            c if c.is_ascii() => break,
+            _ => match line[..end].chars().next_back() {
+                Some(c) if c.is_whitespace() => end -= c.len_utf8(),
+                _ => break,
+            },
+        }
+    }
+    &line[..end]
+}
+
+/// `line.trim_start()`, found byte by byte where it is ASCII ([`trim_line`]'s first half).
+pub fn trim_line_start(line: &str) -> &str {
+    let b = line.as_bytes();
+    let mut start = 0;
+    while start < b.len() {
         match b[start] {
             b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r' => start += 1,
             c if c.is_ascii() => break,
@@ -63,17 +81,7 @@ pub fn trim_line(line: &str) -> &str {
             },
         }
     }
-    while end > start {
-        match b[end - 1] {
-            b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r' => end -= 1,
-            c if c.is_ascii() => break,
-            _ => match line[start..end].chars().next_back() {
-                Some(c) if c.is_whitespace() => end -= c.len_utf8(),
-                _ => break,
-            },
-        }
-    }
-    &line[start..end]
+    &line[start..]
 }
 
 /// Whether a line is blank: white space only (`line.trim().is_empty()`).
@@ -168,6 +176,7 @@ mod tests {
                 for c in pieces {
                     let line = format!("{a}{b}{c}{a}");
                     assert_eq!(trim_line(&line), line.trim(), "{line:?}");
+                    assert_eq!(trim_line_start(&line), line.trim_start(), "{line:?}");
                     assert_eq!(is_blank(&line), line.trim().is_empty(), "{line:?}");
                 }
             }
