@@ -24,9 +24,10 @@ from test_proxy import ctxfit_binary
 
 CLIENTS = Path(os.environ.get("CTXFIT_CLIENTS", REPO / "target" / "npm-clients"))
 # seconds: the proxy's --cache-ttl — far above a client's gap between two requests of the steady run, even on a
-# busy machine, so that only the pause reads as an expired cache
-CACHE_TTL = 10
-PAUSE = 13  # seconds the upstream waits before one answer: longer than the cache lives
+# busy machine (about a second here; once, under CI's load, Codex CLI took over ten after its last command), so that
+# only the pause reads as an expired cache
+CACHE_TTL = 30
+PAUSE = 34  # seconds the upstream waits before one answer: longer than the cache lives
 SECRET = "sk-test-secret-of-the-client"
 
 
@@ -148,14 +149,17 @@ def check_session(out, exchanges, received, main_path, key):
         assert e["last"] - e["first"] >= 0.8 * STREAM_GAP, "the proxy held a streamed answer back"
     upstream_main = [r for r in received if r[0].split("?")[0] == main_path and "tools" in r[2]]
     check_forwarding(main, upstream_main, key)
-    return [(int(e["headers"]["x-ctxfit-tokens-after"]), e["headers"].get("x-ctxfit-cache-expired")) for e in main]
+    # per request: the tokens forwarded, the expiry flag, and seconds since the answer before it began (at the relay)
+    return [(int(e["headers"]["x-ctxfit-tokens-after"]), e["headers"].get("x-ctxfit-cache-expired"),
+             round(e["first"] - before["first"], 2) if k else None)
+            for k, (before, e) in enumerate(zip([main[0], *main], main))]
 
 
 def check_pause(steady, paused, step):
     """The proxy saw the pause: the request after it, and no other, found the cache expired."""
-    assert [expired for _, expired in steady] == [None] * len(steady), steady
-    assert [expired for _, expired in paused] == [("1" if k == step + 1 else None) for k in range(len(paused))], paused
-    return [tokens for tokens, _ in steady], [tokens for tokens, _ in paused]
+    assert [expired for _, expired, _ in steady] == [None] * len(steady), steady
+    assert [expired for _, expired, _ in paused] == [("1" if k == step + 1 else None) for k in range(len(paused))], paused
+    return [tokens for tokens, _, _ in steady], [tokens for tokens, _, _ in paused]
 
 
 CLAUDE_ENV = {"ANTHROPIC_BASE_URL": "{origin}", "ANTHROPIC_API_KEY": SECRET, "DISABLE_TELEMETRY": "1",
