@@ -59,6 +59,10 @@ pub enum BodyError {
     NotAList(&'static str),
     #[error("the request has no `{0}`")]
     Missing(&'static str),
+    /// The messages field written twice: which of them the provider reads is not defined (JSON leaves it open),
+    /// so the proxy could compact one while the provider reads the other.
+    #[error("the request has `{0}` twice: which of them the provider reads is not defined")]
+    Twice(&'static str),
     #[error("{0}")]
     Message(String),
 }
@@ -209,6 +213,10 @@ impl<'a> RequestBody<'a> {
             Err(e) => return Err(BodyError::json(&e, bytes)),
         };
         let (messages_at, messages) = messages.ok_or(BodyError::Missing(key))?;
+        // (a second messages field is kept among the others by the split)
+        if fields.iter().any(|(k, _)| k == key) {
+            return Err(BodyError::Twice(key));
+        }
         Ok(RequestBody {
             api,
             fields,
@@ -259,9 +267,10 @@ impl<'a> RequestBody<'a> {
     }
 
     /// The value of a top-level field, as the client wrote it (`None` also for one that is not UTF-8, which
-    /// [`RequestBody::check_fields`] refuses).
+    /// [`RequestBody::check_fields`] refuses); of a field written twice, the last, as JSON readers commonly take
+    /// it (serde_json, Python's `json`, the CLI's readers).
     pub fn field(&self, key: &str) -> Option<&'a str> {
-        let (_, v) = self.fields.iter().find(|(k, _)| k == key)?;
+        let (_, v) = self.fields.iter().rev().find(|(k, _)| k == key)?;
         std::str::from_utf8(v).ok()
     }
 
@@ -350,7 +359,11 @@ fn split_structure(api: Api, bytes: &[u8]) -> Option<RequestBody<'_>> {
             return None;
         }
         i = skip_ws(bytes, i + 1);
-        if name == key && messages.is_none() {
+        if name == key {
+            // (a second one is named by the full parse)
+            if messages.is_some() {
+                return None;
+            }
             let (list, end) = split_list(bytes, i)?;
             messages = Some((fields.len(), list));
             i = end;
@@ -473,7 +486,7 @@ mod tests {
             r#"{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":10}"#,
             " \n{ \"messages\" :\t[ {\"role\":\"user\",\"content\":\"a \\\"quoted\\\" ] } , text\"} ,\n 1 , [] , \"\\\\\" ] , \"n\": -1.5e+3 , \"t\" : true , \"z\" : null }\r\n",
             r#"{"messages":[],"system":[{"type":"text","text":"é ü 漢字 \u00e9 \ud83d\ude00"}]}"#,
-            r#"{"stream":true,"messages":[[[]],{"a":{"b":[{"c":"}]"}]}}],"messages":"second"}"#,
+            r#"{"stream":true,"messages":[[[]],{"a":{"b":[{"c":"}]"}]}}],"metadata":"second"}"#,
             r#"{"messages":[1,2.5,-0,true,false,null,"s",{},[]]}"#,
         ];
         for body in valid {
@@ -611,6 +624,31 @@ mod tests {
             RequestBody::parse(Api::OpenAiResponses, br#"{"input":"hello"}"#).err(),
             Some(BodyError::NotAList("input"))
         );
+        // the messages twice: the proxy would compact one, the provider might read the other
+        for body in [
+            &br#"{"messages":[{"role":"user","content":"a"}],"model":"m","messages":[]}"#[..],
+            br#"{"messages":[],"messages":[{"role":"user","content":"a"}]}"#,
+        ] {
+            assert_eq!(
+                RequestBody::parse(Api::AnthropicMessages, body).err(),
+                Some(BodyError::Twice("messages"))
+            );
+            assert_eq!(
+                RequestBody::split(Api::AnthropicMessages, body).err(),
+                Some(BodyError::Twice("messages"))
+            );
+        }
+        // another field twice: read as JSON readers commonly read it, the last
+        let body = br#"{"system":"first","messages":[],"system":"second"}"#;
+        for split in [
+            RequestBody::parse(Api::AnthropicMessages, body),
+            RequestBody::split(Api::AnthropicMessages, body),
+        ] {
+            assert_eq!(
+                split.ok().and_then(|b| b.field("system")),
+                Some(r#""second""#)
+            );
+        }
         // bytes that are no UTF-8, in their own words
         let err = RequestBody::parse(
             Api::AnthropicMessages,

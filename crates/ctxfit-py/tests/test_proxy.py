@@ -476,6 +476,16 @@ def test_errors_keep_the_apis_shape(proxy):
         urllib.request.urlopen(bad_openai)
     assert e.value.code == 400
     assert json.loads(e.value.read())["error"]["type"] == "invalid_request_error"
+    # the messages written twice: the proxy cannot know which of them the provider would read
+    received = len(Upstream.received)
+    for path, key in (("/v1/messages", "messages"), ("/v1/chat/completions", "messages"), ("/v1/responses", "input")):
+        twice = f'{{"model":"m","{key}":[{{"role":"user","content":"a"}}],"{key}":[]}}'.encode()
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(urllib.request.Request(proxy + path, data=twice, method="POST",
+                                                          headers={"content-type": "application/json"}))
+        assert e.value.code == 400, path
+        assert f"`{key}` twice" in e.value.read().decode(), path
+    assert len(Upstream.received) == received, "a body refused was forwarded"
 
 
 def test_count_tokens_counts_the_request_as_it_would_be_sent(corpus, proxy):
