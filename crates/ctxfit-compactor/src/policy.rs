@@ -386,7 +386,7 @@ impl PolicyFile {
     pub fn parse(text: &str, origin: &str) -> Result<PolicyFile, PolicyError> {
         let parsed = if text.trim_start().starts_with('{') {
             serde_json::from_str(text).map_err(|e| PolicyError::Parse {
-                origin: format!("{origin}:{}:{}", e.line(), e.column()),
+                origin: format!("{origin}:{}:{}", e.line(), e.column().max(1)),
                 message: e
                     .to_string()
                     .split(" at line ")

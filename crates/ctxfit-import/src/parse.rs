@@ -122,7 +122,7 @@ fn parse_lines(text: &str) -> Result<Vec<(usize, Value)>, ImportError> {
             Err(e) => {
                 return Err(ImportError::Model(ModelError::Json {
                     line: i + 1,
-                    column: e.column(),
+                    column: e.column().max(1),
                     message: match ModelError::from_json_in(&e, line) {
                         ModelError::Json { message, .. } => message,
                         other => other.to_string(),

@@ -46,7 +46,9 @@ impl ModelError {
         };
         ModelError::Json {
             line: err.line(),
-            column: err.column(),
+            // (serde_json says column 0 for an error before the line's first character: a top-level value of
+            // the wrong type, a text that ends after a line break; columns are counted from 1)
+            column: err.column().max(1),
             message,
         }
     }

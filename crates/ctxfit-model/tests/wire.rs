@@ -169,6 +169,22 @@ fn malformed_json_names_line_and_column() {
         ModelError::Json { line, column, .. } => assert_eq!((line, column), (3, 19)),
         other => panic!("expected a JSON error, got {other}"),
     }
+    // before a line's first character (serde_json's column 0): columns count from 1
+    let e = serde_json::from_str::<std::collections::BTreeMap<String, u8>>("[1]").unwrap_err();
+    assert_eq!(e.column(), 0, "serde_json's own count");
+    match ModelError::from_json(&e) {
+        ModelError::Json { line, column, .. } => assert_eq!((line, column), (1, 1)),
+        other => panic!("expected a JSON error, got {other}"),
+    }
+    match from_json_str(
+        "[
+",
+    )
+    .unwrap_err()
+    {
+        ModelError::Json { line, column, .. } => assert_eq!((line, column), (2, 1)),
+        other => panic!("expected a JSON error, got {other}"),
+    }
 }
 
 #[test]
