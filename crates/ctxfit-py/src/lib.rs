@@ -576,7 +576,7 @@ fn load_sessions<'py>(
 /// Replay recorded sessions (files or folders) request by request under each policy: `ctxfit replay --json`'s
 /// document (`prices`, a row per policy in `policies`, every replay in `sessions`). Policies: `none`, `oracle`
 /// (evaluation only: it reads the future), built-in profiles, policy files (`FILE:PROFILE` for one of a file's
-/// profiles); one name or a list; default: all of those built in.
+/// profiles); one name or a list; default: all of those built in (an empty list is refused).
 /// `cache_ttl`: seconds the provider keeps a cached prefix (0: forever), for logs that record times.
 ///
 /// >>> report = ctxfit.replay(["sessions/"], ["none", "oracle", "smart"], prices="all")  # doctest: +SKIP
@@ -630,6 +630,11 @@ fn replay<'py>(
         // (the CLI says the same of a folder without sessions: an empty replay is a mistake, not a result)
         return Err(bad_input(
             "replay() was given no paths: pass a session file, a folder, or a list of them",
+        ));
+    }
+    if policies.as_ref().is_some_and(Vec::is_empty) {
+        return Err(bad_input(
+            "replay() was given no policies: pass a policy's name or a list of them (None: every one built in)",
         ));
     }
     let mut models = Vec::new();

@@ -219,8 +219,12 @@ def test_replay_is_the_clis(corpus):
 
 
 def test_replay_refuses_unknown_policies(corpus):
-    with pytest.raises(ctxfit.CtxfitError, match="no-such-policy"):
+    with pytest.raises(ctxfit.CtxfitError, match="no-such-policy") as e:
         ctxfit.replay(corpus / "trajectories" / "swe-agent", ["no-such-policy"])
+    assert "--policy" not in str(e.value), "a flag of the CLI named to a Python caller"
+    # no policy at all is a mistake too (None runs every built-in one)
+    with pytest.raises(ctxfit.CtxfitError, match="given no policies"):
+        ctxfit.replay(corpus / "trajectories" / "swe-agent", [])
     with pytest.raises(ValueError, match="unknown price model `free`"):
         ctxfit.replay(corpus / "trajectories" / "swe-agent", ["none"], prices="free")
     # the same policy twice would add two runs into one row: refused

@@ -223,25 +223,25 @@ impl Policy {
                 (None, None, _) => {
                     let names: Vec<&str> = f.profiles.keys().map(String::as_str).collect();
                     return Err(format!(
-                        "--policy {file}: it defines the profiles {} and no `default_profile`: name one as {file}:PROFILE",
+                        "policy {file}: it defines the profiles {} and no `default_profile`: name one as {file}:PROFILE",
                         names.join(", ")
                     ));
                 }
             };
             let mut settings = f
                 .resolve(profile.as_deref(), None, env)
-                .map_err(|e| format!("--policy {name}: {e}"))?;
+                .map_err(|e| format!("policy {name}: {e}"))?;
             if ctxfit_compactor::BUILT_IN_PROFILES.contains(&settings.profile.as_str()) {
                 settings.profile = format!("{file}:{}", settings.profile);
             }
             settings
         } else if name.contains(['/', '\\', '.']) {
             // no built-in profile's name holds a dot or a path separator: a file was meant
-            return Err(format!("--policy {name}: no such policy file"));
+            return Err(format!("policy {name}: no such policy file"));
         } else {
             ctxfit_compactor::PolicyFile::default()
                 .resolve(Some(name), None, env)
-                .map_err(|e| format!("--policy {name}: {e}"))?
+                .map_err(|e| format!("policy {name}: {e}"))?
         };
         Ok(Policy::Profile(Box::new(settings)))
     }
@@ -257,7 +257,7 @@ impl Policy {
             let policy = Policy::resolve(name, env)?;
             if let Some((first, _)) = out.iter().find(|(_, p)| p.name() == policy.name()) {
                 return Err(format!(
-                    "--policy {first} and --policy {name} both run as `{}`: name each once (a file's other profile as FILE:PROFILE)",
+                    "policies {first} and {name} both run as `{}`: name each once (a file's other profile as FILE:PROFILE)",
                     policy.name()
                 ));
             }

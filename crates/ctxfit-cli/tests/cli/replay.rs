@@ -112,7 +112,7 @@ fn replay_many_files_in_parallel_gives_the_serial_result() {
     let o = ctxfit(&["replay", "--sample", "--policy", "nope"], None);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("--policy nope: profile `nope`: no such profile"),
+        stderr(&o).contains("policy nope: profile `nope`: no such profile"),
         "{}",
         stderr(&o)
     );
@@ -120,7 +120,7 @@ fn replay_many_files_in_parallel_gives_the_serial_result() {
         let o = ctxfit(&["replay", "--sample", "--policy", missing], None);
         assert_eq!(o.status.code(), Some(2));
         assert!(
-            stderr(&o).contains(&format!("--policy {missing}: no such policy file")),
+            stderr(&o).contains(&format!("policy {missing}: no such policy file")),
             "{}",
             stderr(&o)
         );

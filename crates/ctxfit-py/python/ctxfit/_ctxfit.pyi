@@ -247,7 +247,8 @@ def replay(
 ) -> Dict[str, Any]:
     """Replay recorded sessions (files or folders) request by request under each policy — ``none``,
     ``oracle`` (evaluation only: it reads the future), built-in profiles, policy files — as ``ctxfit replay
-    --json`` does: ``{"prices": ..., "policies": [row per policy], "sessions": [every replay]}``. ``prices``:
+    --json`` does: ``{"prices": ..., "policies": [row per policy], "sessions": [every replay]}``; ``None``: every
+    policy built in (an empty list, or no paths, raises ``CtxfitError``). ``prices``:
     ``anthropic``, ``openai``, ``uncached``, ``all``, or several comma-separated. ``cache_ttl``: seconds the
     provider keeps a cached prefix (0: forever); where a log records times (Claude Code, Codex CLI, mini-swe-agent), a request
     sent longer than that after the one before is written to the cache whole, under every policy."""
