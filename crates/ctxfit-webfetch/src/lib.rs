@@ -402,7 +402,10 @@ fn check_url(url: &str) -> Result<(), FetchError> {
         }
         _ => return Err(invalid("no scheme (http:// or https://)")),
     }
-    let uri: ureq::http::Uri = url.parse().map_err(|_| invalid("not a URL"))?;
+    // (in the parser's own words: an address past its length limit is a URL too long, not no URL)
+    let uri: ureq::http::Uri = url
+        .parse()
+        .map_err(|e| invalid(&format!("not a URL ({e})")))?;
     if uri.host().is_none_or(str::is_empty) {
         return Err(invalid("no host"));
     }

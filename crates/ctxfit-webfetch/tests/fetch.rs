@@ -349,11 +349,13 @@ fn limits_give_clear_errors() {
         fetch("/slow-to-clean", quick).starts_with("timed out (the page was not cleaned within"),
         "cleaning is bounded by the timeout"
     );
+    let long = format!("https://example.com/{}", "x".repeat(100_000));
     for (url, reason) in [
         ("ftp://example.com/x", "scheme \"ftp\" is not http or https"),
         ("file:///etc/passwd", "scheme \"file\" is not http or https"),
         ("example.com/page", "no scheme (http:// or https://)"),
         ("http://", "not a URL"),
+        (&long, "not a URL (uri too long)"),
     ] {
         let result = fetch_webpage_markdown(url, StripLevel::Moderate, 5000, None);
         assert!(!result.success);
