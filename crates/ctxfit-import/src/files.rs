@@ -105,6 +105,13 @@ pub fn inflate(bytes: Vec<u8>) -> Result<Vec<u8>, ImportError> {
             ),
         });
     }
+    // no tool writes a session gzipped twice: said as such, rather than as bytes that are not text
+    if is_gzip(&out) {
+        return Err(ImportError::Gzip {
+            message: "it inflates to gzip again (compressed twice: gunzip it once first)"
+                .to_owned(),
+        });
+    }
     Ok(out)
 }
 
@@ -562,6 +569,20 @@ mod tests {
     fn a_broken_gzip_stream_is_an_error() {
         let err = decode_text(vec![0x1f, 0x8b, 8, 0, 1, 2, 3]).unwrap_err();
         assert!(matches!(err, ImportError::Gzip { .. }), "{err}");
+    }
+
+    #[test]
+    fn gzip_inside_gzip_is_named() {
+        use std::io::Write;
+        let gzip = |bytes: &[u8]| {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(bytes).unwrap();
+            e.finish().unwrap()
+        };
+        let text = br#"[{"role":"user","content":"hi"}]"#;
+        assert_eq!(decode_text(gzip(text)).unwrap().as_bytes(), text);
+        let err = decode_text(gzip(&gzip(text))).unwrap_err().to_string();
+        assert!(err.contains("compressed twice"), "{err}");
     }
 
     #[test]
