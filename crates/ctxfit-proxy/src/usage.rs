@@ -1,54 +1,81 @@
 //! The usage the upstream reports, read from its answer as the answer passes through.
 //!
-//! [`UsageTap`] relays an answer's frames unchanged, the moment they arrive, and keeps a copy of its first
-//! [`KEEP`] bytes; at the end it hands them to a callback. [`input_tokens`] reads the input tokens of the request
-//! from them — JSON or server-sent events, Anthropic's `input_tokens` + `cache_read_input_tokens` +
-//! `cache_creation_input_tokens` (in `message_start` when streamed) or OpenAI's `prompt_tokens` / Responses'
-//! `input_tokens`: everything the provider counted, cache included, which is what the budget trigger compares.
+//! [`UsageTap`] relays an answer's frames unchanged, the moment they arrive, and keeps a copy of its first and
+//! its last [`KEEP`] bytes; at the end it hands them to a callback. [`input_tokens`] reads the input tokens of the
+//! request from them — JSON or server-sent events, Anthropic's `input_tokens` + `cache_read_input_tokens` +
+//! `cache_creation_input_tokens` (in `message_start`, the stream's first event, when streamed) or OpenAI's
+//! `prompt_tokens` / Responses' `input_tokens` (in the stream's last event: past the first bytes of a long answer,
+//! whose every few characters are an event of their own): everything the provider counted, cache included, which
+//! is what the budget trigger compares.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
 
-/// Bytes of an answer kept for reading its usage.
+/// Bytes of an answer kept for reading its usage, from its start and from its end.
 pub const KEEP: usize = 256 << 10;
 
-/// What is done with an answer's first bytes once it has passed.
+/// What is done with an answer's first and last bytes once it has passed.
 type Done = Box<dyn FnOnce(&[u8]) + Send + Sync>;
 
-/// An answer's body, relayed unchanged, with its first bytes kept for `done`.
-pub struct UsageTap {
-    inner: Incoming,
-    kept: Vec<u8>,
+/// An answer's body, relayed unchanged, with its first and last bytes kept for `done`.
+pub struct UsageTap<B = Incoming> {
+    inner: B,
+    /// The first [`KEEP`] bytes.
+    head: Vec<u8>,
+    /// Of the bytes after them, the last [`KEEP`] (up to twice as many between two trims).
+    tail: Vec<u8>,
     done: Option<Done>,
 }
 
-impl UsageTap {
-    pub fn new(inner: Incoming, done: impl FnOnce(&[u8]) + Send + Sync + 'static) -> UsageTap {
+impl<B> UsageTap<B> {
+    pub fn new(inner: B, done: impl FnOnce(&[u8]) + Send + Sync + 'static) -> UsageTap<B> {
         UsageTap {
             inner,
-            kept: Vec::new(),
+            head: Vec::new(),
+            tail: Vec::new(),
             done: Some(Box::new(done)),
+        }
+    }
+
+    fn keep(&mut self, data: &[u8]) {
+        let room = KEEP.saturating_sub(self.head.len());
+        let (head, rest) = data.split_at(room.min(data.len()));
+        self.head.extend_from_slice(head);
+        self.tail
+            .extend_from_slice(&rest[rest.len().saturating_sub(KEEP)..]);
+        if self.tail.len() > 2 * KEEP {
+            self.tail.drain(..self.tail.len() - KEEP);
+        }
+    }
+
+    /// The bytes kept: the head, then (after a line break, where more came) the tail.
+    fn finish(&mut self) {
+        if let Some(done) = self.done.take() {
+            if !self.tail.is_empty() {
+                self.head.push(b'\n');
+                self.head.append(&mut self.tail);
+            }
+            done(&self.head);
         }
     }
 }
 
-impl Body for UsageTap {
+impl<B: Body<Data = Bytes> + Unpin> Body for UsageTap<B> {
     type Data = Bytes;
-    type Error = hyper::Error;
+    type Error = B::Error;
 
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
         let this = self.get_mut();
         let polled = Pin::new(&mut this.inner).poll_frame(cx);
         let ended = match &polled {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(data) = frame.data_ref() {
-                    let room = KEEP.saturating_sub(this.kept.len());
-                    this.kept.extend_from_slice(&data[..room.min(data.len())]);
+                    this.keep(data);
                 }
                 // a body of known length is not polled again after its last bytes
                 this.inner.is_end_stream()
@@ -57,9 +84,7 @@ impl Body for UsageTap {
             _ => false,
         };
         if ended {
-            if let Some(done) = this.done.take() {
-                done(&this.kept);
-            }
+            this.finish();
         }
         polled
     }
@@ -84,7 +109,7 @@ fn number_after(text: &str, key: &str) -> Option<usize> {
     digits.parse().ok()
 }
 
-/// The input tokens the provider counted for the request, from the first bytes of its answer.
+/// The input tokens the provider counted for the request, from the first (and last) bytes of its answer.
 pub fn input_tokens(answer: &[u8]) -> Option<usize> {
     let text = String::from_utf8_lossy(answer);
     if let Some(prompt) = number_after(&text, "prompt_tokens") {
@@ -100,7 +125,7 @@ pub fn input_tokens(answer: &[u8]) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::input_tokens;
+    use super::*;
 
     #[test]
     fn usage_is_read_from_json_and_from_events() {
@@ -111,5 +136,67 @@ mod tests {
         let openai = br#"{"usage":{"prompt_tokens":321,"completion_tokens":4,"prompt_tokens_details":{"cached_tokens":300}}}"#;
         assert_eq!(input_tokens(openai), Some(321));
         assert_eq!(input_tokens(b"{\"error\":\"x\"}"), None);
+    }
+
+    /// A body of the given frames.
+    struct Frames(std::collections::VecDeque<Bytes>);
+
+    impl Body for Frames {
+        type Data = Bytes;
+        type Error = std::convert::Infallible;
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+            Poll::Ready(self.0.pop_front().map(|b| Ok(Frame::data(b))))
+        }
+    }
+
+    /// What a tap hands on at the end of `frames`, and the bytes it relayed.
+    fn tapped(frames: Vec<Vec<u8>>) -> (Vec<u8>, Vec<u8>) {
+        let kept = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let into = std::sync::Arc::clone(&kept);
+        let mut tap = UsageTap::new(
+            Frames(frames.into_iter().map(Bytes::from).collect()),
+            move |bytes| *into.lock().unwrap() = Some(bytes.to_vec()),
+        );
+        let waker = std::task::Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        let mut relayed = Vec::new();
+        while let Poll::Ready(Some(Ok(frame))) = Pin::new(&mut tap).poll_frame(&mut cx) {
+            relayed.extend_from_slice(frame.data_ref().unwrap());
+        }
+        let kept = kept.lock().unwrap().take().expect("handed on at the end");
+        (kept, relayed)
+    }
+
+    #[test]
+    fn usage_at_the_end_of_a_long_stream_is_read() {
+        // a Responses stream: its usage in the last event, after a megabyte of small deltas
+        let mut frames =
+            vec![b"event: response.created\ndata: {\"response\":{\"usage\":null}}\n\n".to_vec()];
+        let delta = b"event: response.output_text.delta\ndata: {\"delta\":\"abc\"}\n\n";
+        frames.extend(std::iter::repeat_n(delta.to_vec(), (1 << 20) / delta.len()));
+        frames.push(
+            b"event: response.completed\ndata: {\"response\":{\"usage\":{\"input_tokens\":4242}}}\n\n".to_vec(),
+        );
+        let all: Vec<u8> = frames.concat();
+        let (kept, relayed) = tapped(frames);
+        assert_eq!(relayed, all, "relayed unchanged");
+        assert!(kept.len() <= 3 * KEEP + 1, "bounded: {}", kept.len());
+        assert_eq!(input_tokens(&kept), Some(4242));
+        // one frame larger than both windows: its start and its end
+        let mut big = b"{\"usage\":{\"input_tokens\":7}}".to_vec();
+        big.resize(5 * KEEP, b' ');
+        let (kept, relayed) = tapped(vec![big.clone()]);
+        assert_eq!((relayed, kept.len()), (big, 2 * KEEP + 1));
+        assert_eq!(input_tokens(&kept), Some(7));
+        // Anthropic's usage comes first, and the first reading wins over a later one
+        let (kept, _) = tapped(vec![
+            b"data: {\"message\":{\"usage\":{\"input_tokens\":9}}}\n\n".to_vec(),
+            vec![b' '; 3 * KEEP],
+            b"data: {\"usage\":{\"input_tokens\":1}}\n\n".to_vec(),
+        ]);
+        assert_eq!(input_tokens(&kept), Some(9));
     }
 }
