@@ -38,7 +38,8 @@ impl PolicyArgs {
 
 #[derive(clap::Subcommand)]
 pub enum Command {
-    /// Print the effective profile as TOML, and the rules this binary has.
+    /// Print the effective profile as TOML, and the rules this binary has; a profile that names a rule this
+    /// binary does not have, or gives one parameters it refuses, is an error here as in `compact`.
     Show(PolicyArgs),
 }
 
@@ -46,6 +47,13 @@ pub fn run(cmd: Command) -> Result<()> {
     let Command::Show(args) = cmd;
     let settings = args.settings()?;
     let registry = ctxfit_plugins::registry()?;
+    // the profile's rules built as `compact` builds them: what it would refuse is refused here
+    ctxfit_compactor::Compactor::new(
+        settings.clone(),
+        &registry,
+        Box::new(ctxfit_tokens::FastEstimator),
+    )
+    .map_err(|e| BadInput(e.to_string()))?;
     let mut out = format!("# effective profile `{}`\n{settings}", settings.profile);
     out.push_str("\n# registered rules\n");
     for d in registry.iter() {

@@ -380,6 +380,34 @@ fn policy_show_and_policy_errors() {
         .output()
         .unwrap();
     assert!(stdout(&o).contains("budget = 777"), "{}", stdout(&o));
+    // a rule the binary does not have, or parameters a rule refuses: refused as `compact` refuses them
+    for (rules, says) in [
+        (
+            "[{ rule = \"nope\", tools = [\"a\"] }]",
+            "unknown rule `nope`",
+        ),
+        (
+            "[{ rule = \"excerpt\", tools = [\"*\"], params = { log_head = \"ten\" } }]",
+            "excerpt",
+        ),
+    ] {
+        std::fs::write(
+            &policy,
+            format!("[profiles.x]\nextends = \"smart\"\nrules = {rules}\n"),
+        )
+        .unwrap();
+        let show = ["policy", "show", "--policy", policy.to_str().unwrap()];
+        let o = ctxfit(&[&show[..], &["--profile", "x"]].concat(), None);
+        assert_eq!(o.status.code(), Some(2), "{rules}: {}", stdout(&o));
+        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+        let compact = ["compact", "--sample", "--policy", policy.to_str().unwrap()];
+        let c = ctxfit(&[&compact[..], &["--profile", "x"]].concat(), None);
+        assert_eq!(
+            (c.status.code(), stderr(&c)),
+            (o.status.code(), stderr(&o)),
+            "{rules}"
+        );
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
