@@ -525,7 +525,7 @@ pub(crate) fn render(
                     "em" | "i" if w.pre == 0 => w.open_inline("*"),
                     "a" => {
                         let href = attr(&node, "href").unwrap_or_default();
-                        if href.trim().is_empty() || href.trim_start().starts_with("javascript:") {
+                        if href.trim().is_empty() || names_no_page(&href) {
                             w.links.push(None);
                         } else {
                             let before = Before {
@@ -630,4 +630,21 @@ pub(crate) fn render(
         out.push('\n');
     }
     out
+}
+
+/// Does a link's address run a script or hold its content inline instead of naming a page (`javascript:`,
+/// `vbscript:`, `data:`)? Read as browsers read an address: past leading spaces and control characters, with tabs
+/// and line breaks left out wherever they stand, the scheme case aside (`" JaVa\tScript:…"` is one). Such a link
+/// is written as its text: a reader cannot fetch it, and a `data:` address can be a whole document of base64.
+pub(crate) fn names_no_page(href: &str) -> bool {
+    let mut scheme = String::new();
+    for c in href.trim_start_matches(|c: char| c <= ' ').chars() {
+        match c {
+            '\t' | '\n' | '\r' => {}
+            ':' => break,
+            _ if scheme.len() >= 10 => return false,
+            c => scheme.push(c.to_ascii_lowercase()),
+        }
+    }
+    matches!(scheme.as_str(), "javascript" | "vbscript" | "data")
 }
