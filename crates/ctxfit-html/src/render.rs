@@ -641,10 +641,11 @@ pub(crate) fn names_no_page(href: &str) -> bool {
     for c in href.trim_start_matches(|c: char| c <= ' ').chars() {
         match c {
             '\t' | '\n' | '\r' => {}
-            ':' => break,
+            ':' => return matches!(scheme.as_str(), "javascript" | "vbscript" | "data"),
             _ if scheme.len() >= 10 => return false,
             c => scheme.push(c.to_ascii_lowercase()),
         }
     }
-    matches!(scheme.as_str(), "javascript" | "vbscript" | "data")
+    // no scheme: a relative address (`data`, a page of that name)
+    false
 }

@@ -132,11 +132,11 @@ fn links_that_run_a_script_or_hold_their_content_are_written_as_text() {
     let html = "<p><a href=\"javascript:alert(1)\">a</a> <a href=\" JaVa&#9;ScRiPt:alert(2)\">b</a> \
                 <a href=\"vbscript:x\">c</a> <a href=\"data:text/html;base64,PHNjcmlwdD4=\">d</a> \
                 <a href=\"\x01javascript:x\">e</a> <a href=\"/javascript:ok\">f</a> <a href=\"datasheet.pdf\">g</a> \
-                <a href=\"https://x.io/data:1\">h</a></p>";
+                <a href=\"https://x.io/data:1\">h</a> <a href=\"data\">i</a></p>";
     assert_eq!(
         clean(StripLevel::Minimal, html),
         "a b c d e [f](https://example.com/javascript:ok) [g](https://example.com/blog/datasheet.pdf) \
-         [h](https://x.io/data:1)\n"
+         [h](https://x.io/data:1) [i](https://example.com/blog/data)\n"
     );
 }
 
