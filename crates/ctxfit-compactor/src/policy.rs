@@ -385,14 +385,22 @@ impl PolicyFile {
     /// Parse TOML (or JSON when the text starts with `{`); `origin` names the source in errors.
     pub fn parse(text: &str, origin: &str) -> Result<PolicyFile, PolicyError> {
         let parsed = if text.trim_start().starts_with('{') {
-            serde_json::from_str(text).map_err(|e| PolicyError::Parse {
-                origin: format!("{origin}:{}:{}", e.line(), e.column().max(1)),
-                message: e
-                    .to_string()
-                    .split(" at line ")
-                    .next()
-                    .unwrap_or("")
-                    .to_owned(),
+            // (placed and worded as every other JSON error: `ModelError::from_json`)
+            serde_json::from_str(text).map_err(|e| {
+                match ctxfit_model::ModelError::from_json(&e) {
+                    ctxfit_model::ModelError::Json {
+                        line,
+                        column,
+                        message,
+                    } => PolicyError::Parse {
+                        origin: format!("{origin}:{line}:{column}"),
+                        message,
+                    },
+                    other => PolicyError::Parse {
+                        origin: origin.to_owned(),
+                        message: other.to_string(),
+                    },
+                }
             })?
         } else {
             toml::from_str(text).map_err(|e| PolicyError::Parse {

@@ -636,7 +636,7 @@ pub(crate) fn render(
 /// `vbscript:`, `data:`)? Read as browsers read an address: past leading spaces and control characters, with tabs
 /// and line breaks left out wherever they stand, the scheme case aside (`" JaVa\tScript:…"` is one). Such a link
 /// is written as its text: a reader cannot fetch it, and a `data:` address can be a whole document of base64.
-pub(crate) fn names_no_page(href: &str) -> bool {
+fn names_no_page(href: &str) -> bool {
     let mut scheme = String::new();
     for c in href.trim_start_matches(|c: char| c <= ' ').chars() {
         match c {

@@ -120,14 +120,19 @@ fn parse_lines(text: &str) -> Result<Vec<(usize, Value)>, ImportError> {
         match line_values(line) {
             Ok(values) => lines.extend(values.into_iter().map(|v| (i + 1, v))),
             Err(e) => {
-                return Err(ImportError::Model(ModelError::Json {
-                    line: i + 1,
-                    column: e.column().max(1),
-                    message: match ModelError::from_json_in(&e, line) {
-                        ModelError::Json { message, .. } => message,
-                        other => other.to_string(),
+                // placed and worded as every other JSON error, on the file's line
+                return Err(ImportError::Model(
+                    match ModelError::from_json_in(&e, line) {
+                        ModelError::Json {
+                            column, message, ..
+                        } => ModelError::Json {
+                            line: i + 1,
+                            column,
+                            message,
+                        },
+                        other => other,
                     },
-                }))
+                ));
             }
         }
     }
