@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+import ctxfit
 from conftest import REPO
 from loopback import STREAM_GAP, Relay, ScriptedAnthropic, ScriptedResponses, serve
 from test_proxy import ctxfit_binary
@@ -134,11 +135,16 @@ def check_forwarding(main, received, key):
                 assert "tool_result" in json.dumps(a) or a.get("type") == "function_call_output", a
 
 
+def main_requests(exchanges, path):
+    """The session's model requests, as the client sent them: those to the API's path that offer tools."""
+    return [e for e in exchanges if e["method"] == "POST" and e["path"].split("?")[0] == path
+            and '"tools"' in e["body"].decode()]
+
+
 def check_session(out, exchanges, received, main_path, key):
     """One conversation, streamed as it came, forwarded as sent; the tokens the proxy forwarded in all."""
     assert out.returncode == 0, out.stderr[-3000:]
-    main = [e for e in exchanges if e["method"] == "POST" and e["path"].split("?")[0] == main_path
-            and '"tools"' in e["body"].decode()]
+    main = main_requests(exchanges, main_path)
     assert len(main) == 5, [(e["method"], e["path"]) for e in exchanges]
     # every request of the session was one conversation to the proxy
     conversations = {e["headers"].get("x-ctxfit-conversation") for e in main}
@@ -153,6 +159,37 @@ def check_session(out, exchanges, received, main_path, key):
     return [(int(e["headers"]["x-ctxfit-tokens-after"]), e["headers"].get("x-ctxfit-cache-expired"),
              round(e["first"] - before["first"], 2) if k else None)
             for k, (before, e) in enumerate(zip([main[0], *main], main))]
+
+
+def tool_results(messages):
+    """Each tool result of a list of messages, Anthropic's or the Responses API's, as {call id: its text}."""
+    results = {}
+    for m in messages:
+        if m.get("type") == "function_call_output":
+            results[m["call_id"]] = m["output"]
+        for block in m.get("content") if isinstance(m.get("content"), list) else []:
+            if block.get("type") == "tool_result":
+                content = block.get("content")
+                results[block["tool_use_id"]] = content if isinstance(content, str) else "".join(
+                    b.get("text", "") for b in content or [])
+    return results
+
+
+def check_own_log(logs, main, key, source, calls):
+    """The log the client itself wrote of the session imports as one session of `source`: its tool calls in
+    order, each result the text the client sent, and the replay sees as many model requests as the client made."""
+    assert len(logs) == 1, logs
+    sessions = ctxfit.load_sessions(logs[0])
+    assert [s["source"] for s in sessions] == [source], [(s["source"], s["name"]) for s in sessions]
+    messages = sessions[0]["messages"]
+    named = [b for m in messages for b in ([m] if m.get("type") == "function_call" else
+             m.get("content") if isinstance(m.get("content"), list) else []) if b.get("type") in ("tool_use", "function_call")]
+    assert [(c["name"], c.get("input") or json.loads(c["arguments"])) for c in named] == calls
+    sent = tool_results(json.loads(main[-1]["body"])[key])
+    assert len(sent) == len(calls) and tool_results(messages) == sent
+    report = ctxfit.replay(logs[0], ["none"])
+    assert report["policies"][0]["turns"] == len(main), report["policies"][0]
+    return report["policies"][0]
 
 
 def check_pause(steady, paused, step):
@@ -192,6 +229,12 @@ def test_claude_code_through_the_proxy(tmp_path):
         assert [e["status"] for e in exchanges if e["method"] == "HEAD"] == [200]
         assert all(e["status"] == 200 for e in exchanges), [(e["method"], e["path"], e["status"]) for e in exchanges]
         runs[bool(pause)] = check_session(out, exchanges, received, "/v1/messages", "messages")
+        main = main_requests(exchanges, "/v1/messages")
+        calls = [(name, dict(args, replace_all=False) if name == "Edit" else args) for name, args in script[:-1]]
+        row = check_own_log(sorted((cwd / "home" / ".claude" / "projects").glob("*/*.jsonl")), main, "messages",
+                            "claude-code", calls)
+        # the log records each request's usage, which the replay reads as what was billed
+        assert row["billed"]["requests"] == len(main), row
     # the pause was seen, and the cut that waited for its cache write to pay was made when the cache had expired
     steady, paused = check_pause(runs[False], runs[True], 1)
     assert paused[:2] == pytest.approx(steady[:2], abs=50)
@@ -232,6 +275,9 @@ def test_codex_cli_through_the_proxy(tmp_path):
         assert messages == ["All done."], out.stdout[-2000:]
         assert big.read_text().endswith("code=-1)\n"), "the edit did not land"
         runs[bool(pause)] = check_session(out, exchanges, received, "/v1/responses", "input")
+        main = main_requests(exchanges, "/v1/responses")
+        check_own_log(sorted((home / "sessions").glob("*/*/*/rollout-*.jsonl")), main, "input", "codex",
+                      [(name, args) for name, args in script[:-1]])
     # the pause was seen (Codex's small outputs — it caps them — pay for their cuts at once: none was waiting)
     steady, paused = check_pause(runs[False], runs[True], 1)
     assert steady == pytest.approx(paused, abs=50), (steady, paused)
