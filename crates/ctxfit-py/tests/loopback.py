@@ -2,7 +2,7 @@
 
 `ScriptedAnthropic` answers Claude Code's requests in the Messages API's streamed shape: the main conversation
 (the request that offers the client's tools) gets the script's next tool call, chosen by how many tool results the
-request holds; anything else (a title, a summary) gets a short text. `ScriptedResponses` does the same for Codex
+request holds — a sub-agent's conversation, told by a word of its task, its own script's; anything else (a title, a summary) gets a short text. `ScriptedResponses` does the same for Codex
 CLI in the Responses API's shape. Each streamed answer sends its first events, waits `STREAM_GAP` seconds, then
 the rest: a relay's arrival times show whether the proxy passed the first events on before the last arrived.
 
@@ -84,6 +84,7 @@ class Scripted(JsonAnswers):
 
 class ScriptedAnthropic(Scripted):
     received = []
+    sub_script = []  # a sub-agent's: [a word its task holds, then its steps]
 
     def do_POST(self):
         body = self.read_body()
@@ -97,8 +98,12 @@ class ScriptedAnthropic(Scripted):
             for b in m["content"]
             if isinstance(b, dict) and b.get("type") == "tool_result"
         )
-        action = self.script[min(step, len(self.script) - 1)] if main else "A short title"
-        if main:
+        # a sub-agent's conversation: its first message holds the task the main conversation gave it
+        first = json.dumps(body.get("messages", [{}])[0].get("content", ""))
+        sub = main and self.sub_script and self.sub_script[0] in first
+        script = self.sub_script[1:] if sub else self.script
+        action = script[min(step, len(script) - 1)] if main else "A short title"
+        if main and not sub:
             self.wait_for(step)
         if isinstance(action, str):
             block = {"type": "text", "text": ""}

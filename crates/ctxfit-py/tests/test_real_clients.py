@@ -66,12 +66,13 @@ def start_proxy(anthropic, openai):
     return p, int(m.group(1)), lines
 
 
-def run_session(handler, script, pause_before, command, env, cwd, prepare=None):
+def run_session(handler, script, pause_before, command, env, cwd, prepare=None, sub_script=()):
     """One scripted session of a real client through the proxy: the client's outcome, the relay's exchanges (the
     client's requests and the proxy's answers) and the bodies the upstream received, in order. `{origin}` in the
     command and the environment is the relay's origin; `prepare(origin)` writes what else needs it."""
     handler.received = []
     handler.script = script
+    handler.sub_script = list(sub_script)
     handler.pause_before = pause_before
     httpd, upstream = serve(handler)
     anthropic = handler is ScriptedAnthropic
@@ -239,6 +240,63 @@ def test_claude_code_through_the_proxy(tmp_path):
     steady, paused = check_pause(runs[False], runs[True], 1)
     assert paused[:2] == pytest.approx(steady[:2], abs=50)
     assert sum(paused[2:]) < sum(steady[2:]) - 5000, (steady, paused)
+
+
+def test_claude_code_with_a_sub_agent(tmp_path):
+    """A sub-agent's requests, between two of the main conversation's, are a conversation of their own: the main
+    one goes on as it was (one conversation, its cut kept), and the logs import as both."""
+    claude = client("claude")
+    big = project(tmp_path)
+    script = [
+        ("Read", {"file_path": str(big)}),
+        ("Agent", {"description": "Find handler 7", "prompt": "SUBTASK: find where handler 7 returns",
+                   "subagent_type": "general-purpose"}),
+        ("Bash", {"command": "seq 1 3000", "description": "Count to 3000"}),
+        "All done.",
+    ]
+    sub_script = ["SUBTASK", ("Bash", {"command": "grep -n 'code=7)' src/big.py", "description": "Find handler 7"}),
+                  ("Read", {"file_path": str(big)}), "Handler 7 returns at line 23."]
+    env = {**os.environ, "HOME": str(tmp_path / "home"), **CLAUDE_ENV}
+    command = [claude, "-p", "Find handler 7 with a sub-agent", "--output-format", "json",
+               "--allowedTools", "Read,Agent,Bash(seq:*),Bash(grep:*)", "--permission-mode", "acceptEdits"]
+    # the main conversation's answer that starts the sub-agent waits longer than the cache lives: its next
+    # request finds the cache expired and cuts its file read at once
+    out, exchanges, received = run_session(ScriptedAnthropic, script, (1, PAUSE), command, env, tmp_path,
+                                           sub_script=sub_script)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout)
+    assert (result["is_error"], result["result"]) == (False, "All done."), result
+    requests = main_requests(exchanges, "/v1/messages")
+    assert all(e["status"] == 200 for e in requests)
+    is_sub = ["SUBTASK" in json.dumps(json.loads(e["body"])["messages"][0]) for e in requests]
+    # the main conversation's four requests, and the sub-agent's three between its second and third
+    assert is_sub == [False, False, True, True, True, False, False], is_sub
+    ids = [e["headers"]["x-ctxfit-conversation"] for e in requests]
+    main_ids = {i for i, s in zip(ids, is_sub) if not s}
+    sub_ids = {i for i, s in zip(ids, is_sub) if s}
+    assert len(main_ids) == 1 and len(sub_ids) == 1 and main_ids != sub_ids, (ids, is_sub)
+    # each conversation forwarded as sent but for the results it cut; the main one went on where it was: the
+    # request after the sub-agent, and no other, found its cache expired (the sub-agent's requests between did
+    # not count as the main conversation's), cut the file read, and the next request kept the cut
+    upstream = [r for r in received if r[0].split("?")[0] == "/v1/messages" and "tools" in r[2]]
+    check_forwarding(requests, upstream, "messages")
+    expired = [e["headers"].get("x-ctxfit-cache-expired") for e in requests]
+    assert expired == [None, None, None, None, None, "1", None], expired
+    cut = [int(e["headers"]["x-ctxfit-tokens-before"]) - int(e["headers"]["x-ctxfit-tokens-after"]) for e in requests]
+    assert cut[:5] == [0] * 5 and cut[5] > 5000 and cut[6] >= cut[5], cut
+    # Claude Code's logs of the session: the main conversation and the sub-agent's, each its own session
+    projects = tmp_path / "home" / ".claude" / "projects"
+    sessions = ctxfit.load_sessions(next(projects.glob("*/*.jsonl")))
+    assert len(sessions) == 1
+    subs = sorted(projects.glob("*/*/subagents/agent-*.jsonl"))
+    assert len(subs) == 1, sorted(str(p) for p in projects.rglob("*"))
+    sub = ctxfit.load_sessions(subs[0])
+    assert len(sub) == 1
+    calls = [b["name"] for m in sub[0]["messages"] if isinstance(m["content"], list) for b in m["content"]
+             if b["type"] == "tool_use"]
+    assert calls == ["Bash", "Read"]
+    report = ctxfit.replay(str(projects), ["none"])
+    assert (report["policies"][0]["sessions"], report["policies"][0]["turns"]) == (2, 7), report["policies"][0]
 
 
 def test_codex_cli_through_the_proxy(tmp_path):
