@@ -299,6 +299,43 @@ def test_claude_code_with_a_sub_agent(tmp_path):
     assert (report["policies"][0]["sessions"], report["policies"][0]["turns"]) == (2, 7), report["policies"][0]
 
 
+def test_claude_code_continued_is_one_conversation(tmp_path):
+    """`claude --continue` sends the session again with a new prompt: the proxy goes on with the conversation it
+    knows (the same model named, so the same system prompt), as it would with the next request of one run."""
+    claude = client("claude")
+    big = project(tmp_path)
+    script = [("Read", {"file_path": str(big)}), ("Bash", {"command": "seq 1 3000", "description": "Count"}),
+              "All done."]
+    env = {**os.environ, "HOME": str(tmp_path / "home"), **CLAUDE_ENV}
+    common = ["--output-format", "json", "--model", "claude-opus-4-8", "--allowedTools", "Read,Bash(seq:*)"]
+    handler = ScriptedAnthropic
+    handler.received, handler.script, handler.sub_script, handler.pause_before = [], script, [], None
+    httpd, upstream = serve(handler)
+    proxy, port, lines = start_proxy(upstream, NOWHERE)
+    relay = Relay(port)
+    try:
+        for args in (["-p", "Count"], ["-p", "Count again", "--continue"]):
+            out = subprocess.run([claude, *args, *common], cwd=tmp_path,
+                                 env={k: v.replace("{origin}", relay.origin) for k, v in env.items()},
+                                 capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+            assert out.returncode == 0, out.stderr[-3000:]
+            assert json.loads(out.stdout)["result"] == "All done."
+    finally:
+        proxy.terminate()
+        proxy.wait(10)
+        relay.close()
+        httpd.shutdown()
+        httpd.server_close()
+    assert not any(SECRET in line for line in lines), lines
+    requests = main_requests(relay.exchanges(), "/v1/messages")
+    sizes = [len(json.loads(e["body"])["messages"]) for e in requests]
+    # three requests of the first run, then one of the second that holds all of the first and the new prompt
+    assert sizes == [2, 4, 6, 8], sizes
+    assert len({e["headers"]["x-ctxfit-conversation"] for e in requests}) == 1, [e["headers"] for e in requests]
+    upstream_main = [r for r in handler.received if r[0].split("?")[0] == "/v1/messages" and "tools" in r[2]]
+    check_forwarding(requests, upstream_main, "messages")
+
+
 def test_codex_cli_through_the_proxy(tmp_path):
     codex = client("codex")
     runs = {}
