@@ -299,6 +299,43 @@ def test_claude_code_with_a_sub_agent(tmp_path):
     assert (report["policies"][0]["sessions"], report["policies"][0]["turns"]) == (2, 7), report["policies"][0]
 
 
+def run_continued(handler, script, commands, env, cwd, prepare=None):
+    """Several runs of a real client, one after the other, through one proxy (a session, then the same session
+    continued): each run's outcome and the relay's exchanges of them all."""
+    handler.received, handler.script, handler.sub_script, handler.pause_before = [], script, [], None
+    httpd, upstream = serve(handler)
+    anthropic = handler is ScriptedAnthropic
+    proxy, port, lines = start_proxy(upstream if anthropic else NOWHERE, NOWHERE if anthropic else upstream)
+    relay = Relay(port)
+    try:
+        if prepare:
+            prepare(relay.origin)
+        outs = [subprocess.run(command, cwd=cwd, env={k: v.replace("{origin}", relay.origin) for k, v in env.items()},
+                               capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+                for command in commands]
+    finally:
+        proxy.terminate()
+        proxy.wait(10)
+        relay.close()
+        httpd.shutdown()
+        httpd.server_close()
+    assert not any(SECRET in line for line in lines), lines
+    for out in outs:
+        assert out.returncode == 0, out.stderr[-3000:]
+    return outs, relay.exchanges()
+
+
+def check_continued(exchanges, path, key, received):
+    """The runs' requests: the first run's three, then one of the continued run that holds all of the first run
+    and the new prompt — one conversation to the proxy, forwarded as the client sent it but for the cuts."""
+    requests = main_requests(exchanges, path)
+    sizes = [len(json.loads(e["body"])[key]) for e in requests]
+    assert len(sizes) == 4 and sizes == sorted(sizes) and sizes[3] > sizes[2], sizes
+    assert len({e["headers"]["x-ctxfit-conversation"] for e in requests}) == 1, [e["headers"] for e in requests]
+    upstream = [r for r in received if r[0].split("?")[0] == path and "tools" in r[2]]
+    check_forwarding(requests, upstream, key)
+
+
 def test_claude_code_continued_is_one_conversation(tmp_path):
     """`claude --continue` sends the session again with a new prompt: the proxy goes on with the conversation it
     knows (the same model named, so the same system prompt), as it would with the next request of one run."""
@@ -308,32 +345,39 @@ def test_claude_code_continued_is_one_conversation(tmp_path):
               "All done."]
     env = {**os.environ, "HOME": str(tmp_path / "home"), **CLAUDE_ENV}
     common = ["--output-format", "json", "--model", "claude-opus-4-8", "--allowedTools", "Read,Bash(seq:*)"]
-    handler = ScriptedAnthropic
-    handler.received, handler.script, handler.sub_script, handler.pause_before = [], script, [], None
-    httpd, upstream = serve(handler)
-    proxy, port, lines = start_proxy(upstream, NOWHERE)
-    relay = Relay(port)
-    try:
-        for args in (["-p", "Count"], ["-p", "Count again", "--continue"]):
-            out = subprocess.run([claude, *args, *common], cwd=tmp_path,
-                                 env={k: v.replace("{origin}", relay.origin) for k, v in env.items()},
-                                 capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
-            assert out.returncode == 0, out.stderr[-3000:]
-            assert json.loads(out.stdout)["result"] == "All done."
-    finally:
-        proxy.terminate()
-        proxy.wait(10)
-        relay.close()
-        httpd.shutdown()
-        httpd.server_close()
-    assert not any(SECRET in line for line in lines), lines
-    requests = main_requests(relay.exchanges(), "/v1/messages")
-    sizes = [len(json.loads(e["body"])["messages"]) for e in requests]
-    # three requests of the first run, then one of the second that holds all of the first and the new prompt
-    assert sizes == [2, 4, 6, 8], sizes
-    assert len({e["headers"]["x-ctxfit-conversation"] for e in requests}) == 1, [e["headers"] for e in requests]
-    upstream_main = [r for r in handler.received if r[0].split("?")[0] == "/v1/messages" and "tools" in r[2]]
-    check_forwarding(requests, upstream_main, "messages")
+    outs, exchanges = run_continued(ScriptedAnthropic, script, [[claude, "-p", "Count", *common],
+                                    [claude, "-p", "Count again", "--continue", *common]], env, tmp_path)
+    assert [json.loads(out.stdout)["result"] for out in outs] == ["All done."] * 2
+    check_continued(exchanges, "/v1/messages", "messages", ScriptedAnthropic.received)
+
+
+def codex_provider(home):
+    """docs/proxy.md: Codex CLI reaches the proxy through a provider of its own, written into `home`."""
+    def write(origin):
+        (home / "config.toml").write_text(
+            f'model = "gpt-5.1-codex"\nmodel_provider = "ctxfit"\n\n[model_providers.ctxfit]\n'
+            f'name = "ctxfit proxy"\nbase_url = "{origin}/v1"\nenv_key = "OPENAI_API_KEY"\nwire_api = "responses"\n'
+        )
+    return write
+
+
+def test_codex_cli_resumed_is_one_conversation(tmp_path):
+    """`codex exec resume --last` sends the session again with a new prompt: one conversation to the proxy."""
+    codex = client("codex")
+    project(tmp_path)
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    script = [("exec_command", {"cmd": "cat -n src/big.py"}), ("exec_command", {"cmd": "seq 1 3000"}), "All done."]
+    env = {**os.environ, "CODEX_HOME": str(home), "OPENAI_API_KEY": SECRET}
+    common = ["exec", "--skip-git-repo-check", "--sandbox", "danger-full-access", "--json"]
+    outs, exchanges = run_continued(ScriptedResponses, script, [[codex, *common, "Count"],
+                                    [codex, *common, "resume", "--last", "Count again"]], env, tmp_path,
+                                    codex_provider(home))
+    for out in outs:
+        events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+        assert [e["item"]["text"] for e in events if e.get("type") == "item.completed"
+                and e["item"].get("type") == "agent_message"] == ["All done."], out.stdout[-2000:]
+    check_continued(exchanges, "/v1/responses", "input", ScriptedResponses.received)
 
 
 def test_codex_cli_through_the_proxy(tmp_path):
@@ -356,14 +400,8 @@ def test_codex_cli_through_the_proxy(tmp_path):
         command = [codex, "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access", "--json",
                    "Fix the last handler"]
 
-        def provider(origin, home=home):
-            # docs/proxy.md: Codex CLI reaches the proxy through a provider of its own
-            (home / "config.toml").write_text(
-                f'model = "gpt-5.1-codex"\nmodel_provider = "ctxfit"\n\n[model_providers.ctxfit]\n'
-                f'name = "ctxfit proxy"\nbase_url = "{origin}/v1"\nenv_key = "OPENAI_API_KEY"\nwire_api = "responses"\n'
-            )
-
-        out, exchanges, received = run_session(ScriptedResponses, script, pause, command, env, cwd, provider)
+        out, exchanges, received = run_session(ScriptedResponses, script, pause, command, env, cwd,
+                                               codex_provider(home))
         events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
         messages = [e["item"]["text"] for e in events if e.get("type") == "item.completed"
                     and e["item"].get("type") == "agent_message"]
