@@ -19,7 +19,7 @@ pub enum Problem {
     ReusedToolUseId { id: String, messages: Vec<usize> },
     /// A result answers no call made before it.
     OrphanResult { id: String, message: usize },
-    /// A role the conversation's wire format does not have (`tool` or `system` in Anthropic messages, an
+    /// A role the conversation's wire format does not have (`tool` or `developer` in Anthropic messages, an
     /// unknown role in Anthropic or OpenAI Chat).
     RoleNotInFormat {
         message: usize,
@@ -77,12 +77,12 @@ pub fn problems(conv: &Conversation) -> Vec<Problem> {
         })
         .collect();
     for (mi, msg) in conv.messages.iter().enumerate() {
+        // a `system` message among Anthropic's is the API's own: an instruction from that point on (Claude Code
+        // 2.1 sends one after the first user message)
         let odd_role = matches!(
             (conv.format, &msg.role),
-            (
-                WireFormat::Anthropic,
-                Role::Tool | Role::System | Role::Developer
-            ) | (WireFormat::Anthropic | WireFormat::OpenAi, Role::Other(_))
+            (WireFormat::Anthropic, Role::Tool | Role::Developer)
+                | (WireFormat::Anthropic | WireFormat::OpenAi, Role::Other(_))
         );
         if odd_role {
             found.push((

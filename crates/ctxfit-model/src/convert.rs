@@ -429,9 +429,17 @@ fn to_anthropic(conv: &Conversation, out: &mut Conversation, report: &mut Conver
     let mut system_parts: Vec<String> = Vec::new();
     for msg in &conv.messages {
         match msg.role {
-            Role::System | Role::Developer => {
+            // the instructions before the conversation are the system prompt; one given later stays where it
+            // is, a `system` message (the Messages API takes one there and applies it from there on, as OpenAI does)
+            Role::System | Role::Developer if out.messages.is_empty() => {
                 system_parts.push(msg.content.joined_text());
                 note_extra(msg, report);
+            }
+            Role::System | Role::Developer => {
+                note_extra(msg, report);
+                let text = msg.content.joined_text();
+                out.messages
+                    .push(Message::new(Role::System, Content::text(text)));
             }
             Role::Tool => {
                 note_extra(msg, report);

@@ -325,6 +325,58 @@ fn parallel_calls_sharing_an_id_take_their_results_in_order() {
 }
 
 #[test]
+fn a_system_message_among_anthropic_messages_is_the_apis_own() {
+    // what Claude Code 2.1 sends: the system prompt on top, and one more instruction after the first user message
+    let anthropic = json!({
+        "system": [{"type": "text", "text": "be kind"}],
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+            {"role": "system", "content": "Available agent types: claude"},
+            {"role": "assistant", "content": [{"type": "text", "text": "hello"}]}
+        ]
+    });
+    let conv = from_value(anthropic.clone()).unwrap();
+    assert_eq!(conv.format, WireFormat::Anthropic);
+    assert_eq!(conv.messages[1].role, ctxfit_model::Role::System);
+    assert!(
+        problem_texts(&conv).is_empty(),
+        "{:?}",
+        problem_texts(&conv)
+    );
+    assert_eq!(to_value(&conv), anthropic);
+    // OpenAI Chat keeps it where it is, and back again
+    let (oa, report) = convert(&conv, WireFormat::OpenAi);
+    assert!(report.is_lossless(), "{report}");
+    let roles: Vec<&str> = oa.messages.iter().map(|m| m.role.as_str()).collect();
+    assert_eq!(roles, ["system", "user", "system", "assistant"]);
+    let (back, report) = convert(&oa, WireFormat::Anthropic);
+    assert!(report.is_lossless(), "{report}");
+    assert_eq!(
+        to_value(&back),
+        json!({"system": "be kind", "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "system", "content": "Available agent types: claude"},
+            {"role": "assistant", "content": "hello"}
+        ]})
+    );
+    // a developer message in Chat is a system message in Anthropic's
+    let chat = from_value(json!({"messages": [
+        {"role": "developer", "content": "first"},
+        {"role": "user", "content": "hi"},
+        {"role": "developer", "content": "from here on, be brief"}
+    ]}))
+    .unwrap();
+    let (a, _) = convert(&chat, WireFormat::Anthropic);
+    assert_eq!(
+        to_value(&a),
+        json!({"system": "first", "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "system", "content": "from here on, be brief"}
+        ]})
+    );
+}
+
+#[test]
 fn an_image_in_a_tool_result_is_reported_when_openai_chat_cannot_carry_it() {
     // (a screenshot tool's result: OpenAI Chat's tool messages hold text only)
     let anthropic = json!([

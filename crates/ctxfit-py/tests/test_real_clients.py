@@ -156,6 +156,10 @@ def check_session(out, exchanges, received, main_path, key):
         assert e["last"] - e["first"] >= 0.8 * STREAM_GAP, "the proxy held a streamed answer back"
     upstream_main = [r for r in received if r[0].split("?")[0] == main_path and "tools" in r[2]]
     check_forwarding(main, upstream_main, key)
+    # the client's request reads as its API's format with nothing to warn of, even under --strict
+    strict = subprocess.run([str(ctxfit_binary()), "stats", "-", "--strict"], input=main[-1]["body"],
+                            capture_output=True)
+    assert strict.returncode == 0 and b"warning" not in strict.stdout + strict.stderr, strict.stderr
     # per request: the tokens forwarded, the expiry flag, and seconds since the answer before it began (at the relay)
     return [(int(e["headers"]["x-ctxfit-tokens-after"]), e["headers"].get("x-ctxfit-cache-expired"),
              round(e["first"] - before["first"], 2) if k else None)
