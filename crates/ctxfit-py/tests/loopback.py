@@ -105,29 +105,40 @@ class ScriptedAnthropic(Scripted):
         action = script[min(step, len(script) - 1)] if main else "A short title"
         if main and not sub:
             self.wait_for(step)
+        # one answer's blocks: (the block as it starts, its delta, the block whole)
         if isinstance(action, str):
-            block = {"type": "text", "text": ""}
-            delta = {"type": "text_delta", "text": action}
+            blocks = [({"type": "text", "text": ""}, {"type": "text_delta", "text": action},
+                       {"type": "text", "text": action})]
             stop = "end_turn"
         else:
-            name, tool_input = action
-            block = {"type": "tool_use", "id": f"toolu_{step:02d}", "name": name, "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(tool_input)}
+            # a tool call, or a list of calls made at once (their ids told apart when there are several)
+            calls = action if isinstance(action, list) else [action]
+            blocks = []
+            for k, (name, tool_input) in enumerate(calls):
+                block = {"type": "tool_use", "id": f"toolu_{step:02d}" + (f"_{k}" if k else ""), "name": name,
+                         "input": {}}
+                blocks.append((block, {"type": "input_json_delta", "partial_json": json.dumps(tool_input)},
+                               dict(block, input=tool_input)))
             stop = "tool_use"
         usage = {"input_tokens": 1000, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "output_tokens": 0}
         msg = {"id": f"msg_{step}", "type": "message", "role": "assistant", "model": body.get("model", "m"),
                "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}
         if not body.get("stream"):
-            done = dict(block, **({"text": action} if isinstance(action, str) else {"input": action[1]}))
-            return self.send_json(200, dict(msg, content=[done], stop_reason=stop, usage=dict(usage, output_tokens=5)))
+            return self.send_json(200, dict(msg, content=[whole for _, _, whole in blocks], stop_reason=stop,
+                                            usage=dict(usage, output_tokens=5)))
+        rest = []
+        for k, (_, delta, _) in enumerate(blocks):
+            if k:
+                rest.append(("content_block_start", {"type": "content_block_start", "index": k,
+                                                     "content_block": blocks[k][0]}))
+            rest += [("content_block_delta", {"type": "content_block_delta", "index": k, "delta": delta}),
+                     ("content_block_stop", {"type": "content_block_stop", "index": k})]
         self.sse(
             [("message_start", {"type": "message_start", "message": msg}),
-             ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block})],
-            [("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
-             ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-             ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                                "usage": {"output_tokens": 5}}),
-             ("message_stop", {"type": "message_stop"})],
+             ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": blocks[0][0]})],
+            rest + [("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                                       "usage": {"output_tokens": 5}}),
+                    ("message_stop", {"type": "message_stop"})],
         )
 
 

@@ -384,6 +384,31 @@ def test_codex_cli_resumed_is_one_conversation(tmp_path):
     check_continued(exchanges, "/v1/responses", "input", ScriptedResponses.received)
 
 
+def test_claude_code_parallel_calls(tmp_path):
+    """Two tool calls in one answer: Claude Code runs both and sends both results in one message; the proxy
+    forwards them as sent, and the log — which writes each block of the answer on a line of its own — imports as
+    the one answer and the one message of results the client sent."""
+    claude = client("claude")
+    big = project(tmp_path)
+    script = [[("Bash", {"command": "seq 1 3000", "description": "Count"}),
+               ("Read", {"file_path": str(big)})], "All done."]
+    env = {**os.environ, "HOME": str(tmp_path / "home"), **CLAUDE_ENV}
+    command = [claude, "-p", "Count and read", "--output-format", "json", "--allowedTools", "Read,Bash(seq:*)"]
+    outs, exchanges = run_continued(ScriptedAnthropic, script, [command], env, tmp_path)
+    assert json.loads(outs[0].stdout)["result"] == "All done."
+    requests = main_requests(exchanges, "/v1/messages")
+    assert len(requests) == 2
+    last = json.loads(requests[-1]["body"])["messages"]
+    results = [b["tool_use_id"] for b in last[-1]["content"] if b.get("type") == "tool_result"]
+    assert sorted(results) == ["toolu_00", "toolu_00_1"], last[-1]
+    upstream = [r for r in ScriptedAnthropic.received if r[0].split("?")[0] == "/v1/messages" and "tools" in r[2]]
+    check_forwarding(requests, upstream, "messages")
+    logs = sorted((tmp_path / "home" / ".claude" / "projects").glob("*/*.jsonl"))
+    check_own_log(logs, requests, "messages", "claude-code", [tuple(c) for c in script[0]])
+    messages = ctxfit.load_sessions(logs[0])[0]["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"], messages
+
+
 def test_codex_cli_through_the_proxy(tmp_path):
     codex = client("codex")
     runs = {}
