@@ -180,9 +180,10 @@ def tool_results(messages):
     return results
 
 
-def check_own_log(logs, main, key, source, calls):
+def check_own_log(logs, main, key, source, calls, unlogged=0):
     """The log the client itself wrote of the session imports as one session of `source`: its tool calls in
-    order, each result the text the client sent, and the replay sees as many model requests as the client made."""
+    order, each result the text the client sent, and the replay sees as many model requests as the client made
+    (but the first `unlogged`, of which the log holds nothing)."""
     assert len(logs) == 1, logs
     sessions = ctxfit.load_sessions(logs[0])
     assert [s["source"] for s in sessions] == [source], [(s["source"], s["name"]) for s in sessions]
@@ -193,7 +194,7 @@ def check_own_log(logs, main, key, source, calls):
     sent = tool_results(json.loads(main[-1]["body"])[key])
     assert len(sent) == len(calls) and tool_results(messages) == sent
     report = ctxfit.replay(logs[0], ["none"])
-    assert report["policies"][0]["turns"] == len(main), report["policies"][0]
+    assert report["policies"][0]["turns"] == len(main) - unlogged, report["policies"][0]
     return report["policies"][0]
 
 
@@ -407,6 +408,25 @@ def test_claude_code_parallel_calls(tmp_path):
     check_own_log(logs, requests, "messages", "claude-code", [tuple(c) for c in script[0]])
     messages = ctxfit.load_sessions(logs[0])[0]["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"], messages
+
+
+def test_claude_code_stream_json_imports(tmp_path):
+    """What `claude -p --output-format stream-json` prints (what the GitHub Action logs) imports as the session:
+    the calls in order, each result the text the client sent."""
+    claude = client("claude")
+    big = project(tmp_path)
+    script = [("Read", {"file_path": str(big)}), ("Bash", {"command": "seq 1 3000", "description": "Count"}),
+              "All done."]
+    env = {**os.environ, "HOME": str(tmp_path / "home"), **CLAUDE_ENV}
+    command = [claude, "-p", "Count", "--output-format", "stream-json", "--verbose",
+               "--allowedTools", "Read,Bash(seq:*)"]
+    outs, exchanges = run_continued(ScriptedAnthropic, script, [command], env, tmp_path)
+    printed = tmp_path / "printed.jsonl"
+    printed.write_text(outs[0].stdout)
+    requests = main_requests(exchanges, "/v1/messages")
+    # the printed stream leaves out the user's prompt: the first request, made of it alone, is not replayed
+    row = check_own_log([printed], requests, "messages", "claude-code", [tuple(c) for c in script[:-1]], unlogged=1)
+    assert row["sessions"] == 1
 
 
 def test_codex_cli_through_the_proxy(tmp_path):
