@@ -157,23 +157,32 @@ class ScriptedResponses(Scripted):
             self.wait_for(step)
         rid = f"resp_{step}_{len(type(self).received)}"
         if isinstance(action, str):
-            item = {"type": "message", "id": f"msg_{rid}", "role": "assistant", "status": "completed",
-                    "content": [{"type": "output_text", "text": action, "annotations": []}]}
+            items = [{"type": "message", "id": f"msg_{rid}", "role": "assistant", "status": "completed",
+                      "content": [{"type": "output_text", "text": action, "annotations": []}]}]
         else:
-            name, arguments = action
-            item = {"type": "function_call", "id": f"fc_{rid}", "call_id": f"call_{rid}", "name": name,
-                    "arguments": json.dumps(arguments), "status": "completed"}
+            # a function call, or a list of calls made at once
+            calls = action if isinstance(action, list) else [action]
+            items = [{"type": "function_call", "id": f"fc_{rid}_{k}", "call_id": f"call_{rid}_{k}", "name": name,
+                      "arguments": json.dumps(arguments), "status": "completed"}
+                     for k, (name, arguments) in enumerate(calls)]
         response = {"id": rid, "object": "response", "created_at": int(time.time()), "status": "in_progress",
                     "model": body.get("model", "m"), "output": []}
         usage = {"input_tokens": 1000, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
                  "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 1005}
+        rest = []
+        for k, item in enumerate(items):
+            if k:
+                rest.append(("response.output_item.added", {"type": "response.output_item.added", "output_index": k,
+                                                            "item": dict(item, status="in_progress")}))
+            rest.append(("response.output_item.done", {"type": "response.output_item.done", "output_index": k,
+                                                       "item": item}))
         self.sse(
             [("response.created", {"type": "response.created", "response": response}),
              ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0,
-                                             "item": dict(item, status="in_progress")})],
-            [("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
-             ("response.completed", {"type": "response.completed",
-                                     "response": dict(response, status="completed", output=[item], usage=usage)})],
+                                             "item": dict(items[0], status="in_progress")})],
+            rest + [("response.completed", {"type": "response.completed",
+                                            "response": dict(response, status="completed", output=items,
+                                                             usage=usage)})],
         )
 
 

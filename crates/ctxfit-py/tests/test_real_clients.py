@@ -429,6 +429,31 @@ def test_claude_code_stream_json_imports(tmp_path):
     assert row["sessions"] == 1
 
 
+def test_codex_cli_parallel_calls(tmp_path):
+    """Two function calls in one response: Codex CLI runs both and sends both outputs; the proxy forwards them as
+    sent, and its rollout imports with both calls and the outputs it sent."""
+    codex = client("codex")
+    project(tmp_path)
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    script = [[("exec_command", {"cmd": "seq 1 3000"}), ("exec_command", {"cmd": "cat -n src/big.py"})],
+              "All done."]
+    env = {**os.environ, "CODEX_HOME": str(home), "OPENAI_API_KEY": SECRET}
+    command = [codex, "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access", "--json", "Count"]
+    outs, exchanges = run_continued(ScriptedResponses, script, [command], env, tmp_path, codex_provider(home))
+    events = [json.loads(line) for line in outs[0].stdout.splitlines() if line.startswith("{")]
+    assert [e["item"]["text"] for e in events if e.get("type") == "item.completed"
+            and e["item"].get("type") == "agent_message"] == ["All done."], outs[0].stdout[-2000:]
+    requests = main_requests(exchanges, "/v1/responses")
+    assert len(requests) == 2
+    outputs = [i for i in json.loads(requests[-1]["body"])["input"] if i.get("type") == "function_call_output"]
+    assert len(outputs) == 2, outputs
+    upstream = [r for r in ScriptedResponses.received if r[0].split("?")[0] == "/v1/responses" and "tools" in r[2]]
+    check_forwarding(requests, upstream, "input")
+    check_own_log(sorted((home / "sessions").glob("*/*/*/rollout-*.jsonl")), requests, "input", "codex",
+                  [tuple(c) for c in script[0]])
+
+
 def test_codex_cli_through_the_proxy(tmp_path):
     codex = client("codex")
     runs = {}
