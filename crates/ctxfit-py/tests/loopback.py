@@ -99,7 +99,7 @@ class ScriptedAnthropic(Scripted):
             if isinstance(b, dict) and b.get("type") == "tool_result"
         )
         # a sub-agent's conversation: its first message holds the task the main conversation gave it
-        first = json.dumps(body.get("messages", [{}])[0].get("content", ""))
+        first = json.dumps((body.get("messages") or [{}])[0].get("content", ""))
         sub = main and self.sub_script and self.sub_script[0] in first
         script = self.sub_script[1:] if sub else self.script
         action = script[min(step, len(script) - 1)] if main else "A short title"

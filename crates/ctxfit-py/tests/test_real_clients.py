@@ -304,9 +304,9 @@ def test_claude_code_with_a_sub_agent(tmp_path):
     assert (report["policies"][0]["sessions"], report["policies"][0]["turns"]) == (2, 7), report["policies"][0]
 
 
-def run_continued(handler, script, commands, env, cwd, prepare=None):
-    """Several runs of a real client, one after the other, through one proxy (a session, then the same session
-    continued): each run's outcome and the relay's exchanges of them all."""
+def run_through_proxy(handler, script, commands, env, cwd, prepare=None):
+    """Runs of a real client (one, or a session and then the same session continued), one after the other, through
+    one proxy and scripted upstream: each run's outcome and the relay's exchanges of them all."""
     handler.received, handler.script, handler.sub_script, handler.pause_before = [], script, [], None
     httpd, upstream = serve(handler)
     anthropic = handler is ScriptedAnthropic
@@ -350,8 +350,8 @@ def test_claude_code_continued_is_one_conversation(tmp_path):
               "All done."]
     env = {**os.environ, "HOME": str(tmp_path / "home"), **CLAUDE_ENV}
     common = ["--output-format", "json", "--model", "claude-opus-4-8", "--allowedTools", "Read,Bash(seq:*)"]
-    outs, exchanges = run_continued(ScriptedAnthropic, script, [[claude, "-p", "Count", *common],
-                                    [claude, "-p", "Count again", "--continue", *common]], env, tmp_path)
+    runs = [[claude, "-p", "Count", *common], [claude, "-p", "Count again", "--continue", *common]]
+    outs, exchanges = run_through_proxy(ScriptedAnthropic, script, runs, env, tmp_path)
     assert [json.loads(out.stdout)["result"] for out in outs] == ["All done."] * 2
     check_continued(exchanges, "/v1/messages", "messages", ScriptedAnthropic.received)
 
@@ -375,9 +375,8 @@ def test_codex_cli_resumed_is_one_conversation(tmp_path):
     script = [("exec_command", {"cmd": "cat -n src/big.py"}), ("exec_command", {"cmd": "seq 1 3000"}), "All done."]
     env = {**os.environ, "CODEX_HOME": str(home), "OPENAI_API_KEY": SECRET}
     common = ["exec", "--skip-git-repo-check", "--sandbox", "danger-full-access", "--json"]
-    outs, exchanges = run_continued(ScriptedResponses, script, [[codex, *common, "Count"],
-                                    [codex, *common, "resume", "--last", "Count again"]], env, tmp_path,
-                                    codex_provider(home))
+    runs = [[codex, *common, "Count"], [codex, *common, "resume", "--last", "Count again"]]
+    outs, exchanges = run_through_proxy(ScriptedResponses, script, runs, env, tmp_path, codex_provider(home))
     for out in outs:
         events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
         assert [e["item"]["text"] for e in events if e.get("type") == "item.completed"
@@ -395,7 +394,7 @@ def test_claude_code_parallel_calls(tmp_path):
                ("Read", {"file_path": str(big)})], "All done."]
     env = {**os.environ, "HOME": str(tmp_path / "home"), **CLAUDE_ENV}
     command = [claude, "-p", "Count and read", "--output-format", "json", "--allowedTools", "Read,Bash(seq:*)"]
-    outs, exchanges = run_continued(ScriptedAnthropic, script, [command], env, tmp_path)
+    outs, exchanges = run_through_proxy(ScriptedAnthropic, script, [command], env, tmp_path)
     assert json.loads(outs[0].stdout)["result"] == "All done."
     requests = main_requests(exchanges, "/v1/messages")
     assert len(requests) == 2
@@ -420,7 +419,7 @@ def test_claude_code_stream_json_imports(tmp_path):
     env = {**os.environ, "HOME": str(tmp_path / "home"), **CLAUDE_ENV}
     command = [claude, "-p", "Count", "--output-format", "stream-json", "--verbose",
                "--allowedTools", "Read,Bash(seq:*)"]
-    outs, exchanges = run_continued(ScriptedAnthropic, script, [command], env, tmp_path)
+    outs, exchanges = run_through_proxy(ScriptedAnthropic, script, [command], env, tmp_path)
     printed = tmp_path / "printed.jsonl"
     printed.write_text(outs[0].stdout)
     requests = main_requests(exchanges, "/v1/messages")
@@ -440,7 +439,7 @@ def test_codex_cli_parallel_calls(tmp_path):
               "All done."]
     env = {**os.environ, "CODEX_HOME": str(home), "OPENAI_API_KEY": SECRET}
     command = [codex, "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access", "--json", "Count"]
-    outs, exchanges = run_continued(ScriptedResponses, script, [command], env, tmp_path, codex_provider(home))
+    outs, exchanges = run_through_proxy(ScriptedResponses, script, [command], env, tmp_path, codex_provider(home))
     events = [json.loads(line) for line in outs[0].stdout.splitlines() if line.startswith("{")]
     assert [e["item"]["text"] for e in events if e.get("type") == "item.completed"
             and e["item"].get("type") == "agent_message"] == ["All done."], outs[0].stdout[-2000:]
