@@ -114,11 +114,14 @@ pub fn detect_decisive(value: &Value) -> Option<WireFormat> {
         },
         _ => &[],
     };
+    // a `system` message is OpenAI's unless another mark says otherwise: Anthropic's API takes one among its
+    // messages too (Claude Code 2.1 sends one before its first tool call)
+    let mut system = false;
     for m in messages {
-        if matches!(
-            m.get("role").and_then(Value::as_str),
-            Some("tool" | "system" | "developer" | "function")
-        ) || m.get("tool_calls").is_some()
+        let role = m.get("role").and_then(Value::as_str);
+        system |= role == Some("system");
+        if matches!(role, Some("tool" | "developer" | "function"))
+            || m.get("tool_calls").is_some()
             || m.get("tool_call_id").is_some()
         {
             return Some(WireFormat::OpenAi);
@@ -137,7 +140,7 @@ pub fn detect_decisive(value: &Value) -> Option<WireFormat> {
             }
         }
     }
-    None
+    system.then_some(WireFormat::OpenAi)
 }
 
 /// Convert to `to`. Converting to the format a conversation already has returns it unchanged.

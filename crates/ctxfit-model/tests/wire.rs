@@ -344,6 +344,21 @@ fn a_system_message_among_anthropic_messages_is_the_apis_own() {
         problem_texts(&conv)
     );
     assert_eq!(to_value(&conv), anthropic);
+    // its messages alone, as a bare list, read as Anthropic's too (the system message decides nothing while a
+    // block does); a plain chat with a system message is OpenAI's
+    let bare = anthropic["messages"].clone();
+    let mut with_call = bare.as_array().unwrap().clone();
+    with_call.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": "u", "name": "f", "input": {}}]}));
+    assert_eq!(
+        ctxfit_model::detect(&json!(with_call)),
+        WireFormat::Anthropic
+    );
+    assert_eq!(
+        ctxfit_model::detect(
+            &json!([{"role": "system", "content": "s"}, {"role": "user", "content": "hi"}])
+        ),
+        WireFormat::OpenAi
+    );
     // OpenAI Chat keeps it where it is, and back again
     let (oa, report) = convert(&conv, WireFormat::OpenAi);
     assert!(report.is_lossless(), "{report}");
