@@ -66,10 +66,11 @@ def start_proxy(anthropic, openai):
     return p, int(m.group(1)), lines
 
 
-def run_session(handler, script, pause_before, command, env, cwd, prepare=None, sub_script=()):
-    """One scripted session of a real client through the proxy: the client's outcome, the relay's exchanges (the
-    client's requests and the proxy's answers) and the bodies the upstream received, in order. `{origin}` in the
-    command and the environment is the relay's origin; `prepare(origin)` writes what else needs it."""
+def run_clients(handler, script, commands, env, cwd, prepare=None, pause_before=None, sub_script=()):
+    """Runs of a real client, one after the other, through one proxy and scripted upstream: each run's outcome,
+    the relay's exchanges of them all (the client's requests and the proxy's answers) and the bodies the upstream
+    received, in order. `{origin}` in a command and the environment is the relay's origin; `prepare(origin)`
+    writes what else needs it."""
     handler.received = []
     handler.script = script
     handler.sub_script = list(sub_script)
@@ -81,9 +82,10 @@ def run_session(handler, script, pause_before, command, env, cwd, prepare=None, 
     try:
         if prepare:
             prepare(relay.origin)
-        out = subprocess.run([c.replace("{origin}", relay.origin) for c in command], cwd=cwd,
-                             env={k: v.replace("{origin}", relay.origin) for k, v in env.items()},
-                             capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+        outs = [subprocess.run([c.replace("{origin}", relay.origin) for c in command], cwd=cwd,
+                               env={k: v.replace("{origin}", relay.origin) for k, v in env.items()},
+                               capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+                for command in commands]
     finally:
         proxy.terminate()
         proxy.wait(10)
@@ -92,7 +94,13 @@ def run_session(handler, script, pause_before, command, env, cwd, prepare=None, 
         httpd.server_close()
     # nothing the proxy printed holds the client's key
     assert not any(SECRET in line for line in lines), lines
-    return out, relay.exchanges(), list(handler.received)
+    return outs, relay.exchanges(), list(handler.received)
+
+
+def run_session(handler, script, pause_before, command, env, cwd, prepare=None, sub_script=()):
+    """One scripted session of a real client through the proxy (`run_clients`, one run)."""
+    outs, exchanges, received = run_clients(handler, script, [command], env, cwd, prepare, pause_before, sub_script)
+    return outs[0], exchanges, received
 
 
 def array_items(raw, key):
@@ -142,6 +150,11 @@ def main_requests(exchanges, path):
             and '"tools"' in e["body"].decode()]
 
 
+def upstream_requests(received, path):
+    """The session's model requests as the upstream received them: (path, raw body, parsed body)."""
+    return [r for r in received if r[0].split("?")[0] == path and "tools" in r[2]]
+
+
 def check_session(out, exchanges, received, main_path, key):
     """One conversation, streamed as it came, forwarded as sent; the tokens the proxy forwarded in all."""
     assert out.returncode == 0, out.stderr[-3000:]
@@ -154,7 +167,7 @@ def check_session(out, exchanges, received, main_path, key):
     for e in main:
         assert e["status"] == 200
         assert e["last"] - e["first"] >= 0.8 * STREAM_GAP, "the proxy held a streamed answer back"
-    upstream_main = [r for r in received if r[0].split("?")[0] == main_path and "tools" in r[2]]
+    upstream_main = upstream_requests(received, main_path)
     check_forwarding(main, upstream_main, key)
     # the client's request reads as its API's format with nothing to warn of, even under --strict
     strict = subprocess.run([str(ctxfit_binary()), "stats", "-", "--strict"], input=main[-1]["body"],
@@ -283,7 +296,7 @@ def test_claude_code_with_a_sub_agent(tmp_path):
     # each conversation forwarded as sent but for the results it cut; the main one went on where it was: the
     # request after the sub-agent, and no other, found its cache expired (the sub-agent's requests between did
     # not count as the main conversation's), cut the file read, and the next request kept the cut
-    upstream = [r for r in received if r[0].split("?")[0] == "/v1/messages" and "tools" in r[2]]
+    upstream = upstream_requests(received, "/v1/messages")
     check_forwarding(requests, upstream, "messages")
     expired = [e["headers"].get("x-ctxfit-cache-expired") for e in requests]
     assert expired == [None, None, None, None, None, "1", None], expired
@@ -305,29 +318,12 @@ def test_claude_code_with_a_sub_agent(tmp_path):
 
 
 def run_through_proxy(handler, script, commands, env, cwd, prepare=None):
-    """Runs of a real client (one, or a session and then the same session continued), one after the other, through
-    one proxy and scripted upstream: each run's outcome and the relay's exchanges of them all."""
-    handler.received, handler.script, handler.sub_script, handler.pause_before = [], script, [], None
-    httpd, upstream = serve(handler)
-    anthropic = handler is ScriptedAnthropic
-    proxy, port, lines = start_proxy(upstream if anthropic else NOWHERE, NOWHERE if anthropic else upstream)
-    relay = Relay(port)
-    try:
-        if prepare:
-            prepare(relay.origin)
-        outs = [subprocess.run(command, cwd=cwd, env={k: v.replace("{origin}", relay.origin) for k, v in env.items()},
-                               capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
-                for command in commands]
-    finally:
-        proxy.terminate()
-        proxy.wait(10)
-        relay.close()
-        httpd.shutdown()
-        httpd.server_close()
-    assert not any(SECRET in line for line in lines), lines
+    """Runs of a real client (one, or a session and then the same session continued) that each succeed: their
+    outcomes and the relay's exchanges of them all (`run_clients`)."""
+    outs, exchanges, _ = run_clients(handler, script, commands, env, cwd, prepare)
     for out in outs:
         assert out.returncode == 0, out.stderr[-3000:]
-    return outs, relay.exchanges()
+    return outs, exchanges
 
 
 def check_continued(exchanges, path, key, received):
@@ -337,7 +333,7 @@ def check_continued(exchanges, path, key, received):
     sizes = [len(json.loads(e["body"])[key]) for e in requests]
     assert len(sizes) == 4 and sizes == sorted(sizes) and sizes[3] > sizes[2], sizes
     assert len({e["headers"]["x-ctxfit-conversation"] for e in requests}) == 1, [e["headers"] for e in requests]
-    upstream = [r for r in received if r[0].split("?")[0] == path and "tools" in r[2]]
+    upstream = upstream_requests(received, path)
     check_forwarding(requests, upstream, key)
 
 
@@ -401,7 +397,7 @@ def test_claude_code_parallel_calls(tmp_path):
     last = json.loads(requests[-1]["body"])["messages"]
     results = [b["tool_use_id"] for b in last[-1]["content"] if b.get("type") == "tool_result"]
     assert sorted(results) == ["toolu_00", "toolu_00_1"], last[-1]
-    upstream = [r for r in ScriptedAnthropic.received if r[0].split("?")[0] == "/v1/messages" and "tools" in r[2]]
+    upstream = upstream_requests(ScriptedAnthropic.received, "/v1/messages")
     check_forwarding(requests, upstream, "messages")
     logs = sorted((tmp_path / "home" / ".claude" / "projects").glob("*/*.jsonl"))
     check_own_log(logs, requests, "messages", "claude-code", [tuple(c) for c in script[0]])
@@ -447,7 +443,7 @@ def test_codex_cli_parallel_calls(tmp_path):
     assert len(requests) == 2
     outputs = [i for i in json.loads(requests[-1]["body"])["input"] if i.get("type") == "function_call_output"]
     assert len(outputs) == 2, outputs
-    upstream = [r for r in ScriptedResponses.received if r[0].split("?")[0] == "/v1/responses" and "tools" in r[2]]
+    upstream = upstream_requests(ScriptedResponses.received, "/v1/responses")
     check_forwarding(requests, upstream, "input")
     check_own_log(sorted((home / "sessions").glob("*/*/*/rollout-*.jsonl")), requests, "input", "codex",
                   [tuple(c) for c in script[0]])
