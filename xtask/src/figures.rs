@@ -206,11 +206,22 @@ pub(crate) fn recall(row: &Value) -> String {
     }
 }
 
+/// A row's sessions against `none` (costing more / more than 3% more / the worst), Anthropic's prices · OpenAI's.
 pub(crate) fn costlier(row: &Value) -> String {
+    tail(&row["costlier_sessions"])
+}
+
+/// The same against what the logs say was billed, where they say it.
+pub(crate) fn billed_costlier(row: &Value) -> Option<String> {
+    let sessions = &row.get("billed")?["costlier_sessions"];
+    sessions.is_object().then(|| tail(sessions))
+}
+
+fn tail(sessions: &Value) -> String {
     ["anthropic", "openai"]
         .iter()
         .map(|m| {
-            let c = &row["costlier_sessions"][m];
+            let c = &sessions[m];
             match c["costlier"].as_u64().unwrap_or(0) {
                 0 => "0".to_owned(),
                 n => format!(
@@ -267,17 +278,18 @@ fn render(families: &[Family]) -> Result<String> {
     let mut out: Vec<String> = vec![START.to_owned(), String::new()];
     out.push("**`smart`, per family**:".to_owned());
     out.push(String::new());
-    out.push("| family | sessions | tokens (oracle) | of oracle (spread) | recall (spread) | cost vs none: anthropic / openai | costlier: anthropic · openai | billed tokens / cost (oracle) | dominated by |".to_owned());
+    out.push("| family | sessions | tokens (oracle) | of oracle (spread) | recall (spread) | cost vs none: anthropic / openai | costlier: anthropic · openai | billed: tokens / cost (oracle); costlier: anthropic · openai | dominated by |".to_owned());
     out.push("|---|---|---|---|---|---|---|---|---|".to_owned());
     for f in families {
         let (s, o) = (f.row("smart"), f.row("oracle"));
         let (low, high) = spread(&s["share_of_oracle_spread"]);
         let billed = match (s.get("billed"), o.get("billed")) {
             (Some(b), Some(ob)) => format!(
-                "{} / {} ({})",
+                "{} / {} ({}); costlier {}",
                 change(num(&b["tokens_saved"])),
                 signed(num(&b["cost_vs_none"]["anthropic"])),
-                change(num(&ob["tokens_saved"]))
+                change(num(&ob["tokens_saved"])),
+                billed_costlier(s).unwrap_or_else(|| "—".to_owned())
             ),
             _ => "—".to_owned(),
         };
@@ -361,6 +373,29 @@ fn render(families: &[Family]) -> Result<String> {
         signed(wa),
         signed(wo)
     ));
+    let billed_worst = |m: &str| {
+        families
+            .iter()
+            .filter_map(|f| {
+                let sessions = &f.row("smart").get("billed")?["costlier_sessions"];
+                Some((num(&sessions[m]["worst"]), f.name))
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+    };
+    if let (Some((ba, ba_family)), Some((bo, bo_family))) =
+        (billed_worst("anthropic"), billed_worst("openai"))
+    {
+        out.push(format!(
+            "- **No session more than 3% above `none`, against what the logs say was billed**: {} (the worst: {} under Anthropic's prices, {ba_family}; {} under OpenAI's, {bo_family}).",
+            if ba > MAX_REGRET || bo > MAX_REGRET {
+                "**not held**"
+            } else {
+                "held on every family whose logs record it"
+            },
+            signed(ba),
+            signed(bo)
+        ));
+    }
     let (low, low_family) = families
         .iter()
         .map(|f| (num(&f.row("smart")["recall"]), f.name))

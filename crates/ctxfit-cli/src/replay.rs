@@ -6,7 +6,7 @@ use anyhow::Result;
 use ctxfit_import::{Session, SourceFormat};
 use ctxfit_replay::{
     default_policies, document, policy_rows, replay_timed, Policy, PolicyRow, PriceModel,
-    SessionReplay, Timing, ToolTokens,
+    SessionCosts, SessionReplay, Timing, ToolTokens,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;

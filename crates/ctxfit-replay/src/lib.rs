@@ -156,6 +156,18 @@ impl SessionReplay {
         })
     }
 
+    /// Cache reads and writes as billed ([`TurnStats::billed`]) over the requests whose log records the bill;
+    /// `None` when none does.
+    pub fn billed_cache_tokens(&self) -> Option<(usize, usize)> {
+        self.turns
+            .iter()
+            .filter_map(TurnStats::billed)
+            .fold(None, |sum, (_, r, w)| {
+                let (sr, sw) = sum.unwrap_or((0, 0));
+                Some((sr + r, sw + w))
+            })
+    }
+
     pub fn cost(&self) -> f64 {
         self.turns.iter().map(|t| t.cost).sum()
     }

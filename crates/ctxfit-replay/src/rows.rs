@@ -133,6 +133,9 @@ pub struct BilledRow {
     pub tokens_saved: Option<f64>,
     pub costs: BTreeMap<&'static str, f64>,
     pub cost_vs_none: BTreeMap<&'static str, f64>,
+    /// Session by session against `none`'s bill for the same requests, under each price model: the tail a user
+    /// pays (empty when `none` was not replayed).
+    pub costlier_sessions: BTreeMap<&'static str, SessionCosts>,
 }
 
 /// Requests with a bill, and their billed input, cache reads and writes, of one policy's replays.
@@ -151,6 +154,12 @@ fn billed_rows(
     policies: &[&str],
     models: &[PriceModel],
 ) -> BTreeMap<String, BilledRow> {
+    let mut by_session = session_costs(
+        replays,
+        policies.iter().copied(),
+        models,
+        SessionReplay::billed_cache_tokens,
+    );
     let sums = |p: &str| billed_sums(replays.iter().filter(|r| r.policy == p));
     let none = sums("none");
     let cost = |(_, _, r, w): (usize, usize, usize, usize), m: &PriceModel| m.prices().cost(r, w);
@@ -172,6 +181,7 @@ fn billed_rows(
                     tokens_saved: (none.1 > 0).then(|| 1.0 - s.1 as f64 / none.1 as f64),
                     costs,
                     cost_vs_none,
+                    costlier_sessions: by_session.remove(p).unwrap_or_default(),
                 };
                 (p.to_owned(), row)
             })
@@ -183,7 +193,12 @@ fn billed_rows(
 /// price model in `models` (the first is `cost`), and its sessions against the same sessions under `none`.
 pub fn policy_rows(replays: &[SessionReplay], models: &[PriceModel]) -> Vec<PolicyRow> {
     let totals = totals(replays);
-    let by_session = session_costs(replays, totals.iter().map(|t| t.policy.as_str()), models);
+    let by_session = session_costs(
+        replays,
+        totals.iter().map(|t| t.policy.as_str()),
+        models,
+        |r: &SessionReplay| Some(r.cache_tokens()),
+    );
     let mut spreads = spreads(replays, totals.iter().map(|t| t.policy.as_str()));
     let names: Vec<&str> = totals.iter().map(|t| t.policy.as_str()).collect();
     let mut billed = billed_rows(replays, &names, models);
@@ -343,12 +358,14 @@ fn spreads<'a>(
 }
 
 /// Per policy (each of `policies` once) and price model, its sessions against the same sessions under `none`
-/// (a session's replays are paired by label and by their order among that label's replays). Empty when `none`
-/// was not replayed.
+/// (a session's replays are paired by label and by their order among that label's replays), each costed by its
+/// cache reads and writes as `cache_tokens` counts them (a session it gives none for is left out). Empty when
+/// `none` was not replayed.
 fn session_costs<'a>(
     replays: &[SessionReplay],
     policies: impl Iterator<Item = &'a str>,
     models: &[PriceModel],
+    cache_tokens: impl Fn(&SessionReplay) -> Option<(usize, usize)>,
 ) -> BTreeMap<String, BTreeMap<&'static str, SessionCosts>> {
     let none: FxHashMap<(&str, usize), &SessionReplay> =
         paired(replays, "none").into_iter().collect();
@@ -360,7 +377,11 @@ fn session_costs<'a>(
         let mut per_model: BTreeMap<&'static str, SessionCosts> = BTreeMap::new();
         for (key, r) in paired(replays, policy) {
             let Some(base) = none.get(&key) else { continue };
-            let ((read, write), (base_read, base_write)) = (r.cache_tokens(), base.cache_tokens());
+            let (Some((read, write)), Some((base_read, base_write))) =
+                (cache_tokens(r), cache_tokens(base))
+            else {
+                continue;
+            };
             for m in models {
                 let prices = m.prices();
                 let (cost, base) = (prices.cost(read, write), prices.cost(base_read, base_write));

@@ -134,3 +134,51 @@ fn the_part_of_a_bill_the_log_does_not_show_is_cached_as_the_rest_is() {
     assert_eq!((billed.requests, billed.input_tokens), (1, 1600));
     assert_eq!(billed.tokens_saved, Some(1.0 - 1600.0 / 2100.0));
 }
+
+#[test]
+fn a_session_is_also_held_against_none_s_bill() {
+    // none: 1,000 read, 100 written; `p` cut 800 of its 1,100 logged tokens and wrote 200 of what is left again
+    let mut none = session("a", "none", 1000, 100);
+    let mut p = session("a", "p", 100, 200);
+    p.turns[0].uncompacted_tokens = 1100;
+    // the log leaves 10,000 tokens out of each bill (system prompt, tools): read from the cache under both
+    none.turns[0].unlogged_tokens = Some(10_000);
+    p.turns[0].unlogged_tokens = Some(10_000);
+    let models = [PriceModel::Anthropic, PriceModel::OpenAi];
+    let rows = policy_rows(&[none.clone(), p.clone()], &models);
+    let row = rows.iter().find(|r| r.policy == "p").unwrap();
+    // on the logged messages: 10 + 250 against 100 + 125
+    let logged = row.costlier_sessions["anthropic"];
+    assert_eq!((logged.costlier, logged.over_3_percent), (1, 1));
+    assert!((logged.worst - (260.0 / 225.0 - 1.0)).abs() < 1e-9);
+    // against the bill, the same excess over a bill that also reads the 10,000 from the cache
+    let (_, base_read, base_write) = none.turns[0].billed().unwrap();
+    let (_, read, write) = p.turns[0].billed().unwrap();
+    let prices = PriceModel::Anthropic.prices();
+    let expected = prices.cost(read, write) / prices.cost(base_read, base_write) - 1.0;
+    let billed = row.billed.as_ref().unwrap().costlier_sessions["anthropic"];
+    assert_eq!(billed.costlier, 1);
+    assert!((billed.worst - expected).abs() < 1e-9, "{billed:?}");
+    assert!(billed.worst < logged.worst / 4.0, "{billed:?} {logged:?}");
+    // under OpenAI's prices (no write premium): 10 + 200 against 100 + 100 on the logged messages, more than 3%
+    // above; against the bill, under 1%
+    let logged = row.costlier_sessions["openai"];
+    assert_eq!(logged.over_3_percent, 1);
+    assert!((logged.worst - 0.05).abs() < 1e-9);
+    let billed = row.billed.as_ref().unwrap().costlier_sessions["openai"];
+    assert_eq!((billed.costlier, billed.over_3_percent), (1, 0));
+    assert!(billed.worst < 0.01, "{billed:?}");
+    // a session whose log records no bill has no place in the billed tail
+    let (mut none_b, mut p_b) = (none.clone(), p.clone());
+    none_b.session = "b".into();
+    p_b.session = "b".into();
+    none_b.turns[0].unlogged_tokens = None;
+    p_b.turns[0].unlogged_tokens = None;
+    let rows = policy_rows(&[none, p, none_b, p_b], &models);
+    let row = rows.iter().find(|r| r.policy == "p").unwrap();
+    assert_eq!(row.costlier_sessions["anthropic"].costlier, 2);
+    assert_eq!(
+        row.billed.as_ref().unwrap().costlier_sessions["anthropic"].costlier,
+        1
+    );
+}

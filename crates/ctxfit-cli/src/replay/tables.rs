@@ -285,6 +285,16 @@ fn billed_table(rows: &[PolicyRow], models: &[PriceModel], width: usize) -> Stri
             "vs none"
         ));
     }
+    let tail = rows.iter().any(|r| {
+        r.billed
+            .as_ref()
+            .is_some_and(|b| !b.costlier_sessions.is_empty())
+    });
+    if tail {
+        for m in models {
+            out.push_str(&format!("  {:>18}", format!("costlier {}", m.name())));
+        }
+    }
     out.push('\n');
     for r in rows {
         let Some(b) = &r.billed else { continue };
@@ -301,9 +311,35 @@ fn billed_table(rows: &[PolicyRow], models: &[PriceModel], width: usize) -> Stri
                 percent(b.cost_vs_none.get(m.name()).copied())
             ));
         }
+        if tail {
+            for m in models {
+                let cell = tail_cell(b.costlier_sessions.get(m.name()));
+                out.push_str(&format!("  {cell:>18}"));
+            }
+        }
         out.push('\n');
     }
+    if tail {
+        out.push_str(
+            "costlier: sessions whose bill is above their bill under none (costing more / more than 3% more / the worst)\n",
+        );
+    }
     out
+}
+
+/// Sessions against `none` under one price model: how many cost more, how many more than 3% more, the worst.
+fn tail_cell(c: Option<&SessionCosts>) -> String {
+    c.map_or_else(
+        || "—".to_owned(),
+        |c| {
+            format!(
+                "{} / {} / {}",
+                c.costlier,
+                c.over_3_percent,
+                percent(Some(c.worst))
+            )
+        },
+    )
 }
 
 /// Each policy's sessions against the same sessions under `none`, per price model: how many cost more, how many
@@ -320,17 +356,7 @@ fn session_tail(rows: &[PolicyRow], models: &[PriceModel], width: usize) -> Stri
     for r in rows.iter().filter(|r| r.policy != "none") {
         out.push_str(&format!("{:<width$}", r.policy));
         for m in models {
-            let cell = r.costlier_sessions.get(m.name()).map_or_else(
-                || "—".to_owned(),
-                |c| {
-                    format!(
-                        "{} / {} / {}",
-                        c.costlier,
-                        c.over_3_percent,
-                        percent(Some(c.worst))
-                    )
-                },
-            );
+            let cell = tail_cell(r.costlier_sessions.get(m.name()));
             out.push_str(&format!("  {cell:>22}"));
         }
         out.push('\n');

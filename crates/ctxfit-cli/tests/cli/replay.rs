@@ -261,6 +261,12 @@ fn replay_measures_savings_against_what_the_log_says_was_billed() {
             .unwrap()
             < 0.0
     );
+    // the session against none's bill: cheaper, so in no tail
+    let tail = &smart["billed"]["costlier_sessions"]["anthropic"];
+    assert_eq!(
+        (tail["costlier"].as_u64(), tail["worst"].as_f64()),
+        (Some(0), Some(0.0))
+    );
     // and the table says so
     let table = stdout(&ctxfit(
         &[
@@ -272,6 +278,13 @@ fn replay_measures_savings_against_what_the_log_says_was_billed() {
         table.contains("against what the logs say was billed (53 of 53 requests"),
         "{table}"
     );
+    let billed_smart = table
+        .lines()
+        .skip_while(|l| !l.starts_with("against what the logs say"))
+        .find(|l| l.starts_with("smart"))
+        .unwrap();
+    assert!(billed_smart.ends_with("0 / 0 / +0.0%"), "{table}");
+    assert!(table.contains("costlier: sessions whose bill is above their bill under none"));
 }
 
 #[test]
