@@ -258,6 +258,17 @@ fn dominating(f: &Family) -> Vec<(String, Vec<&'static str>)> {
         .collect()
 }
 
+/// The spread of `smart`'s share of the oracle's saving, on the logged messages or against the bill.
+fn oracle_share_spread(f: &Family, billed: bool) -> Option<(f64, f64)> {
+    let row = f.row("smart");
+    let spread_of = if billed {
+        &row.get("billed")?["share_of_oracle_spread"]
+    } else {
+        &row["share_of_oracle_spread"]
+    };
+    spread_of.is_array().then(|| spread(spread_of))
+}
+
 /// The share of the oracle's saving, on the logged messages or against the bill, and whether the oracle saves
 /// 15% or more there (where the goal of half of it applies).
 fn oracle_share(f: &Family, billed: bool) -> Option<(f64, bool)> {
@@ -433,7 +444,16 @@ fn render(families: &[Family]) -> Result<String> {
         for f in families {
             match oracle_share(f, billed) {
                 Some((share, true)) => {
-                    let entry = format!("{} {:.0}%", f.name, 100.0 * share);
+                    let entry = match oracle_share_spread(f, billed) {
+                        Some((low, high)) => format!(
+                            "{} {:.0}% ({:.0}–{:.0}%)",
+                            f.name,
+                            100.0 * share,
+                            100.0 * low,
+                            100.0 * high
+                        ),
+                        None => format!("{} {:.0}%", f.name, 100.0 * share),
+                    };
                     if share >= 0.5 {
                         met.push(entry);
                     } else {

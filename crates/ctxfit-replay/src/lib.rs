@@ -156,6 +156,15 @@ impl SessionReplay {
         })
     }
 
+    /// Input tokens as billed ([`TurnStats::billed`]) over the requests whose log records the bill; `None` when
+    /// none does.
+    pub fn billed_input_tokens(&self) -> Option<usize> {
+        self.turns
+            .iter()
+            .filter_map(TurnStats::billed)
+            .fold(None, |sum, (input, _, _)| Some(sum.unwrap_or(0) + input))
+    }
+
     /// Cache reads and writes as billed ([`TurnStats::billed`]) over the requests whose log records the bill;
     /// `None` when none does.
     pub fn billed_cache_tokens(&self) -> Option<(usize, usize)> {

@@ -131,6 +131,10 @@ pub struct BilledRow {
     pub input_tokens: usize,
     /// Input tokens saved against `none`'s billed input, as a fraction of it.
     pub tokens_saved: Option<f64>,
+    /// This policy's saving of billed input as a share of the oracle's.
+    pub share_of_oracle: Option<f64>,
+    /// Its 5th and 95th percentiles over the same bootstrap resamples as [`PolicyRow::share_of_oracle_spread`].
+    pub share_of_oracle_spread: Option<[f64; 2]>,
     pub costs: BTreeMap<&'static str, f64>,
     pub cost_vs_none: BTreeMap<&'static str, f64>,
     /// Session by session against `none`'s bill for the same requests, under each price model: the tail a user
@@ -162,6 +166,7 @@ fn billed_rows(
     );
     let sums = |p: &str| billed_sums(replays.iter().filter(|r| r.policy == p));
     let none = sums("none");
+    let oracle = sums("oracle");
     let cost = |(_, _, r, w): (usize, usize, usize, usize), m: &PriceModel| m.prices().cost(r, w);
     policies
         .iter()
@@ -179,6 +184,9 @@ fn billed_rows(
                     requests: s.0,
                     input_tokens: s.1,
                     tokens_saved: (none.1 > 0).then(|| 1.0 - s.1 as f64 / none.1 as f64),
+                    share_of_oracle: (none.0 > 0 && oracle.0 > 0 && none.1 > oracle.1)
+                        .then(|| (none.1 as f64 - s.1 as f64) / (none.1 - oracle.1) as f64),
+                    share_of_oracle_spread: None,
                     costs,
                     cost_vs_none,
                     costlier_sessions: by_session.remove(p).unwrap_or_default(),
@@ -258,7 +266,10 @@ pub fn policy_rows(replays: &[SessionReplay], models: &[PriceModel]) -> Vec<Poli
                         .filter(|r| r.policy == t.policy)
                         .map(|r| r.tools.as_slice()),
                 ),
-                billed: billed.remove(&t.policy),
+                billed: billed.remove(&t.policy).map(|mut b| {
+                    b.share_of_oracle_spread = spreads.get_mut(&t.policy).and_then(|s| s.2.take());
+                    b
+                }),
             }
         })
         .collect()
@@ -282,8 +293,9 @@ fn paired<'a>(
         .collect()
 }
 
-/// A policy's 5th and 95th percentiles over resamples: of its share of the oracle's saving, and of its recall.
-type Spreads = (Option<[f64; 2]>, Option<[f64; 2]>);
+/// A policy's 5th and 95th percentiles over resamples: of its share of the oracle's saving, of its recall, and
+/// of its share of the oracle's saving of billed input.
+type Spreads = (Option<[f64; 2]>, Option<[f64; 2]>, Option<[f64; 2]>);
 
 /// Per policy, the 5th and 95th percentiles of its share of the oracle's saving and of its recall over bootstrap
 /// resamples of the sessions (paired: each resample draws the same sessions for every policy). A policy
@@ -300,20 +312,22 @@ fn spreads<'a>(
     if keys.len() < 2 {
         return BTreeMap::new();
     }
-    // each policy's (input tokens, references, references visible) per session, in the order of `keys`
-    let per_session = |policy: &str| -> Option<Vec<(usize, usize, usize)>> {
+    // each policy's (input tokens, references, references visible, billed input) per session, in the order of
+    // `keys` (a session without a bill counts 0 billed under every policy)
+    type Counts = (usize, usize, usize, Option<usize>);
+    let per_session = |policy: &str| -> Option<Vec<Counts>> {
         let by: FxHashMap<(&str, usize), &SessionReplay> =
             paired(replays, policy).into_iter().collect();
         keys.iter()
             .map(|k| {
                 by.get(k).map(|r| {
                     let (refs, visible) = r.references();
-                    (r.input_tokens(), refs, visible)
+                    (r.input_tokens(), refs, visible, r.billed_input_tokens())
                 })
             })
             .collect()
     };
-    let sessions: BTreeMap<&str, Vec<(usize, usize, usize)>> = policies
+    let sessions: BTreeMap<&str, Vec<Counts>> = policies
         .iter()
         .filter_map(|&p| per_session(p).map(|s| (p, s)))
         .collect();
@@ -322,20 +336,33 @@ fn spreads<'a>(
             .get(policy)
             .map(|s| draw.iter().map(|&i| s[i].0).sum())
     };
+    // the billed input of the drawn sessions, when any of them has a bill
+    let billed = |policy: &str, draw: &[usize]| -> Option<usize> {
+        let s = sessions.get(policy)?;
+        draw.iter()
+            .filter_map(|&i| s[i].3)
+            .fold(None, |sum, b| Some(sum.unwrap_or(0) + b))
+    };
+    let share = |none: Option<usize>, oracle: Option<usize>, mine: Option<usize>| match (
+        none, oracle, mine,
+    ) {
+        (Some(n), Some(o), Some(m)) if n > o => Some((n as f64 - m as f64) / (n - o) as f64),
+        _ => None,
+    };
     let mut shares: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    let mut billed_shares: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     let mut recalls: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     for draw in spread::resamples(keys.len(), spread::RESAMPLES) {
         let none = tokens("none", &draw);
         let oracle = tokens("oracle", &draw);
+        let (none_billed, oracle_billed) = (billed("none", &draw), billed("oracle", &draw));
         for (&policy, s) in &sessions {
             let mine: usize = draw.iter().map(|&i| s[i].0).sum();
-            if let (Some(n), Some(o)) = (none, oracle) {
-                if n > o {
-                    shares
-                        .entry(policy)
-                        .or_default()
-                        .push((n as f64 - mine as f64) / (n - o) as f64);
-                }
+            if let Some(x) = share(none, oracle, Some(mine)) {
+                shares.entry(policy).or_default().push(x);
+            }
+            if let Some(x) = share(none_billed, oracle_billed, billed(policy, &draw)) {
+                billed_shares.entry(policy).or_default().push(x);
             }
             let (refs, visible) = draw
                 .iter()
@@ -352,7 +379,8 @@ fn spreads<'a>(
         .map(|&p| {
             let share = shares.get_mut(p).map(|v| spread::middle_90(v));
             let recall = recalls.get_mut(p).map(|v| spread::middle_90(v));
-            (p.to_owned(), (share, recall))
+            let billed = billed_shares.get_mut(p).map(|v| spread::middle_90(v));
+            (p.to_owned(), (share, recall, billed))
         })
         .collect()
 }

@@ -182,3 +182,44 @@ fn a_session_is_also_held_against_none_s_bill() {
         1
     );
 }
+
+#[test]
+fn the_share_of_the_oracle_s_billed_saving_has_its_spread() {
+    // twenty sessions, `p` cutting half what the oracle cuts on each; the even ones' logs record a bill (5,000
+    // tokens the log leaves out), the odd ones' none
+    let mut replays = Vec::new();
+    for i in 0..20 {
+        let name = format!("s{i}");
+        let size = 1000 * (i + 1);
+        for (policy, sent) in [("none", size), ("oracle", size / 2), ("p", size * 3 / 4)] {
+            let mut s = measured(&name, policy, sent, 1, 1);
+            s.turns[0].uncompacted_tokens = size;
+            s.turns[0].unlogged_tokens = (i % 2 == 0).then_some(5000);
+            replays.push(s);
+        }
+    }
+    let rows = policy_rows(&replays, &[PriceModel::Anthropic]);
+    let billed = |name: &str| {
+        rows.iter()
+            .find(|r| r.policy == name)
+            .and_then(|r| r.billed.clone())
+            .unwrap()
+    };
+    let p = billed("p");
+    // the cuts are counted as Anthropic bills tool results, each rounded: half the oracle's, within the rounding
+    let share = p.share_of_oracle.unwrap();
+    assert!((share - 0.5).abs() < 1e-3, "{share}");
+    let [low, high] = p.share_of_oracle_spread.unwrap();
+    assert!(
+        (low - 0.5).abs() < 1e-3 && (high - 0.5).abs() < 1e-3,
+        "{low} {high}"
+    );
+    assert_eq!(billed("oracle").share_of_oracle, Some(1.0));
+    assert_eq!(billed("none").share_of_oracle_spread, Some([0.0, 0.0]));
+    // without bills there is no billed row, and so no spread of one
+    for s in &mut replays {
+        s.turns[0].unlogged_tokens = None;
+    }
+    let rows = policy_rows(&replays, &[PriceModel::Anthropic]);
+    assert!(rows.iter().all(|r| r.billed.is_none()));
+}

@@ -76,27 +76,41 @@ pub(super) fn table(rows: &[PolicyRow], models: &[PriceModel]) -> String {
         .filter(|r| !matches!(r.policy.as_str(), "none" | "oracle") && r.recall_spread.is_some())
         .collect();
     if let Some(first) = spread.first() {
+        // the share of the oracle's saving of billed input, where the logs record bills
+        let billed = spread
+            .iter()
+            .any(|r| (r.billed.as_ref()).is_some_and(|b| b.share_of_oracle_spread.is_some()));
         out.push_str(&format!(
-            "spread over {} bootstrap resamples of the {} sessions (5th to 95th percentile):\n{:<width$}  {:>11}  {:>15}\n",
+            "spread over {} bootstrap resamples of the {} sessions (5th to 95th percentile):\n{:<width$}  {:>11}  {:>15}{}\n",
             thousands(ctxfit_replay::spread::RESAMPLES),
             thousands(first.sessions),
             "policy",
             "of oracle",
-            "recall"
+            "recall",
+            if billed {
+                format!("  {:>17}", "billed: of oracle")
+            } else {
+                String::new()
+            }
         ));
-        for r in spread {
-            let share = r.share_of_oracle_spread.map_or_else(
+        let shares = |s: Option<[f64; 2]>| {
+            s.map_or_else(
                 || "—".to_owned(),
                 |[low, high]| format!("{:.0}% – {:.0}%", 100.0 * low, 100.0 * high),
-            );
+            )
+        };
+        for r in spread {
+            let share = shares(r.share_of_oracle_spread);
             let recall = r.recall_spread.map_or_else(
                 || "—".to_owned(),
                 |[low, high]| format!("{:.1}% – {:.1}%", 100.0 * low, 100.0 * high),
             );
-            out.push_str(&format!(
-                "{:<width$}  {share:>11}  {recall:>15}\n",
-                r.policy
-            ));
+            out.push_str(&format!("{:<width$}  {share:>11}  {recall:>15}", r.policy));
+            if billed {
+                let b = shares(r.billed.as_ref().and_then(|b| b.share_of_oracle_spread));
+                out.push_str(&format!("  {b:>17}"));
+            }
+            out.push('\n');
         }
     }
     if let (Some(m), true) = (
@@ -271,12 +285,13 @@ fn billed_table(rows: &[PolicyRow], models: &[PriceModel], width: usize) -> Stri
         return String::new();
     };
     let mut out = format!(
-        "against what the logs say was billed ({} of {} requests record it; what the log leaves out — system prompt, tools, reminders — added to every request):\n{:<width$}  {:>14}  {:>8}",
+        "against what the logs say was billed ({} of {} requests record it; what the log leaves out — system prompt, tools, reminders — added to every request):\n{:<width$}  {:>14}  {:>8}  {:>9}",
         thousands(first.requests),
         thousands(total),
         "policy",
         "billed input",
-        "vs none"
+        "vs none",
+        "of oracle"
     );
     for m in models {
         out.push_str(&format!(
@@ -298,8 +313,11 @@ fn billed_table(rows: &[PolicyRow], models: &[PriceModel], width: usize) -> Stri
     out.push('\n');
     for r in rows {
         let Some(b) = &r.billed else { continue };
+        let share = b
+            .share_of_oracle
+            .map_or_else(|| "—".into(), |s| format!("{:.0}%", 100.0 * s));
         out.push_str(&format!(
-            "{:<width$}  {:>14}  {:>8}",
+            "{:<width$}  {:>14}  {:>8}  {share:>9}",
             r.policy,
             thousands(b.input_tokens),
             percent(b.tokens_saved.map(|s| -s))

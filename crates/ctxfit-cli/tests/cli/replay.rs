@@ -285,6 +285,13 @@ fn replay_measures_savings_against_what_the_log_says_was_billed() {
         .unwrap();
     assert!(billed_smart.ends_with("0 / 0 / +0.0%"), "{table}");
     assert!(table.contains("costlier: sessions whose bill is above their bill under none"));
+    // (its share of the oracle's billed saving: no oracle replayed here)
+    assert!(
+        table
+            .lines()
+            .any(|l| l.contains("billed input") && l.contains("of oracle")),
+        "{table}"
+    );
 }
 
 #[test]
