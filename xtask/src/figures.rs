@@ -498,6 +498,17 @@ fn broken_promises(families: &[Family]) -> Vec<String> {
                     signed(worst)
                 ));
             }
+            // and against what the logs say was billed, where they say it
+            let billed = smart
+                .get("billed")
+                .map_or(0.0, |b| num(&b["costlier_sessions"][m]["worst"]));
+            if billed > MAX_REGRET {
+                broken.push(format!(
+                    "{}: a session {} above `none`'s bill under {m}'s prices",
+                    f.name,
+                    signed(billed)
+                ));
+            }
         }
         let r = num(&smart["recall"]);
         if r < MIN_RECALL {
@@ -577,6 +588,14 @@ mod tests {
             .iter()
             .all(|b| b.contains("dominated by") && b.ends_with("(openai)")));
         assert_eq!(got.len(), 2 + policies().len() - 2);
+        // held on the logged messages but not against what the log says was billed: named too
+        let dear_bill = json!({"policy": "smart", "recall": 1.0, "costs": {"anthropic": 90.0, "openai": 95.0},
+            "costlier_sessions": {"anthropic": {"worst": 0.01}, "openai": {"worst": 0.0}},
+            "billed": {"costlier_sessions": {"anthropic": {"worst": 0.04}, "openai": {"worst": 0.0}}}});
+        assert_eq!(
+            broken_promises(&[family(dear_bill)]),
+            vec!["f: a session +4.0% above `none`'s bill under anthropic's prices".to_owned()]
+        );
     }
 
     #[test]

@@ -297,7 +297,8 @@ fn paired<'a>(
 /// of its share of the oracle's saving of billed input.
 type Spreads = (Option<[f64; 2]>, Option<[f64; 2]>, Option<[f64; 2]>);
 
-/// Per policy, the 5th and 95th percentiles of its share of the oracle's saving and of its recall over bootstrap
+/// Per policy, the 5th and 95th percentiles of its share of the oracle's saving, of its recall and of its share of
+/// the oracle's saving of billed input (over the sessions whose logs record bills) over bootstrap
 /// resamples of the sessions (paired: each resample draws the same sessions for every policy). A policy
 /// missing one of the sessions gets none.
 fn spreads<'a>(
