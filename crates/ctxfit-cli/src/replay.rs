@@ -70,9 +70,9 @@ pub struct Args {
     /// (`hidden`, per turn).
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "20")]
     misses: Option<usize>,
-    /// Draw each session's cost against the same session under `none` (first price model), sorted, one line per
-    /// policy, into this SVG file: the tail the totals hide, beside the +3% of the regret bound (needs `none`
-    /// among the policies).
+    /// Draw each session's cost against the same session under `none` (first price model; against what the logs
+    /// say was billed where they record it, over those sessions), sorted, one line per policy, into this SVG file: the tail the
+    /// totals hide, beside the +3% of the regret bound (needs `none` among the policies).
     #[arg(long)]
     plot: Option<PathBuf>,
     /// Draw the frontier into this SVG file: tokens saved against recall, one point per policy, the oracle as

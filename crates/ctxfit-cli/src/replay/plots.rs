@@ -97,16 +97,26 @@ pub(super) fn plot(
 ) -> Result<()> {
     use plotters::prelude::*;
     let prices = model.prices();
+    // against what the logs say was billed where they record it (Claude Code's), as the figures are — the sessions
+    // whose logs record a bill; else on the messages the logs show, every session
+    let billed = replays
+        .iter()
+        .any(|r| r.policy == "none" && r.billed_cache_tokens().is_some());
     let cost = |r: &SessionReplay| {
-        let (read, write) = r.cache_tokens();
-        prices.cost(read, write)
+        let tokens = if billed {
+            r.billed_cache_tokens()
+        } else {
+            Some(r.cache_tokens())
+        };
+        tokens.map(|(read, write)| prices.cost(read, write))
     };
     // replays come in session order under every policy: the n-th of a policy is the n-th under none
-    let none: Vec<f64> = replays
+    let none: Vec<Option<f64>> = replays
         .iter()
         .filter(|r| r.policy == "none")
         .map(cost)
         .collect();
+    let sessions = none.iter().filter(|c| c.is_some_and(|c| c > 0.0)).count();
     let series: Vec<(String, Vec<f64>)> = policies
         .iter()
         .filter(|p| p.name() != "none")
@@ -115,8 +125,10 @@ pub(super) fn plot(
                 .iter()
                 .filter(|r| r.policy == p.name())
                 .zip(&none)
-                .filter(|(_, base)| **base > 0.0)
-                .map(|(r, base)| 100.0 * (cost(r) / base - 1.0))
+                .filter_map(|(r, base)| {
+                    let base = base.filter(|&b| b > 0.0)?;
+                    Some(100.0 * (cost(r)? / base - 1.0))
+                })
                 .collect();
             ratios.sort_by(f64::total_cmp);
             (p.name().to_owned(), ratios)
@@ -133,7 +145,8 @@ pub(super) fn plot(
         let mut chart = ChartBuilder::on(&root)
             .caption(
                 format!(
-                    "each session's cost against none ({} prices), sorted",
+                    "each session's cost against none{} ({} prices), sorted",
+                    if billed { "'s bill" } else { "" },
                     model.name()
                 ),
                 ("sans-serif", 22),
@@ -145,7 +158,14 @@ pub(super) fn plot(
             .map_err(|e| err(&e))?;
         chart
             .configure_mesh()
-            .x_desc("sessions, cheapest first (%)")
+            .x_desc(if billed {
+                format!(
+                    "sessions, cheapest first (%): the {sessions} of {} whose logs record what was billed",
+                    none.len()
+                )
+            } else {
+                "sessions, cheapest first (%)".to_owned()
+            })
             .y_desc("cost vs none (%)")
             .draw()
             .map_err(|e| err(&e))?;

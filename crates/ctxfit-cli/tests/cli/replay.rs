@@ -50,7 +50,10 @@ fn replay_the_sample_under_every_policy() {
     let plot = std::fs::read_to_string(&svg).unwrap();
     assert!(
         plot.starts_with("<svg")
-            && plot.contains("each session&apos;s cost against none (anthropic prices), sorted")
+            && plot.contains(
+                "each session&apos;s cost against none&apos;s bill (anthropic prices), sorted"
+            )
+            && plot.contains("the 1 of 1 whose logs record what was billed")
             && plot.contains("smart")
             && plot.contains("+3%"),
         "{plot}"
@@ -77,6 +80,34 @@ fn replay_the_sample_under_every_policy() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("add --policy none"), "{}", stderr(&o));
     assert!(!other.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn replay_plots_sessions_without_a_bill_on_their_messages() {
+    ctxfit_testkit::skip_without_corpus!();
+    let dir = temp_dir("plot-logged");
+    let svg = dir.join("costs.svg");
+    let swe = corpus().join("trajectories/swe-agent/marshmallow-1867.traj");
+    let o = ctxfit(
+        &[
+            "replay",
+            swe.to_str().unwrap(),
+            "--policy",
+            "none",
+            "--policy",
+            "smart",
+            "--plot",
+            svg.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plot = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        plot.contains("each session&apos;s cost against none (anthropic prices), sorted"),
+        "{plot}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
