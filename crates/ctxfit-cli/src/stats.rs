@@ -56,6 +56,16 @@ struct Stats {
     result_tokens: usize,
     tools: BTreeMap<String, PerTool>,
     largest: Vec<Largest>,
+    /// What the logs say the provider billed as input (Claude Code's usage): requests that record it, their
+    /// input summed, and the largest.
+    billed: Option<Billed>,
+}
+
+#[derive(Default)]
+struct Billed {
+    requests: usize,
+    input_tokens: usize,
+    largest: usize,
 }
 
 fn content_chars(c: &Content) -> usize {
@@ -79,6 +89,12 @@ fn collect(sessions: &[ctxfit_import::Session], est: &dyn TokenEstimator) -> Sta
     };
     for session in sessions {
         let conv = &session.conversation;
+        for bill in session.billed.iter().flatten().map(|&b| b as usize) {
+            let b = s.billed.get_or_insert_with(Billed::default);
+            b.requests += 1;
+            b.input_tokens += bill;
+            b.largest = b.largest.max(bill);
+        }
         let index = ToolCallIndex::build(conv);
         s.messages += conv.messages.len();
         if let Some(system) = &conv.system {
@@ -208,6 +224,8 @@ pub fn run(args: Args) -> Result<()> {
             "tool_results": s.tool_results, "chars": s.chars, "tokens": s.tokens,
             "tool_result_chars": s.result_chars, "tool_result_tokens": s.result_tokens,
             "tools": tools, "largest_tool_results": largest, "warnings": problems,
+            "billed": s.billed.as_ref().map(|b| json!({"requests": b.requests,
+                "input_tokens": b.input_tokens, "largest_request": b.largest})),
         });
         emit(None, &format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
         return finish(skipped, files);
@@ -233,11 +251,22 @@ pub fn run(args: Args) -> Result<()> {
         est.name()
     ));
     out.push_str(&format!(
-        "tool results  {} characters, {} tokens ({:.0}% of all tokens)\n\n",
+        "tool results  {} characters, {} tokens ({:.0}% of all tokens)\n",
         thousands(s.result_chars),
         thousands(s.result_tokens),
         percent(s.result_tokens, s.tokens)
     ));
+    if let Some(b) = &s.billed {
+        // what the provider counted, which the messages above leave out part of (system prompt, tools, reminders)
+        out.push_str(&format!(
+            "billed        {} input tokens over {} requests, the largest {} (the log's usage: system prompt and \
+             tools included)\n",
+            thousands(b.input_tokens),
+            thousands(b.requests),
+            thousands(b.largest)
+        ));
+    }
+    out.push('\n');
     let width = s.tools.keys().map(String::len).max().unwrap_or(4).max(4);
     out.push_str(&format!(
         "{:<width$}  {:>6}  {:>7}  {:>10}  {:>9}  {:>6}\n",

@@ -15,12 +15,27 @@ fn stats_of_the_sample() {
     assert_eq!(v["tools"]["Grep"]["results"], 12);
     assert_eq!(v["tools"]["Bash"]["results"], 9);
     assert_eq!(v["largest_tool_results"].as_array().unwrap().len(), 5);
+    // what the log's usage says was billed: every request, with what the messages leave out (the replay's bill
+    // under `none` is the same sum)
+    assert_eq!(
+        v["billed"],
+        serde_json::json!({"requests": 53, "input_tokens": 3_796_266, "largest_request": 105_923})
+    );
     let text = ctxfit(&["stats", "--sample"], None);
     assert!(
-        stdout(&text).contains("tool results  48\n"),
+        stdout(&text).contains("tool results  48\n")
+            && stdout(&text).contains(
+                "billed        3,796,266 input tokens over 53 requests, the largest 105,923"
+            ),
         "{}",
         stdout(&text)
     );
+    // a log without usage has no bill to show
+    let plain = r#"[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]"#;
+    let o = ctxfit(&["stats", "--json", "-"], Some(plain.as_bytes()));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(v["billed"].is_null(), "{v}");
+    assert!(!stdout(&ctxfit(&["stats", "-"], Some(plain.as_bytes()))).contains("billed"));
 }
 
 #[test]
