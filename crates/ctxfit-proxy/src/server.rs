@@ -43,7 +43,7 @@ use crate::body::{Api, BodyError, RequestBody};
 use crate::gateway::Gateway;
 use crate::idle::{BoxError, Idle};
 use crate::state::{Store, StoreError, StoreLimits};
-use crate::usage::{input_tokens, UsageTap};
+use crate::usage::{reported_usage, UsageTap};
 
 mod intake;
 use intake::{make_room, need_of_body, need_of_size};
@@ -650,13 +650,21 @@ async fn relay(
                 Some(of) => {
                     let shared = Arc::clone(shared);
                     let tap = UsageTap::new(body, move |answer| {
-                        if let Some(tokens) = input_tokens(answer) {
+                        if let Some(usage) = reported_usage(answer) {
+                            if let Some(api) = api {
+                                count(&shared, api, |s| {
+                                    s.reported += 1;
+                                    s.reported_input += usage.input_tokens as u64;
+                                    s.reported_cache_read += usage.cache_read_tokens as u64;
+                                    s.reported_cache_write += usage.cache_write_tokens as u64;
+                                });
+                            }
                             let gateway = (shared.gateways.lock())
                                 .unwrap_or_else(|p| p.into_inner())
                                 .get(&of.profile)
                                 .cloned();
                             if let Some(g) = gateway {
-                                g.report_usage(&of.conversation, tokens);
+                                g.report_usage(&of.conversation, usage.input_tokens);
                             }
                         }
                     });

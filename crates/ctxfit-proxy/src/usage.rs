@@ -109,18 +109,51 @@ fn number_after(text: &str, key: &str) -> Option<usize> {
     digits.parse().ok()
 }
 
-/// The input tokens the provider counted for the request, from the first (and last) bytes of its answer.
-pub fn input_tokens(answer: &[u8]) -> Option<usize> {
+/// The input a provider reported for a request: everything it counted, and of that what it read from its prompt
+/// cache and what it wrote to it (OpenAI reports no writes: 0).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReportedUsage {
+    pub input_tokens: usize,
+    pub cache_read_tokens: usize,
+    pub cache_write_tokens: usize,
+}
+
+/// The usage the provider reported for the request, from the first (and last) bytes of its answer: Anthropic's
+/// `input_tokens` (uncached) with `cache_read_input_tokens` and `cache_creation_input_tokens`; OpenAI Chat's
+/// `prompt_tokens` and Responses' `input_tokens`, each with its details' `cached_tokens`.
+pub fn reported_usage(answer: &[u8]) -> Option<ReportedUsage> {
     let text = String::from_utf8_lossy(answer);
+    let cached = || number_after(&text, "cached_tokens").unwrap_or(0);
     if let Some(prompt) = number_after(&text, "prompt_tokens") {
-        return Some(prompt);
+        return Some(ReportedUsage {
+            input_tokens: prompt,
+            cache_read_tokens: cached().min(prompt),
+            cache_write_tokens: 0,
+        });
     }
     let input = number_after(&text, "input_tokens")?;
-    let cached = ["cache_read_input_tokens", "cache_creation_input_tokens"]
-        .iter()
-        .filter_map(|k| number_after(&text, k))
-        .sum::<usize>();
-    Some(input + cached)
+    let read = number_after(&text, "cache_read_input_tokens");
+    let write = number_after(&text, "cache_creation_input_tokens");
+    Some(if read.is_some() || write.is_some() {
+        // Anthropic's `input_tokens` are what was neither read from the cache nor written to it
+        let (read, write) = (read.unwrap_or(0), write.unwrap_or(0));
+        ReportedUsage {
+            input_tokens: input + read + write,
+            cache_read_tokens: read,
+            cache_write_tokens: write,
+        }
+    } else {
+        ReportedUsage {
+            input_tokens: input,
+            cache_read_tokens: cached().min(input),
+            cache_write_tokens: 0,
+        }
+    })
+}
+
+/// The input tokens the provider counted for the request, cache included.
+pub fn input_tokens(answer: &[u8]) -> Option<usize> {
+    reported_usage(answer).map(|u| u.input_tokens)
 }
 
 #[cfg(test)]
@@ -136,6 +169,34 @@ mod tests {
         let openai = br#"{"usage":{"prompt_tokens":321,"completion_tokens":4,"prompt_tokens_details":{"cached_tokens":300}}}"#;
         assert_eq!(input_tokens(openai), Some(321));
         assert_eq!(input_tokens(b"{\"error\":\"x\"}"), None);
+        // and what of it the cache served and took
+        let usage = |a: &[u8]| reported_usage(a).unwrap();
+        assert_eq!(
+            usage(json),
+            ReportedUsage {
+                input_tokens: 2112,
+                cache_read_tokens: 2000,
+                cache_write_tokens: 100
+            }
+        );
+        assert_eq!(
+            usage(openai),
+            ReportedUsage {
+                input_tokens: 321,
+                cache_read_tokens: 300,
+                cache_write_tokens: 0
+            }
+        );
+        let responses = br#"data: {"type":"response.completed","response":{"usage":{"input_tokens":900,"input_tokens_details":{"cached_tokens":800},"output_tokens":3}}}"#;
+        assert_eq!(
+            usage(responses),
+            ReportedUsage {
+                input_tokens: 900,
+                cache_read_tokens: 800,
+                cache_write_tokens: 0
+            }
+        );
+        assert_eq!(usage(sse).cache_read_tokens, 0);
     }
 
     /// A body of the given frames.

@@ -167,10 +167,28 @@ fn a_request_goes_upstream_as_the_client_wrote_it_and_its_conversation_is_named(
         stats["apis"]["anthropic-messages"]["requests"], 2,
         "{stats}"
     );
+    // and what the provider reported for them (the upstream says 40 input tokens each, nothing cached), read
+    // once each answer has passed
+    let provider = (0..200)
+        .map(|_| {
+            let (_, _, stats) = send(&addr, "GET /ctxfit/stats HTTP/1.1", b"");
+            let stats: serde_json::Value = serde_json::from_str(&stats).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            stats["apis"]["anthropic-messages"]["provider"].clone()
+        })
+        .find(|p| p["answers"] == 2)
+        .expect("the two answers' usage counted");
+    assert_eq!(
+        provider,
+        serde_json::json!({"answers": 2, "input_tokens": 80, "cache_read_tokens": 0, "cache_write_tokens": 0})
+    );
     let (status, _, metrics) = send(&addr, "GET /metrics HTTP/1.1", b"");
     assert_eq!(status, 200);
     assert!(
-        metrics.contains("ctxfit_proxy_requests_total{api=\"anthropic-messages\"} 2"),
+        metrics.contains("ctxfit_proxy_requests_total{api=\"anthropic-messages\"} 2")
+            && metrics.contains(
+                "ctxfit_proxy_provider_input_tokens_total{api=\"anthropic-messages\"} 80"
+            ),
         "{metrics}"
     );
     assert_eq!(up.received.lock().unwrap().len(), 2);

@@ -11,6 +11,12 @@ pub(super) struct ApiStats {
     pub(super) refused: u64,
     pub(super) tokens_in: u64,
     pub(super) tokens_forwarded: u64,
+    /// Answers whose usage the provider reported, and what it reported: the input it counted (what it bills),
+    /// and of that what it read from its prompt cache and what it wrote to it.
+    pub(super) reported: u64,
+    pub(super) reported_input: u64,
+    pub(super) reported_cache_read: u64,
+    pub(super) reported_cache_write: u64,
 }
 
 pub(super) fn count(shared: &Shared, api: Api, f: impl FnOnce(&mut ApiStats)) {
@@ -66,6 +72,12 @@ pub(super) fn stats_json(shared: &Shared) -> String {
                     "tokens_in": s.tokens_in,
                     "tokens_forwarded": s.tokens_forwarded,
                     "tokens_saved": s.tokens_in.saturating_sub(s.tokens_forwarded),
+                    "provider": {
+                        "answers": s.reported,
+                        "input_tokens": s.reported_input,
+                        "cache_read_tokens": s.reported_cache_read,
+                        "cache_write_tokens": s.reported_cache_write,
+                    },
                 }),
             )
         })
@@ -103,7 +115,7 @@ type Family = (&'static str, &'static str, fn(&ApiStats) -> u64);
 pub(super) fn metrics_text(shared: &Shared) -> String {
     let stats = snapshot(shared);
     let mut out = String::new();
-    let families: [Family; 5] = [
+    let families: [Family; 9] = [
         (
             "ctxfit_proxy_requests_total",
             "Requests received, per API.",
@@ -128,6 +140,26 @@ pub(super) fn metrics_text(shared: &Shared) -> String {
             "ctxfit_proxy_tokens_saved_total",
             "Estimated input tokens compaction removed.",
             |s| s.tokens_in.saturating_sub(s.tokens_forwarded),
+        ),
+        (
+            "ctxfit_proxy_provider_answers_total",
+            "Answers to compacted requests whose usage the provider reported.",
+            |s| s.reported,
+        ),
+        (
+            "ctxfit_proxy_provider_input_tokens_total",
+            "Input tokens the provider reported for compacted requests, cache reads and writes included: what it bills.",
+            |s| s.reported_input,
+        ),
+        (
+            "ctxfit_proxy_provider_cache_read_tokens_total",
+            "Of those, the tokens the provider read from its prompt cache.",
+            |s| s.reported_cache_read,
+        ),
+        (
+            "ctxfit_proxy_provider_cache_write_tokens_total",
+            "Of those, the tokens the provider wrote to its prompt cache (Anthropic; OpenAI reports none).",
+            |s| s.reported_cache_write,
         ),
     ];
     for (name, help, value) in families {
