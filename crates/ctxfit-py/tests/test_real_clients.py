@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import threading
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,9 @@ def run_clients(handler, script, commands, env, cwd, prepare=None, pause_before=
                                env={k: v.replace("{origin}", relay.origin) for k, v in env.items()},
                                capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
                 for command in commands]
+        # what the proxy counted, its own figures and the usage the upstream reported, once the clients are done
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/ctxfit/stats", timeout=10) as answer:
+            handler.proxy_stats = json.load(answer)
     finally:
         proxy.terminate()
         proxy.wait(10)
@@ -153,6 +157,17 @@ def main_requests(exchanges, path):
 def upstream_requests(received, path):
     """The session's model requests as the upstream received them: (path, raw body, parsed body)."""
     return [r for r in received if r[0].split("?")[0] == path and "tools" in r[2]]
+
+
+def check_provider_usage(handler, exchanges, path, api):
+    """The usage the upstream reported for every request the proxy compacted (its answers stream it: Anthropic's
+    in its first event, the Responses API's in its last), counted in the proxy's stats: 1,000 input tokens each,
+    nothing from the cache."""
+    answered = [e for e in exchanges if e["method"] == "POST" and e["path"].split("?")[0] == path
+                and e["status"] == 200]
+    provider = handler.proxy_stats["apis"][api]["provider"]
+    assert provider == {"answers": len(answered), "input_tokens": 1000 * len(answered), "cache_read_tokens": 0,
+                        "cache_write_tokens": 0}, (provider, len(answered))
 
 
 def check_session(out, exchanges, received, main_path, key):
@@ -254,6 +269,7 @@ def test_claude_code_through_the_proxy(tmp_path):
                             "claude-code", calls)
         # the log records each request's usage, which the replay reads as what was billed
         assert row["billed"]["requests"] == len(main), row
+        check_provider_usage(ScriptedAnthropic, exchanges, "/v1/messages", "anthropic-messages")
     # the pause was seen, and the cut that waited for its cache write to pay was made when the cache had expired
     steady, paused = check_pause(runs[False], runs[True], 1)
     assert paused[:2] == pytest.approx(steady[:2], abs=50)
@@ -480,6 +496,7 @@ def test_codex_cli_through_the_proxy(tmp_path):
         main = main_requests(exchanges, "/v1/responses")
         check_own_log(sorted((home / "sessions").glob("*/*/*/rollout-*.jsonl")), main, "input", "codex",
                       [(name, args) for name, args in script[:-1]])
+        check_provider_usage(ScriptedResponses, exchanges, "/v1/responses", "openai-responses")
     # the pause was seen (Codex's small outputs — it caps them — pay for their cuts at once: none was waiting)
     steady, paused = check_pause(runs[False], runs[True], 1)
     assert steady == pytest.approx(paused, abs=50), (steady, paused)
