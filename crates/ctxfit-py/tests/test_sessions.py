@@ -34,7 +34,13 @@ def test_every_family_loads(corpus):
                     assert s["format"] == wire
                 assert isinstance(s["messages"], list)
             if sessions and sessions[0]["messages"]:
-                assert ctxfit.load_session(f) == sessions[0]["messages"]
+                if len(sessions) > 1:
+                    # a file of several sessions: the first, and a word that there are more
+                    with pytest.warns(UserWarning, match=r"holds \d+ sessions .*load_session reads the first"):
+                        first = ctxfit.load_session(f)
+                else:
+                    first = ctxfit.load_session(f)
+                assert first == sessions[0]["messages"]
 
 
 def test_several_sessions_in_one_file(corpus):
