@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import threading
+import time
 import urllib.request
 from pathlib import Path
 
@@ -87,9 +88,7 @@ def run_clients(handler, script, commands, env, cwd, prepare=None, pause_before=
                                env={k: v.replace("{origin}", relay.origin) for k, v in env.items()},
                                capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
                 for command in commands]
-        # what the proxy counted, its own figures and the usage the upstream reported, once the clients are done
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/ctxfit/stats", timeout=10) as answer:
-            handler.proxy_stats = json.load(answer)
+        handler.proxy_stats = settled_stats(port)
     finally:
         proxy.terminate()
         proxy.wait(10)
@@ -99,6 +98,21 @@ def run_clients(handler, script, commands, env, cwd, prepare=None, pause_before=
     # nothing the proxy printed holds the client's key
     assert not any(SECRET in line for line in lines), lines
     return outs, relay.exchanges(), list(handler.received)
+
+
+def settled_stats(port):
+    """What the proxy counted per API, its own figures and the usage the upstream reported, once the clients are
+    done: read until two reads a tenth of a second apart agree (an answer's usage is counted as its last bytes
+    pass, which a client that has read its last event need not wait for)."""
+    last = None
+    for _ in range(50):
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/ctxfit/stats", timeout=10) as answer:
+            now = json.load(answer)
+        if last is not None and now["apis"] == last["apis"]:
+            return now
+        last = now
+        time.sleep(0.1)
+    return last
 
 
 def run_session(handler, script, pause_before, command, env, cwd, prepare=None, sub_script=()):
