@@ -213,8 +213,17 @@ pub(crate) fn costlier(row: &Value) -> String {
 
 /// The same against what the logs say was billed, where they say it.
 pub(crate) fn billed_costlier(row: &Value) -> Option<String> {
-    let sessions = &row.get("billed")?["costlier_sessions"];
-    sessions.is_object().then(|| tail(sessions))
+    tail_of(row, true).map(tail)
+}
+
+/// A row's sessions against `none`, on the logged messages or against the bill (where the logs record one).
+fn tail_of(row: &Value, billed: bool) -> Option<&Value> {
+    let sessions = if billed {
+        &row.get("billed")?["costlier_sessions"]
+    } else {
+        &row["costlier_sessions"]
+    };
+    sessions.is_object().then_some(sessions)
 }
 
 fn tail(sessions: &Value) -> String {
@@ -360,51 +369,30 @@ fn render(families: &[Family]) -> Result<String> {
     out.push(String::new());
     out.push("**The policy issue's goals, on these figures** (its order):".to_owned());
     out.push(String::new());
-    let worst = |m: &str| {
-        families
-            .iter()
-            .map(|f| {
-                (
-                    num(&f.row("smart")["costlier_sessions"][m]["worst"]),
-                    f.name,
-                )
-            })
-            .max_by(|a, b| a.0.total_cmp(&b.0))
-            .context("no family")
-    };
-    let (wa, wa_family) = worst("anthropic")?;
-    let (wo, wo_family) = worst("openai")?;
-    let over = families.iter().any(|f| {
-        num(&f.row("smart")["costlier_sessions"]["anthropic"]["worst"]) > MAX_REGRET
-            || num(&f.row("smart")["costlier_sessions"]["openai"]["worst"]) > MAX_REGRET
-    });
-    out.push(format!(
-        "- **No session more than 3% above `none`**: {} (the worst: {} under Anthropic's prices, {wa_family}; {} under OpenAI's, {wo_family}).",
-        if over { "**not held**" } else { "held on every family" },
-        signed(wa),
-        signed(wo)
-    ));
-    let billed_worst = |m: &str| {
-        families
-            .iter()
-            .filter_map(|f| {
-                let sessions = &f.row("smart").get("billed")?["costlier_sessions"];
-                Some((num(&sessions[m]["worst"]), f.name))
-            })
-            .max_by(|a, b| a.0.total_cmp(&b.0))
-    };
-    if let (Some((ba, ba_family)), Some((bo, bo_family))) =
-        (billed_worst("anthropic"), billed_worst("openai"))
-    {
+    for (billed, against, held) in [
+        (false, "", "held on every family"),
+        (
+            true,
+            ", against what the logs say was billed",
+            "held on every family whose logs record it",
+        ),
+    ] {
+        let worst = |m: &str| {
+            families
+                .iter()
+                .filter_map(|f| Some((num(&tail_of(f.row("smart"), billed)?[m]["worst"]), f.name)))
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+        };
+        let (Some((wa, wa_family)), Some((wo, wo_family))) = (worst("anthropic"), worst("openai"))
+        else {
+            // (no family's logs record a bill)
+            continue;
+        };
         out.push(format!(
-            "- **No session more than 3% above `none`, against what the logs say was billed**: {} (the worst: {} under Anthropic's prices, {ba_family}; {} under OpenAI's, {bo_family}).",
-            if ba > MAX_REGRET || bo > MAX_REGRET {
-                "**not held**"
-            } else {
-                "held on every family whose logs record it"
-            },
-            signed(ba),
-            signed(bo)
+            "- **No session more than 3% above `none`{against}**: {} (the worst: {} under Anthropic's prices, {wa_family}; {} under OpenAI's, {wo_family}).",
+            if wa > MAX_REGRET || wo > MAX_REGRET { "**not held**" } else { held },
+            signed(wa),
+            signed(wo)
         ));
     }
     let (low, low_family) = families
@@ -489,25 +477,17 @@ fn broken_promises(families: &[Family]) -> Vec<String> {
     let mut broken = Vec::new();
     for f in families {
         let smart = f.row("smart");
-        for m in ["anthropic", "openai"] {
-            let worst = num(&smart["costlier_sessions"][m]["worst"]);
-            if worst > MAX_REGRET {
-                broken.push(format!(
-                    "{}: a session {} above `none` under {m}'s prices",
-                    f.name,
-                    signed(worst)
-                ));
-            }
-            // and against what the logs say was billed, where they say it
-            let billed = smart
-                .get("billed")
-                .map_or(0.0, |b| num(&b["costlier_sessions"][m]["worst"]));
-            if billed > MAX_REGRET {
-                broken.push(format!(
-                    "{}: a session {} above `none`'s bill under {m}'s prices",
-                    f.name,
-                    signed(billed)
-                ));
+        // on the logged messages, and against what the logs say was billed where they say it
+        for (billed, base) in [(false, "`none`"), (true, "`none`'s bill")] {
+            for m in ["anthropic", "openai"] {
+                let worst = tail_of(smart, billed).map_or(0.0, |t| num(&t[m]["worst"]));
+                if worst > MAX_REGRET {
+                    broken.push(format!(
+                        "{}: a session {} above {base} under {m}'s prices",
+                        f.name,
+                        signed(worst)
+                    ));
+                }
             }
         }
         let r = num(&smart["recall"]);

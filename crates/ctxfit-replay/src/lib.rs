@@ -156,25 +156,13 @@ impl SessionReplay {
         })
     }
 
-    /// Input tokens as billed ([`TurnStats::billed`]) over the requests whose log records the bill; `None` when
-    /// none does.
-    pub fn billed_input_tokens(&self) -> Option<usize> {
+    /// Input tokens, cache reads and cache writes as billed ([`TurnStats::billed`]), summed over the requests
+    /// whose log records the bill; `None` when none does.
+    pub fn billed(&self) -> Option<(usize, usize, usize)> {
         self.turns
             .iter()
             .filter_map(TurnStats::billed)
-            .fold(None, |sum, (input, _, _)| Some(sum.unwrap_or(0) + input))
-    }
-
-    /// Cache reads and writes as billed ([`TurnStats::billed`]) over the requests whose log records the bill;
-    /// `None` when none does.
-    pub fn billed_cache_tokens(&self) -> Option<(usize, usize)> {
-        self.turns
-            .iter()
-            .filter_map(TurnStats::billed)
-            .fold(None, |sum, (_, r, w)| {
-                let (sr, sw) = sum.unwrap_or((0, 0));
-                Some((sr + r, sw + w))
-            })
+            .reduce(|(i, r, w), (bi, br, bw)| (i + bi, r + br, w + bw))
     }
 
     pub fn cost(&self) -> f64 {

@@ -157,12 +157,13 @@ fn billed_rows(
     replays: &[SessionReplay],
     policies: &[&str],
     models: &[PriceModel],
+    spreads: &mut BTreeMap<String, Spreads>,
 ) -> BTreeMap<String, BilledRow> {
     let mut by_session = session_costs(
         replays,
         policies.iter().copied(),
         models,
-        SessionReplay::billed_cache_tokens,
+        |r: &SessionReplay| r.billed().map(|(_, read, write)| (read, write)),
     );
     let sums = |p: &str| billed_sums(replays.iter().filter(|r| r.policy == p));
     let none = sums("none");
@@ -186,7 +187,7 @@ fn billed_rows(
                     tokens_saved: (none.1 > 0).then(|| 1.0 - s.1 as f64 / none.1 as f64),
                     share_of_oracle: (none.0 > 0 && oracle.0 > 0 && none.1 > oracle.1)
                         .then(|| (none.1 as f64 - s.1 as f64) / (none.1 - oracle.1) as f64),
-                    share_of_oracle_spread: None,
+                    share_of_oracle_spread: spreads.get_mut(p).and_then(|s| s.2.take()),
                     costs,
                     cost_vs_none,
                     costlier_sessions: by_session.remove(p).unwrap_or_default(),
@@ -209,7 +210,7 @@ pub fn policy_rows(replays: &[SessionReplay], models: &[PriceModel]) -> Vec<Poli
     );
     let mut spreads = spreads(replays, totals.iter().map(|t| t.policy.as_str()));
     let names: Vec<&str> = totals.iter().map(|t| t.policy.as_str()).collect();
-    let mut billed = billed_rows(replays, &names, models);
+    let mut billed = billed_rows(replays, &names, models, &mut spreads);
     let find = |name: &str| totals.iter().find(|r| r.policy == name);
     let none = find("none");
     let oracle = find("oracle");
@@ -266,10 +267,7 @@ pub fn policy_rows(replays: &[SessionReplay], models: &[PriceModel]) -> Vec<Poli
                         .filter(|r| r.policy == t.policy)
                         .map(|r| r.tools.as_slice()),
                 ),
-                billed: billed.remove(&t.policy).map(|mut b| {
-                    b.share_of_oracle_spread = spreads.get_mut(&t.policy).and_then(|s| s.2.take());
-                    b
-                }),
+                billed: billed.remove(&t.policy),
             }
         })
         .collect()
@@ -323,7 +321,12 @@ fn spreads<'a>(
             .map(|k| {
                 by.get(k).map(|r| {
                     let (refs, visible) = r.references();
-                    (r.input_tokens(), refs, visible, r.billed_input_tokens())
+                    (
+                        r.input_tokens(),
+                        refs,
+                        visible,
+                        r.billed().map(|(input, ..)| input),
+                    )
                 })
             })
             .collect()

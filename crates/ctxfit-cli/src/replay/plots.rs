@@ -101,10 +101,10 @@ pub(super) fn plot(
     // whose logs record a bill; else on the messages the logs show, every session
     let billed = replays
         .iter()
-        .any(|r| r.policy == "none" && r.billed_cache_tokens().is_some());
+        .any(|r| r.policy == "none" && r.billed().is_some());
     let cost = |r: &SessionReplay| {
         let tokens = if billed {
-            r.billed_cache_tokens()
+            r.billed().map(|(_, read, write)| (read, write))
         } else {
             Some(r.cache_tokens())
         };
