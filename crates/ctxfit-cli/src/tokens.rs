@@ -5,7 +5,7 @@ use ctxfit_import::SourceFormat;
 use ctxfit_tokens::{count_conversation, count_message, estimator_names};
 use serde_json::json;
 
-use crate::input::{display_name, import, parse_format, read_text};
+use crate::input::{display_name, import, parse_format, problems, read_text, warn};
 use crate::output::{emit, thousands};
 
 #[derive(clap::Args)]
@@ -59,6 +59,9 @@ pub fn run(args: Args) -> Result<()> {
         return emit(None, &out);
     }
     let sessions = import(&name, &text, args.format)?;
+    // what reads but is probably wrong (a last line cut short, an orphan result): said, as every command says it
+    let problems = problems(&sessions);
+    warn(&name, &problems);
     let mut total = 0;
     let mut docs = Vec::new();
     let mut table = String::new();
@@ -84,7 +87,8 @@ pub fn run(args: Args) -> Result<()> {
         docs.push(json!({"session": s.name, "tokens": session_total, "messages": per_message}));
     }
     let out = if args.json {
-        let doc = json!({"file": name, "estimator": est.name(), "tokens": total, "sessions": docs});
+        let doc = json!({"file": name, "estimator": est.name(), "tokens": total, "sessions": docs,
+                         "warnings": problems});
         format!("{}\n", serde_json::to_string_pretty(&doc)?)
     } else {
         format!("{table}total  {}\n", thousands(total))

@@ -111,6 +111,15 @@ pub(crate) fn message_list<'py>(
             "{function}() takes the list of messages, not a string (parse the JSON first: json.loads)"
         )));
     }
+    // a set has no order: its messages would be read in whatever order the set keeps them
+    if messages.is_instance_of::<pyo3::types::PySet>()
+        || messages.is_instance_of::<pyo3::types::PyFrozenSet>()
+    {
+        return Err(errors::bad_input(format!(
+            "{function}() takes the list of messages, not a set (a set has no order; the conversation's is its \
+             meaning)"
+        )));
+    }
     messages.try_iter().map_err(|_| {
         let got = messages.get_type().name().map_or_else(
             |_| "an object that is not a list".to_owned(),

@@ -434,6 +434,11 @@ def test_wrong_arguments_and_a_second_thread_get_words_that_say_what_to_do():
         ctxfit.count_tokens("hello world")
     with pytest.raises(ctxfit.CtxfitError, match=r"convert_messages\(\) .*not the request dict"):
         ctxfit.convert_messages({"model": "m", "messages": []}, "openai")
+    # a set iterates too, in an order of its own
+    with pytest.raises(ctxfit.CtxfitError, match=r"compact\(\) takes the list of messages, not a set"):
+        compactor.compact({"a", "b"})
+    with pytest.raises(ctxfit.CtxfitError, match=r"count_tokens\(\) takes the list of messages, not a set"):
+        ctxfit.count_tokens(frozenset())
     with pytest.raises(TypeError, match=r"replay\(\) takes a path or a list of paths, got NoneType"):
         ctxfit.replay(None, "smart")
     with pytest.raises(ValueError, match="input_tokens must be a whole number, 0 or more: got -1"):

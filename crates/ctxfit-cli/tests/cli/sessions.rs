@@ -453,6 +453,16 @@ fn a_live_log_cut_short_in_its_last_line_is_read_without_it_and_warned_about() {
         "{}",
         stderr(&o)
     );
+    // counting its tokens says so too, on standard error and in the JSON
+    let o = ctxfit(&["tokens", "--conversation", "--json", path], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("live.jsonl: {said}")),
+        "{}",
+        stderr(&o)
+    );
+    let t: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(t["warnings"][0], said.as_str());
     let o = ctxfit(&["compact", "--strict", path], None);
     assert_eq!(o.status.code(), Some(2));
     assert!(
