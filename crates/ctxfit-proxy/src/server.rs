@@ -321,6 +321,21 @@ fn forwarded_headers(from: &HeaderMap) -> HeaderMap {
     out
 }
 
+/// The first transfer coding of a request other than `chunked` (the one hyper removes), if it names one.
+fn unsupported_transfer_coding(headers: &HeaderMap) -> Option<String> {
+    for value in headers.get_all(hyper::header::TRANSFER_ENCODING) {
+        let value = String::from_utf8_lossy(value.as_bytes());
+        let other = value
+            .split(',')
+            .map(str::trim)
+            .find(|c| !c.is_empty() && !c.eq_ignore_ascii_case("chunked"));
+        if let Some(coding) = other {
+            return Some(coding.to_owned());
+        }
+    }
+    None
+}
+
 fn api_of(method: &Method, path: &str) -> Option<Api> {
     if method != Method::POST {
         return None;
@@ -366,6 +381,19 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
         );
     }
     let api = api_of(req.method(), &path);
+    if let Some(coding) = unsupported_transfer_coding(req.headers()) {
+        // a transfer coding besides chunked (`gzip, chunked`: no client sends one) belongs to the hop that ends
+        // here: the proxy neither reads it nor can relay it (it would forward the coded bytes as the body), so it
+        // refuses it, as HTTP says of a coding a server does not understand (501)
+        return api_error(
+            api,
+            StatusCode::NOT_IMPLEMENTED,
+            &format!(
+                "ctxfit proxy: transfer coding `{coding}` is not supported: send the body as it is (or with \
+                 Content-Encoding, which is relayed untouched)"
+            ),
+        );
+    }
     let anthropic = matches!(api, Some(Api::AnthropicMessages))
         || (api.is_none()
             && (req.headers().contains_key("x-api-key")

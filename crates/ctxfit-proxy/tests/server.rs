@@ -303,6 +303,60 @@ fn a_compressed_body_goes_through_untouched_and_the_answer_says_why() {
 }
 
 #[test]
+fn a_transfer_coding_other_than_chunked_is_refused_in_the_apis_shape() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let up = upstream();
+    let addr = proxy(&rt, &up);
+    // chunks of a gzip stream: read as the body, they would be "malformed JSON"; relayed, the upstream would take
+    // the coded bytes for the body
+    for (path, te) in [
+        ("/v1/messages", "gzip, chunked"),
+        ("/v1/chat/completions", "gzip, chunked"),
+        ("/v1/models", "deflate, chunked"),
+    ] {
+        let mut s = TcpStream::connect(&addr).unwrap();
+        write!(
+            s,
+            "POST {path} HTTP/1.1\r\nhost: {addr}\r\ntransfer-encoding: {te}\r\nconnection: close\r\n\r\n\
+             4\r\ngz..\r\n0\r\n\r\n"
+        )
+        .unwrap();
+        let mut text = String::new();
+        s.read_to_string(&mut text).unwrap();
+        let (head, body) = text.split_once("\r\n\r\n").unwrap();
+        assert!(head.starts_with("HTTP/1.1 501"), "{text}");
+        let error: serde_json::Value = serde_json::from_str(body).unwrap();
+        let coding = te.split(',').next().unwrap();
+        let message = format!(
+            "ctxfit proxy: transfer coding `{coding}` is not supported: send the body as it is (or with \
+             Content-Encoding, which is relayed untouched)"
+        );
+        if path == "/v1/chat/completions" {
+            assert_eq!(error["error"]["message"], message.as_str());
+            assert_eq!(error["error"]["type"], "invalid_request_error");
+        } else {
+            assert_eq!(error["type"], "error");
+            assert_eq!(error["error"]["message"], message.as_str());
+        }
+    }
+    // chunked alone is HTTP's own framing: read as ever
+    let body = messages_body(&["hello"]);
+    let mut s = TcpStream::connect(&addr).unwrap();
+    write!(
+        s,
+        "POST /v1/messages HTTP/1.1\r\nhost: {addr}\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n{:x}\r\n",
+        body.len()
+    )
+    .unwrap();
+    s.write_all(&body).unwrap();
+    s.write_all(b"\r\n0\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert_eq!(up.received.lock().unwrap().len(), 1);
+}
+
+#[test]
 fn a_responses_request_is_compacted_only_when_it_carries_its_whole_conversation() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let up = upstream();
