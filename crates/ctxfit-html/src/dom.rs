@@ -15,8 +15,9 @@
 //! as it is. The tree is otherwise the one `RcDom` builds — the same elements, attributes and text, where a
 //! browser would put them.
 //!
-//! The sink also counts the elements the tree builder makes: past [`element_budget`] (four per tag), the parse
-//! gives up and the caller writes the page with the tokenizer alone (`flat.rs`).
+//! The sink also counts the elements the tree builder makes: past [`element_budget`] (four per tag, and
+//! [`MAX_ELEMENTS`] at most), the parse gives up and the caller writes the page with the tokenizer alone
+//! (`flat.rs`).
 
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
@@ -80,13 +81,19 @@ pub(crate) fn parse_keeping_scripts(html: &str) -> Option<RcDom> {
     Some(parser.finish())
 }
 
-/// Elements the tree builder may make of a page: four per `<` in it, and 10,000. It makes one per start tag, a
-/// few it implies (`html`, `head`, `body`, `tbody`), and copies of the formatting elements a misnested page left
-/// open — one per paragraph where a real page leaves a `<b>` open; 1,000 per paragraph where a hostile one left
-/// 1,000 (92 KB of it made ten million elements: 11 s and 2.3 GB).
+/// Elements the tree builder may make of a page: four per `<` in it, and 10,000 — and [`MAX_ELEMENTS`] at most. It
+/// makes one per start tag, a few it implies (`html`, `head`, `body`, `tbody`), and copies of the formatting
+/// elements a misnested page left open — one per paragraph where a real page leaves a `<b>` open; 1,000 per
+/// paragraph where a hostile one left 1,000 (92 KB of it made ten million elements: 11 s and 2.3 GB).
 fn element_budget(html: &str) -> u64 {
-    4 * memchr::memchr_iter(b'<', html.as_bytes()).count() as u64 + 10_000
+    (4 * memchr::memchr_iter(b'<', html.as_bytes()).count() as u64 + 10_000).min(MAX_ELEMENTS)
 }
+
+/// The most elements a tree may hold, whatever the page's size: the tree costs some 300–700 bytes of memory an
+/// element with its text (16 MB of `<b>x</b>`, two million elements, took 1.4 GB and 15 s), so a page of more —
+/// 25 times the most of any of the 616 pages of the three sets (19,437 tags) — is written by the tokenizer alone,
+/// in memory its size bounds.
+pub(crate) const MAX_ELEMENTS: u64 = 500_000;
 
 /// Hand text to the parser in pieces of 2 KiB at most, so that the parser's input buffer never holds a copy of a
 /// whole large page (the DOM is the page's size already), and so that a tree builder past its element budget is
@@ -592,5 +599,16 @@ mod tests {
         let lean = parse(&nul).unwrap();
         assert!(lean.errors.borrow().is_empty());
         assert_eq!(serialized(&lean), expected(&nul));
+    }
+
+    #[test]
+    fn the_tree_holds_at_most_max_elements_whatever_the_pages_size() {
+        // four per tag and 10,000 on a real page's scale
+        assert_eq!(
+            element_budget(&"<p>x</p>".repeat(1_000)),
+            4 * 2_000 + 10_000
+        );
+        // and no more than the cap on a page of millions of tags: the tokenizer alone writes it
+        assert_eq!(element_budget(&"<b>x</b>".repeat(1_000_000)), MAX_ELEMENTS);
     }
 }
