@@ -126,6 +126,9 @@ struct Shared {
     gateways: Mutex<HashMap<String, Arc<Gateway>>>,
     stats: Mutex<BTreeMap<&'static str, ApiStats>>,
     client: Client<hyper_rustls::HttpsConnector<HttpConnector>, Body>,
+    /// The heap in use once started, before any request: what a request can never have for itself under
+    /// `--max-memory`.
+    memory_floor: usize,
 }
 
 /// A running proxy's address, and the task serving it.
@@ -216,6 +219,7 @@ pub async fn start(config: ProxyConfig, addr: &str) -> Result<Running, StartErro
         .enable_http1()
         .wrap_connector(http);
     let client = Client::builder(TokioExecutor::new()).build(https);
+    let memory_floor = config.memory_in_use.map_or(0, |in_use| in_use());
     let shared = Arc::new(Shared {
         gateways: Mutex::new(HashMap::from([(
             default.profile.clone(),
@@ -225,6 +229,7 @@ pub async fn start(config: ProxyConfig, addr: &str) -> Result<Running, StartErro
         config,
         store: store.clone(),
         client,
+        memory_floor,
     });
     let header_timeout = shared.config.header_timeout;
     let task = tokio::spawn(async move {
@@ -441,8 +446,12 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
         header(&parts.headers, "content-length").and_then(|v| v.trim().parse::<u64>().ok());
     let room_for = |n: usize| {
         let gateways = shared.gateways.lock().unwrap_or_else(|p| p.into_inner());
-        make_room(&shared.config, &gateways, need_of_size(n))
-            .map_err(|(Refusal::Busy(m) | Refusal::Bad(m))| m)
+        make_room(
+            &shared.config,
+            &gateways,
+            shared.memory_floor,
+            need_of_size(n),
+        )
     };
     let over_memory = || {
         let (max, in_use) = (shared.config.max_memory, shared.config.memory_in_use);
@@ -490,30 +499,22 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
             preview,
         ) {
             Ok(f) => Some(f),
-            Err(Refusal::Busy(message)) => {
+            Err(refusal) => {
                 count(&shared, api, |s| {
                     s.requests += 1;
                     s.refused += 1;
                 });
-                let mut r = api_error(
-                    Some(api),
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    &format!("ctxfit proxy: {message}"),
-                );
-                r.headers_mut()
-                    .insert("retry-after", HeaderValue::from_static("5"));
+                let (status, message) = match refusal {
+                    Refusal::Busy(m) => (StatusCode::SERVICE_UNAVAILABLE, m),
+                    Refusal::Bad(m) => (StatusCode::BAD_REQUEST, m),
+                    Refusal::TooLarge(m) => (StatusCode::PAYLOAD_TOO_LARGE, m),
+                };
+                let mut r = api_error(Some(api), status, &format!("ctxfit proxy: {message}"));
+                if status == StatusCode::SERVICE_UNAVAILABLE {
+                    r.headers_mut()
+                        .insert("retry-after", HeaderValue::from_static("5"));
+                }
                 return r;
-            }
-            Err(Refusal::Bad(message)) => {
-                count(&shared, api, |s| {
-                    s.requests += 1;
-                    s.refused += 1;
-                });
-                return api_error(
-                    Some(api),
-                    StatusCode::BAD_REQUEST,
-                    &format!("ctxfit proxy: {message}"),
-                );
             }
         }
     } else {
@@ -584,10 +585,12 @@ fn upstream_uri(origin: &Uri, request: &Uri) -> Result<Uri, String> {
         .map_err(|e| format!("cannot address the upstream: {e}"))
 }
 
-/// Why a request was not compacted: the client's (400), or the proxy's memory (503, retry later).
+/// Why a request was not compacted: the client's (400), the proxy's memory (503, retry later), or a request
+/// that would need more memory than the proxy may use at all (413).
 enum Refusal {
     Bad(String),
     Busy(String),
+    TooLarge(String),
 }
 
 impl From<String> for Refusal {
@@ -619,7 +622,12 @@ fn compact(
 ) -> Result<crate::gateway::Forwarded, Refusal> {
     let settings = settings(&shared.config, profile)?;
     let mut gateways = shared.gateways.lock().unwrap_or_else(|p| p.into_inner());
-    make_room(&shared.config, &gateways, need_of_body(bytes))?;
+    make_room(
+        &shared.config,
+        &gateways,
+        shared.memory_floor,
+        need_of_body(bytes),
+    )?;
     if preview {
         drop(gateways);
         // what the conversation would send: a gateway of its own replays it (live equals replayed)

@@ -508,8 +508,9 @@ def test_count_tokens_counts_the_request_as_it_would_be_sent(corpus, proxy):
 
 
 def test_memory_is_held_under_max_memory(upstream):
-    """Under --max-memory the conversations used least recently are forgotten to make room; a request that does not
-    fit even so is answered 503, overloaded, with retry-after; the proxy serves on."""
+    """Under --max-memory the conversations used least recently are forgotten to make room; a request that would
+    need more than the whole limit is answered 413 (no retry makes it fit), one whose body outgrows the room left as
+    it arrives 503, overloaded, with retry-after; the proxy serves on."""
     import httpx
 
     p, url, lines = start_proxy(upstream, "--max-memory", "150M", "--max-body", str(300 << 20))
@@ -532,6 +533,14 @@ def test_memory_is_held_under_max_memory(upstream):
             assert stats["memory"]["in_use"] <= 150 << 20, stats
         # six conversations of 15 MB do not fit in 150 MiB: the oldest were forgotten
         assert stats["conversations"] < 6, stats
+        # 50 MB takes about 200 MiB to compact: more than the whole limit, so not "retry later" but too large, and
+        # the conversations held are not forgotten for it
+        r = httpx.post(url + "/v1/messages", content=body("huge", 50_000_000), headers=headers, timeout=60)
+        assert r.status_code == 413 and "retry-after" not in r.headers, r.text
+        assert r.json()["error"]["type"] == "request_too_large"
+        assert "more than the proxy's whole limit of 150 MiB (--max-memory)" in r.json()["error"]["message"]
+        assert httpx.get(url + "/ctxfit/stats").json()["conversations"] == stats["conversations"]
+        # 40 MB would fit were nothing else held: room is made, and what is still missing is "retry later"
         r = httpx.post(url + "/v1/messages", content=body("big", 40_000_000), headers=headers, timeout=60)
         assert r.status_code == 503 and r.headers["retry-after"] == "5", r.text
         assert r.json()["error"]["type"] == "overloaded_error"
@@ -545,7 +554,7 @@ def test_memory_is_held_under_max_memory(upstream):
             tiny.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "a"}]})
         r = httpx.post(url + "/v1/messages", content=json.dumps({"model": "m", "max_tokens": 5, "messages": tiny}),
                        headers=headers, timeout=60)
-        assert r.status_code == 503 and "memory limit" in r.json()["error"]["message"], r.text
+        assert r.status_code == 413 and "whole limit" in r.json()["error"]["message"], r.text
         assert httpx.get(url + "/ctxfit/stats").json()["memory"]["in_use"] <= 150 << 20
         # a body of no stated size is counted as it arrives: refused before its end, not after
         import socket

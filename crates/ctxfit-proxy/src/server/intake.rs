@@ -9,7 +9,8 @@
 //! * over `--max-body` (stated, or as it arrives): 413;
 //! * a pause longer than `--body-timeout` between two pieces of the body: 408, and the connection is closed;
 //! * over `--max-memory` (what a body states it will need, or the heap as bodies arrive together, once the
-//!   conversations used least recently are forgotten): 503 with `retry-after`, without reading the rest.
+//!   conversations used least recently are forgotten): 503 with `retry-after`, without reading the rest — or
+//!   413 when the body alone would need more than the whole limit (no retry can make it fit).
 //!
 //! Example: `Content-Length: 1000` and then 10 bytes and silence gets, after the timeout, `408` with
 //! `{"type":"error","error":{"type":"invalid_request_error","message":"ctxfit proxy: the request body stopped
@@ -39,6 +40,8 @@ pub(super) enum Unread {
     },
     /// The heap would go past `--max-memory` (503 with `retry-after`).
     NoRoom(String),
+    /// The body would need more heap than `--max-memory` allows at all (413: no retry can make it fit).
+    NeverFits(String),
     /// The connection failed while the body was read (400).
     Broken,
 }
@@ -49,6 +52,7 @@ impl Unread {
             Unread::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Unread::Stalled { .. } => StatusCode::REQUEST_TIMEOUT,
             Unread::NoRoom(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Unread::NeverFits(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Unread::Broken => StatusCode::BAD_REQUEST,
         }
     }
@@ -72,8 +76,19 @@ impl Unread {
                 };
                 format!("ctxfit proxy: the request body stopped arriving: nothing for {silence}{missing}")
             }
-            Unread::NoRoom(message) => format!("ctxfit proxy: {message}"),
+            Unread::NoRoom(message) | Unread::NeverFits(message) => {
+                format!("ctxfit proxy: {message}")
+            }
             Unread::Broken => "the request body could not be read".to_owned(),
+        }
+    }
+}
+
+impl From<Refusal> for Unread {
+    fn from(refusal: Refusal) -> Unread {
+        match refusal {
+            Refusal::TooLarge(message) => Unread::NeverFits(message),
+            Refusal::Busy(message) | Refusal::Bad(message) => Unread::NoRoom(message),
         }
     }
 }
@@ -84,7 +99,7 @@ pub(super) struct Bounds<'a> {
     /// The longest pause between two pieces of the body.
     pub silence: Duration,
     /// Make room for a body of this many bytes (forgetting conversations if it must), or say why there is none.
-    pub room_for: &'a (dyn Fn(usize) -> Result<(), String> + Sync),
+    pub room_for: &'a (dyn Fn(usize) -> Result<(), Refusal> + Sync),
     /// Is the heap past its cap now?
     pub over_memory: &'a (dyn Fn() -> bool + Sync),
 }
@@ -100,7 +115,7 @@ pub(super) async fn read_body(
             return Err(Unread::TooLarge(bounds.max_body));
         }
         // a body that says how large it is makes room first, before a byte of it is held
-        (bounds.room_for)(n as usize).map_err(Unread::NoRoom)?;
+        (bounds.room_for)(n as usize).map_err(Unread::from)?;
     }
     // (what a client states is not reserved ahead of its bytes: one that never sends them holds nothing)
     let mut bytes: Vec<u8> = Vec::with_capacity(stated.unwrap_or(0).min(1 << 20) as usize);
@@ -163,15 +178,26 @@ pub(super) fn need_of_body(body: &[u8]) -> usize {
 
 /// Make room under `--max-memory` for a request that `need`s that many bytes of heap ([`need_of_size`],
 /// [`need_of_body`]): forget the conversations used least recently, of every profile, until it fits. `Err` when
-/// it does not fit even so.
+/// it does not fit even so — `TooLarge` (and nothing forgotten) when it would not fit beside the `floor` the
+/// proxy itself takes, whatever else it let go.
 pub(super) fn make_room(
     config: &ProxyConfig,
     gateways: &HashMap<String, Arc<Gateway>>,
+    floor: usize,
     need: usize,
 ) -> Result<(), Refusal> {
     let (Some(max), Some(in_use)) = (config.max_memory, config.memory_in_use) else {
         return Ok(());
     };
+    if need.saturating_add(floor) > max {
+        // more than the whole limit leaves it: no conversation forgotten, no retry, can make it fit
+        return Err(Refusal::TooLarge(format!(
+            "this request needs about {} MiB of memory to be compacted, more than the proxy's whole limit of {} \
+             MiB (--max-memory): raise the limit, or send it with `x-ctxfit-bypass: 1` to forward it untouched",
+            need >> 20,
+            max >> 20
+        )));
+    }
     while in_use().saturating_add(need) > max {
         let oldest = (gateways.values())
             .filter_map(|g| g.least_recently_seen().map(|seen| (seen, g)))
