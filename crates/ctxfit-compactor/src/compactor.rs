@@ -34,6 +34,7 @@ mod payback;
 mod projection;
 mod saved;
 mod shown;
+mod sleep;
 
 use crate::PrefixSums;
 pub use budget::BUDGET_RULE;
@@ -97,6 +98,25 @@ struct ResultSite {
 }
 
 /// What has been read of the history so far (append-only; rebuilt when the history gets shorter).
+/// A state's identity, unique in the process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct StateId(u64);
+
+impl Default for StateId {
+    fn default() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        StateId(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+/// How far a caller has read the messages changed by decisions ([`Projection::changes_since`]); the default
+/// has read nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ChangeMark {
+    state: u64,
+    seen: usize,
+}
+
 #[derive(Default)]
 struct State {
     index: ToolCallIndex,
@@ -119,6 +139,13 @@ struct State {
     waiting: HashMap<usize, usize>,
     /// What each waiting result depends on.
     waiting_on: HashMap<usize, WaitingOn>,
+    /// The waiting results not due to be asked again, out of `pending` ([`sleep`]).
+    sleepers: sleep::Sleepers,
+    /// The messages whose replacements changed, in the order they did (a message may recur): what a caller
+    /// holding its own copy of the messages converts again ([`Projection::changes_since`]).
+    changed: Vec<usize>,
+    /// Which state this is: marks of another (before a history was read afresh) start from the beginning.
+    id: StateId,
     /// Results per (rule, group key), for history-dependent rules that group their results.
     groups: HashMap<(usize, String), Vec<ResultRef>>,
     /// How many results with each tool_use_id have been read (ids are reused by some agents).

@@ -28,9 +28,9 @@ mod session;
 
 pub use aliases::DEFAULT_ALIASES;
 pub use compactor::{
-    cache_expired, requested_cache_ttl, stated_cache_ttl, unix_millis, Compactor, CompactorError,
-    Decided, NextRequest, Projection, RestoreError, SavedDecision, SavedHeld, SavedState,
-    BUDGET_RULE, CACHE_FIELDS, INGESTION_MARKER,
+    cache_expired, requested_cache_ttl, stated_cache_ttl, unix_millis, ChangeMark, Compactor,
+    CompactorError, Decided, NextRequest, Projection, RestoreError, SavedDecision, SavedHeld,
+    SavedState, BUDGET_RULE, CACHE_FIELDS, INGESTION_MARKER,
 };
 /// The plugin API, so that a compactor and its registry can be named with this crate alone.
 pub use ctxfit_retention::{Decision, Registry, RetentionRule, RuleContext, RuleDescriptor};

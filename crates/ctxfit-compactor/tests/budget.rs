@@ -361,3 +361,59 @@ fn what_the_request_holds_besides_the_conversation_counts_against_the_budget() {
     c.set_unseen_tokens(limit);
     assert!(c.check_request(&seen).is_err());
 }
+
+#[test]
+fn a_caller_reading_only_what_changed_holds_the_request_the_projection_writes() {
+    // request by request under a budget: cuts made, and made again smaller by escalation (a decision taken back
+    // and replaced) — a caller that keeps its own copy of the messages and converts only those
+    // `changes_since` names (as the Python binding does) sends what the projection writes
+    let whole = long_session();
+    let unbudgeted = budgeted(0).compact_history(&whole, None).tokens_after;
+    let limit = (floor(&whole) + unbudgeted) / 2;
+    let mut c = unbounded(limit);
+    let mut copy: Vec<Option<(usize, ctxfit_model::Message)>> = Vec::new();
+    let mut mark = ctxfit_compactor::ChangeMark::default();
+    let (mut escalated, mut converted) = (0, 0);
+    for end in (3..=whole.messages.len()).step_by(2) {
+        let conv = ctxfit_model::Conversation {
+            messages: whole.messages[..end].to_vec(),
+            ..whole.clone()
+        };
+        let report = c.compact(&conv, None);
+        escalated += report
+            .new_blocks
+            .iter()
+            .filter(|b| b.rule == BUDGET_RULE)
+            .count();
+        let projection = c.projection(&conv);
+        copy.resize(end, None);
+        for (i, stamp) in projection.changes_since(mark) {
+            if !matches!(&copy[i], Some((s, _)) if *s == stamp) {
+                copy[i] = Some((stamp, projection.message(i).into_owned()));
+                converted += 1;
+            }
+        }
+        mark = projection.change_mark();
+        let held: Vec<&ctxfit_model::Message> = (0..end)
+            .map(|i| copy[i].as_ref().map_or(&conv.messages[i], |(_, m)| m))
+            .collect();
+        let written: Vec<ctxfit_model::Message> =
+            projection.messages().map(|m| m.into_owned()).collect();
+        assert_eq!(held.len(), written.len());
+        for (i, (h, w)) in held.iter().zip(&written).enumerate() {
+            assert!(**h == *w, "message {i} of {end}");
+        }
+        // and nothing more is named than what changed: a second look finds nothing new
+        assert_eq!(projection.changes_since(mark).count(), 0);
+    }
+    assert!(escalated > 0, "escalation ran");
+    assert!(converted > 0);
+    // a mark of another compactor's state reads from the beginning
+    let mut fresh = unbounded(limit);
+    fresh.compact(&whole, None);
+    let projection = fresh.projection(&whole);
+    assert_eq!(
+        projection.changes_since(mark).count(),
+        projection.changes_since(Default::default()).count()
+    );
+}

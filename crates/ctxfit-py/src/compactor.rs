@@ -67,6 +67,8 @@ pub struct Compactor {
     /// Per message, the dict made of it as compacted and the stamp of the decisions it was made with
     /// (`Projection::changes`: the same stamp is the same message).
     returned: Vec<Option<(usize, Py<PyAny>)>>,
+    /// How far the changes of `inner`'s decisions have been read into `returned`.
+    changes_read: ctxfit_compactor::ChangeMark,
     last_report: Option<Report>,
     /// A panic left the state unknown: start over on the next call.
     poisoned: bool,
@@ -231,13 +233,16 @@ impl Compactor {
 
         // the request: the caller's own objects where nothing changed, a dict made once per change otherwise
         let projection = self.inner.projection(&self.conv);
-        for (i, stamp) in projection.changes() {
+        // (only the messages whose decisions changed since the previous call: a call costs what changed, not
+        // every message ever cut)
+        for (i, stamp) in projection.changes_since(self.changes_read) {
             if !matches!(&self.returned[i], Some((n, _)) if *n == stamp) {
                 let obj = to_py(py, &write_message(format, &projection.message(i)))?;
                 sent.set_item(i, &obj)?;
                 self.returned[i] = Some((stamp, obj.unbind()));
             }
         }
+        self.changes_read = projection.change_mark();
         let out = sent.get_slice(0, sent.len());
         if let Some(dropped) = projection.dropped() {
             out.del_slice(dropped.start, dropped.end)?;
@@ -260,6 +265,7 @@ impl Compactor {
         self.seen = PyList::empty(py).unbind();
         self.sent = PyList::empty(py).unbind();
         self.returned.clear();
+        self.changes_read = ctxfit_compactor::ChangeMark::default();
         self.poisoned = false;
         Ok(())
     }
@@ -333,6 +339,7 @@ impl Compactor {
             system: None,
             tools: None,
             returned: Vec::new(),
+            changes_read: ctxfit_compactor::ChangeMark::default(),
             last_report: None,
             poisoned: false,
         })

@@ -283,10 +283,12 @@ impl Compactor {
             if let Some(r) = self.state.replaced.get_mut(&cm) {
                 r.retain(|(b, rep)| !(*b == cb && matches!(rep, Replacement::ClearInput)));
             }
+            self.state.changed.push(cm);
         }
         if let Some(r) = self.state.replaced.get_mut(&site.message) {
             r.retain(|(b, rep)| !(*b == site.block && matches!(rep, Replacement::Result(_))));
         }
+        self.state.changed.push(site.message);
     }
 }
 

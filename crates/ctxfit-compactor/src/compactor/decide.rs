@@ -29,7 +29,14 @@ impl Compactor {
         let mut tentative: Vec<(usize, usize)> = Vec::new();
         let mut estimate = self.current_tokens();
         let target = self.settings.target;
-        let pending = std::mem::take(&mut self.state.pending);
+        let mut pending = std::mem::take(&mut self.state.pending);
+        // the waiting results whose count is reached are asked again, in their place
+        let woken = self.wake_sleepers();
+        if !woken.is_empty() {
+            pending.extend(woken);
+            pending.sort_unstable();
+            pending.dedup();
+        }
         let mut still = Vec::with_capacity(pending.len());
         let mut rest = pending.into_iter();
         for ri in rest.by_ref() {
@@ -42,15 +49,12 @@ impl Compactor {
                 still.push(ri);
                 break;
             }
-            if self
-                .state
-                .waiting
-                .get(&ri)
-                .is_some_and(|&at| self.relevant_results(ri) < at)
-            {
-                // not enough has arrived since it was asked to change the rule's mind
-                still.push(ri);
-                continue;
+            if let Some(&at) = self.state.waiting.get(&ri) {
+                if self.relevant_results(ri) < at {
+                    // not enough has arrived since it was asked to change the rule's mind
+                    self.sleep(ri, at);
+                    continue;
+                }
             }
             let results = self.state.results.len();
             let settled = self
@@ -70,7 +74,7 @@ impl Compactor {
                         self.state.waiting_on.insert(ri, on);
                         let ask_again_at = self.relevant_results(ri) + after;
                         self.state.waiting.insert(ri, ask_again_at);
-                        still.push(ri);
+                        self.sleep(ri, ask_again_at);
                         continue;
                     }
                     Asked::Cut(change) => {

@@ -55,7 +55,9 @@ impl Compactor {
                 for (i, bound) in self.rules.iter().enumerate() {
                     if bound.rule.depends_on_history() && bound.handles(&kind, &tool) {
                         if let Some(group) = bound.rule.group_key(&tool, input) {
-                            st.groups.entry((i, group)).or_default().push(at);
+                            let key = (i, group);
+                            st.sleepers.group_grew(&key);
+                            st.groups.entry(key).or_default().push(at);
                         }
                     }
                 }
@@ -85,11 +87,13 @@ impl Compactor {
                         .entry(mi)
                         .or_default()
                         .push((bi, Replacement::Result(key.clone())));
+                    st.changed.push(mi);
                     if let (true, Some((cm, cb))) = (sticky.clear_input, call) {
                         st.replaced
                             .entry(cm)
                             .or_default()
                             .push((cb, Replacement::ClearInput));
+                        st.changed.push(cm);
                     }
                 } else if self.kept.contains(&key) {
                     st.shown.add_content(&r.content);

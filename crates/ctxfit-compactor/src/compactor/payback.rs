@@ -194,12 +194,14 @@ impl Compactor {
             .entry(site.message)
             .or_default()
             .push((site.block, Replacement::Result(site.key.clone())));
+        self.state.changed.push(site.message);
         if let Some((message, block, ..)) = cleared_at {
             self.state
                 .replaced
                 .entry(message)
                 .or_default()
                 .push((block, Replacement::ClearInput));
+            self.state.changed.push(message);
         }
         reports.push(BlockReport {
             message: site.message,

@@ -28,6 +28,8 @@ impl Compactor {
             replaced: &self.state.replaced,
             decided: &self.decided,
             drop: self.drop.clone(),
+            changed: &self.state.changed,
+            state: self.state.id.0,
         }
     }
 
@@ -59,6 +61,8 @@ pub struct Projection<'a> {
     replaced: &'a HashMap<usize, Vec<(usize, Replacement)>>,
     decided: &'a HashMap<ResultKey, Sticky>,
     drop: Option<Range<usize>>,
+    changed: &'a [usize],
+    state: u64,
 }
 
 impl<'a> Projection<'a> {
@@ -148,6 +152,38 @@ impl<'a> Projection<'a> {
                 *i < self.source.messages.len()
                     && !self.drop.as_ref().is_some_and(|r| r.contains(i))
             })
+    }
+
+    /// The messages whose decisions changed since `mark` (from [`Projection::change_mark`] of an earlier
+    /// projection of the same compactor), with their stamps as [`Projection::changes`] gives them — what a caller
+    /// holding its own copy of the messages converts again, in time proportional to what changed rather than to
+    /// every message ever changed. A message may come more than once; one whose decisions were all taken back
+    /// comes with the stamp of none (its original). A mark of another state (the compactor read the history
+    /// afresh since) reads from the beginning. Dropped messages are not left out: the caller drops them.
+    pub fn changes_since(&self, mark: ChangeMark) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let from = if mark.state == self.state && mark.seen <= self.changed.len() {
+            mark.seen
+        } else {
+            0
+        };
+        self.changed[from..]
+            .iter()
+            .copied()
+            .filter(|&i| i < self.source.messages.len())
+            .map(|i| {
+                (
+                    i,
+                    self.stamp(self.replaced.get(&i).map_or(&[][..], Vec::as_slice)),
+                )
+            })
+    }
+
+    /// Where the log of changed messages ends now: the mark for the next [`Projection::changes_since`].
+    pub fn change_mark(&self) -> ChangeMark {
+        ChangeMark {
+            state: self.state,
+            seen: self.changed.len(),
+        }
     }
 
     /// Every message of the request, in order.
