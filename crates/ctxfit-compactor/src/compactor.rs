@@ -97,7 +97,6 @@ struct ResultSite {
     tokens: usize,
 }
 
-/// What has been read of the history so far (append-only; rebuilt when the history gets shorter).
 /// A state's identity, unique in the process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct StateId(u64);
@@ -117,6 +116,7 @@ pub struct ChangeMark {
     seen: usize,
 }
 
+/// What has been read of the history so far (append-only; rebuilt when the history gets shorter).
 #[derive(Default)]
 struct State {
     index: ToolCallIndex,
