@@ -274,6 +274,26 @@ pub fn emit(out: Option<&Path>, contents: &str) -> Result<()> {
     }
 }
 
+/// Can a file be written at `path`, as far as can be told before the work that makes it (a replay of a large
+/// folder takes minutes): not when it names a folder, or a folder that is not there. Anything else the write
+/// itself says.
+pub fn check_writable(path: &Path) -> Result<()> {
+    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Err(
+            crate::BadInput(format!("cannot write {}: it is a folder", path.display())).into(),
+        );
+    }
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => Err(crate::BadInput(format!(
+            "cannot write {}: there is no folder {}",
+            path.display(),
+            dir.display()
+        ))
+        .into()),
+        _ => Ok(()),
+    }
+}
+
 /// Is `output` the file `input` names (the same file, whatever the path: a link, `./x`, another spelling)? `-`
 /// and a file that does not exist yet are not.
 pub fn is_the_input(input: Option<&Path>, output: &Path) -> bool {

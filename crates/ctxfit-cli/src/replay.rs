@@ -108,6 +108,10 @@ pub fn run(args: Args) -> Result<()> {
         )
         .into());
     }
+    // where the drawings go is checked before the replay, not after it
+    for path in [&args.plot, &args.frontier].into_iter().flatten() {
+        crate::output::check_writable(path)?;
+    }
     let mut sessions: Vec<(String, Session)> = Vec::new();
     if args.sample {
         let (name, s) = load(None, true, args.format)?;

@@ -108,6 +108,28 @@ fn replay_plots_sessions_without_a_bill_on_their_messages() {
         plot.contains("each session&apos;s cost against none (anthropic prices), sorted"),
         "{plot}"
     );
+    // a drawing that cannot be written is said before the replay, and nothing is written
+    let missing = dir.join("no-such-folder").join("costs.svg");
+    for (flag, path, said) in [
+        ("--plot", &missing, "there is no folder"),
+        ("--frontier", &dir, "it is a folder"),
+    ] {
+        let o = ctxfit(
+            &[
+                "replay",
+                swe.to_str().unwrap(),
+                "--policy",
+                "none",
+                flag,
+                path.to_str().unwrap(),
+            ],
+            None,
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(said), "{}", stderr(&o));
+        assert!(stdout(&o).is_empty(), "the replay ran: {}", stdout(&o));
+    }
+    assert!(!missing.parent().unwrap().exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
