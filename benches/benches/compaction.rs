@@ -1,5 +1,6 @@
 //! Compaction on a generated 1M-token history: per-turn incremental cost and full compaction per profile, with
-//! the seeds' passes in Python on the same history in the same run (`benches/python/seed_passes.py`).
+//! the seeds' passes in Python on the same history in the same run (`benches/python/seed_passes.py`); and per
+//! turn at the end of long sessions of reads of distinct files (what waits on the history).
 
 #![allow(clippy::print_stderr)]
 
