@@ -14,7 +14,7 @@ pub struct PolicyArgs {
     /// Policy file (TOML, or JSON).
     #[arg(long)]
     pub policy: Option<PathBuf>,
-    /// Profile to use (default: the policy's `default_profile`, else smart).
+    /// Profile to use (default: the policy's `default_profile`, else its only profile, else smart).
     #[arg(long)]
     pub profile: Option<String>,
     /// Agent whose overrides to apply (`[agents.NAME]` in the policy).
@@ -32,7 +32,11 @@ impl PolicyArgs {
         file.resolve(self.profile.as_deref(), self.agent.as_deref(), &|k| {
             std::env::var(k).ok()
         })
-        .map_err(|e| BadInput(e.to_string()).into())
+        .map_err(|e| match &self.policy {
+            // the file's own mistakes are named with the file
+            Some(path) => BadInput(format!("policy {}: {e}", path.display())).into(),
+            None => BadInput(e.to_string()).into(),
+        })
     }
 }
 

@@ -6,7 +6,7 @@ use anyhow::Result;
 use ctxfit_compactor::PolicyFile;
 use ctxfit_proxy::server::Uri;
 use ctxfit_proxy::state::StoreLimits;
-use ctxfit_proxy::{start, ProxyConfig};
+use ctxfit_proxy::{start, ProxyConfig, StartError};
 
 use crate::BadInput;
 
@@ -24,7 +24,8 @@ pub struct Args {
     /// Policy file (TOML or JSON).
     #[arg(long)]
     policy: Option<String>,
-    /// Profile for requests that name none (`x-ctxfit-profile` names one); default: the policy's, else smart.
+    /// Profile for requests that name none (`x-ctxfit-profile` names one); default: the policy's
+    /// `default_profile`, else its only profile, else smart.
     #[arg(long)]
     profile: Option<String>,
     /// Bytes of request body accepted at most.
@@ -142,7 +143,11 @@ pub fn run(args: Args) -> Result<()> {
     runtime.block_on(async {
         let running = start(config, &args.listen)
             .await
-            .map_err(|e| BadInput(e.to_string()))?;
+            .map_err(|e| match (&e, &args.policy) {
+                // the file's own mistakes are named with the file
+                (StartError::Policy(_), Some(path)) => BadInput(format!("policy {path}: {e}")),
+                _ => BadInput(e.to_string()),
+            })?;
         eprintln!(
             "ctxfit proxy: listening on http://{} (Anthropic → {}, OpenAI → {})",
             running.addr, args.upstream_anthropic, args.upstream_openai

@@ -93,7 +93,8 @@ pub struct ProfileSpec {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyFile {
-    /// The profile used when none is named (default `smart`, as in the proxy and the Python package).
+    /// The profile used when none is named ([`PolicyFile::default_name`]: else the file's only profile, else
+    /// `smart`; the same in the CLI, the replay, the proxy and the Python package).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default_profile: Option<String>,
     /// Named profiles; a name of a built-in profile overrides its fields.
@@ -433,8 +434,34 @@ impl PolicyFile {
         names
     }
 
-    /// The effective settings for `profile` (else the agent's, else the default profile), with the agent's
-    /// overrides and the environment (`env("CTXFIT_BUDGET")`, ...) applied on top.
+    /// The profile used when none is named: `default_profile`, else the file's only profile, else `smart` when
+    /// it defines none. A file defining several and no `default_profile` is an error that lists them: which one
+    /// was meant cannot be guessed, and running `smart` instead would run what the file does not say.
+    pub fn default_name(&self) -> Result<String, PolicyError> {
+        if let Some(name) = &self.default_profile {
+            return Ok(name.clone());
+        }
+        let mut names = self.profiles.keys();
+        match (names.next(), self.profiles.len()) {
+            (None, _) => Ok("smart".to_owned()),
+            (Some(only), 1) => Ok(only.clone()),
+            _ => Err(invalid(
+                "profiles",
+                format!(
+                    "several ({}) and no `default_profile`: set it, or name the one to use",
+                    self.profiles
+                        .keys()
+                        .map(String::as_str)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )),
+        }
+    }
+
+    /// The effective settings for `profile` (else `$CTXFIT_PROFILE`, else the agent's `extends`, else
+    /// [`PolicyFile::default_name`]), with the agent's overrides and the environment (`env("CTXFIT_BUDGET")`,
+    /// ...) applied on top.
     pub fn resolve(
         &self,
         profile: Option<&str>,
@@ -442,7 +469,6 @@ impl PolicyFile {
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Settings, PolicyError> {
         let env_profile = env("CTXFIT_PROFILE");
-        let default = self.default_profile.as_deref().unwrap_or("smart");
         let agent_spec =
             match agent {
                 Some(a) => Some(self.agents.get(a).cloned().ok_or_else(|| {
@@ -453,8 +479,11 @@ impl PolicyFile {
         let name = profile
             .map(str::to_owned)
             .or(env_profile)
-            .or_else(|| agent_spec.as_ref().and_then(|s| s.extends.clone()))
-            .unwrap_or_else(|| default.to_owned());
+            .or_else(|| agent_spec.as_ref().and_then(|s| s.extends.clone()));
+        let name = match name {
+            Some(name) => name,
+            None => self.default_name()?,
+        };
         let mut spec = self.chain(&name, &mut Vec::new())?;
         if let Some(over) = agent_spec {
             spec = merge(

@@ -40,17 +40,47 @@ fn built_in_profiles_are_the_seeds() {
 }
 
 #[test]
-fn smart_is_the_profile_when_none_is_named() {
-    // with no policy, and with a policy that names no default, as the proxy and the Python package do
-    for text in ["", "[profiles.mine]\nextends = \"seed-002\"\n"] {
-        let s = resolve(text, None, None, &[]).unwrap();
-        assert_eq!(s, resolve("", Some("smart"), None, &[]).unwrap(), "{text}");
-    }
+fn a_policy_without_a_default_runs_its_only_profile_else_smart() {
+    // no policy, or one that defines no profile: smart
+    let smart = resolve("", Some("smart"), None, &[]).unwrap();
+    assert_eq!(resolve("", None, None, &[]).unwrap(), smart);
+    let aliases_only = resolve("[aliases]\nmy_reader = \"read_file\"\n", None, None, &[]).unwrap();
+    assert_eq!(
+        (&aliases_only.profile, &aliases_only.rules),
+        (&smart.profile, &smart.rules)
+    );
+    // a file of one profile means that profile (the CLI, the replay, the proxy and Python alike), not smart
+    let one = "[profiles.mine]\nextends = \"smart\"\nrequest_budget = 150000\n";
+    let s = resolve(one, None, None, &[]).unwrap();
+    assert_eq!((s.profile.as_str(), s.request_budget), ("mine", 150_000));
+    assert_eq!(
+        PolicyFile::parse(one, "p").unwrap().default_name().unwrap(),
+        "mine"
+    );
+    // several and no default: which was meant cannot be guessed, so none runs
+    let two = "[profiles.b]\nextends = \"seed-002\"\n[profiles.a]\nextends = \"smart\"\n";
+    check_error(
+        two,
+        None,
+        None,
+        "profiles: several (a, b) and no `default_profile`: set it, or name the one to use",
+    );
+    // ... unless one is named: by the caller, the environment, or an agent's `extends`
+    assert_eq!(resolve(two, Some("b"), None, &[]).unwrap().profile, "b");
+    let env = resolve(two, None, None, &[("CTXFIT_PROFILE", "a")]).unwrap();
+    assert_eq!(env.profile, "a");
+    let agent = format!("{two}[agents.coder]\nextends = \"b\"\n");
+    assert_eq!(
+        resolve(&agent, None, Some("coder"), &[]).unwrap().profile,
+        "b"
+    );
     // the policy's own default wins, and the environment's profile over it
     let text = "default_profile = \"seed-002\"";
     assert_eq!(resolve(text, None, None, &[]).unwrap().profile, "seed-002");
     let env = resolve(text, None, None, &[("CTXFIT_PROFILE", "seed-000")]).unwrap();
     assert_eq!(env.profile, "seed-000");
+    let text = format!("default_profile = \"b\"\n{two}");
+    assert_eq!(resolve(&text, None, None, &[]).unwrap().profile, "b");
 }
 
 #[test]

@@ -60,7 +60,7 @@ pub struct ProxyConfig {
     /// Origin of the OpenAI API (`https://api.openai.com`).
     pub openai: Uri,
     /// The policy (profiles) and the profile used when a request names none (`None`: the policy's
-    /// `default_profile`, else `smart`).
+    /// `default_profile`, else its only profile, else `smart`: [`PolicyFile::default_name`]).
     pub policy: PolicyFile,
     pub profile: Option<String>,
     /// Bytes of request body accepted at most.

@@ -24,7 +24,8 @@ use crate::{errors, estimator, settings, shielded};
 /// Compacts the message list of one conversation before each model request.
 ///
 /// `Compactor(profile=None, policy=None, agent=None, *, estimator="fast", format=None)`: `profile` a built-in
-/// profile or the policy's (by default the policy's `default_profile`, else `smart`); `policy` a policy file's
+/// profile or the policy's (by default the policy's `default_profile`, else its only profile, else `smart`; a
+/// policy of several profiles and no default is refused); `policy` a policy file's
 /// path or its TOML text; `agent` the policy's `[agents.NAME]` overrides; `format` fixes the wire format instead
 /// of detecting it.
 ///

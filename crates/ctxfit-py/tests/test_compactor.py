@@ -221,12 +221,17 @@ def test_settings_toml_is_a_policy_python_reads_back():
             assert settings["cache_write_premium"] == 11.5
 
 
-def test_smart_is_the_profile_when_none_is_named():
-    # as in the CLI and the proxy: the policy's default profile, else smart
+def test_the_profile_when_none_is_named():
+    # as in the CLI, the replay and the proxy: the policy's default profile, else its only one, else smart
     assert ctxfit.Compactor().profile == "smart"
-    assert ctxfit.Compactor(policy='[profiles.mine]\nextends = "seed-002"\n').profile == "smart"
-    mine = 'default_profile = "mine"\n[profiles.mine]\nextends = "seed-002"\n'
-    assert ctxfit.Compactor(policy=mine).profile == "mine"
+    one = '[profiles.mine]\nextends = "smart"\nrequest_budget = 150000\n'
+    assert ctxfit.Compactor(policy=one).profile == "mine"
+    assert "request_budget = 150000" in ctxfit.Compactor(policy=one).settings_toml
+    two = one + '[profiles.other]\nextends = "seed-002"\n'
+    with pytest.raises(ctxfit.CtxfitError, match=r"several \(mine, other\) and no `default_profile`"):
+        ctxfit.Compactor(policy=two)
+    assert ctxfit.Compactor("other", policy=two).profile == "other"
+    assert ctxfit.Compactor(policy='default_profile = "other"\n' + two).profile == "other"
 
 
 def test_unknown_names_are_refused_clearly():

@@ -225,20 +225,13 @@ impl Policy {
         let settings = if let Some(file) = file {
             let f = ctxfit_compactor::PolicyFile::read(std::path::Path::new(file))
                 .map_err(|e| e.to_string())?;
-            let profile = match (profile, &f.default_profile, f.profiles.len()) {
-                (Some(p), _, _) => Some(p.to_owned()),
-                (None, Some(_), _) | (None, None, 0) => None,
-                (None, None, 1) => f.profiles.keys().next().cloned(),
-                (None, None, _) => {
-                    let names: Vec<&str> = f.profiles.keys().map(String::as_str).collect();
-                    return Err(format!(
-                        "policy {file}: it defines the profiles {} and no `default_profile`: name one as {file}:PROFILE",
-                        names.join(", ")
-                    ));
-                }
-            };
+            // (a file of several profiles and no default is refused by the library too: here with the way out)
+            if profile.is_none() {
+                f.default_name()
+                    .map_err(|e| format!("policy {file}: {e} as {file}:PROFILE"))?;
+            }
             let mut settings = f
-                .resolve(profile.as_deref(), None, env)
+                .resolve(profile, None, env)
                 .map_err(|e| format!("policy {name}: {e}"))?;
             if ctxfit_compactor::BUILT_IN_PROFILES.contains(&settings.profile.as_str()) {
                 settings.profile = format!("{file}:{}", settings.profile);

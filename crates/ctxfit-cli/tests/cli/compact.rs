@@ -202,6 +202,23 @@ fn compact_says_which_cuts_wait_for_the_payback_rule_and_how_to_make_them_now() 
         text.starts_with("[lines 1–300; numbers dropped, count from 1]\n"),
         "{text}"
     );
+    // a file of one profile and no `default_profile` runs that profile, as `replay` does — not smart
+    std::fs::write(
+        &policy,
+        "[profiles.eager]\nextends = \"smart\"\ncache_write_premium = 0\n",
+    )
+    .unwrap();
+    let policy = policy.to_str().unwrap();
+    let o = ctxfit(&["compact", path, "--policy", policy], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let again: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(again, out);
+    let o = ctxfit(&["policy", "show", "--policy", policy], None);
+    assert!(
+        stdout(&o).starts_with("# effective profile `eager`"),
+        "{}",
+        stdout(&o)
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -829,5 +846,64 @@ fn what_compact_writes_for_several_windows_every_command_reads_back() {
         from = out;
     }
     assert_eq!(summary(&from).1, summary(&tau).1, "the same messages");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_policy_of_several_profiles_and_no_default_is_refused_by_every_command_by_its_name() {
+    // which profile was meant cannot be guessed: running smart instead would run what the file does not say
+    let dir = temp_dir("several-profiles");
+    let policy = dir.join("two.toml");
+    std::fs::write(
+        &policy,
+        "[profiles.eager]\nextends = \"smart\"\n[profiles.lazy]\nextends = \"seed-000\"\n",
+    )
+    .unwrap();
+    let policy = policy.to_str().unwrap();
+    let conv = dir.join("conv.json");
+    std::fs::write(
+        &conv,
+        r#"{"messages": [{"role": "user", "content": "hi"}]}"#,
+    )
+    .unwrap();
+    let conv = conv.to_str().unwrap();
+    let written = dir.join("out.json");
+    let out = written.to_str().unwrap();
+    for args in [
+        &["compact", conv, "--policy", policy, "-o", out][..],
+        &["policy", "show", "--policy", policy],
+        &["proxy", "--policy", policy, "--listen", "127.0.0.1:0"],
+        &["replay", conv, "--policy", policy],
+    ] {
+        let o = ctxfit(args, None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("policy {policy}: "))
+                && stderr(&o).contains("(eager, lazy) and no `default_profile`"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+    assert!(!written.exists());
+    // one named: it runs
+    let o = ctxfit(
+        &[
+            "compact",
+            conv,
+            "--policy",
+            policy,
+            "--profile",
+            "lazy",
+            "-o",
+            out,
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ctxfit(
+        &["replay", conv, "--policy", &format!("{policy}:lazy")],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
     std::fs::remove_dir_all(&dir).unwrap();
 }

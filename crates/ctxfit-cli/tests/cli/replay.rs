@@ -251,7 +251,7 @@ fn replay_rows_say_which_profile_of_a_file_ran() {
     for (args, says) in [
         (
             vec!["--policy", two],
-            "it defines the profiles lean, smart and no `default_profile`",
+            "profiles: several (lean, smart) and no `default_profile`: set it, or name the one to use as ",
         ),
         (
             vec!["--policy", "smart", "--policy", "smart"],
