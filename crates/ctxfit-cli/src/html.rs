@@ -22,13 +22,13 @@ pub struct Args {
     level: StripLevel,
     /// Characters of Markdown at most: a longer page is cut on a heading or paragraph boundary. Default: the
     /// whole page (5,000 with --chunk).
-    #[arg(long)]
+    #[arg(long, value_parser = parse_max_chars)]
     max_chars: Option<usize>,
     /// Print chunk K (from 1) of the page cut into chunks of --max-chars characters.
     #[arg(long, value_name = "K")]
     chunk: Option<usize>,
     /// Resolve relative links against this URL (a file's `<base href>` wins; a fetched page uses its own URL).
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_parser = parse_base_url)]
     base_url: Option<String>,
     /// Print the page tool's JSON result (success, data, tokens_used, was_truncated, original_size,
     /// is_chunked, chunk_number, total_chunks, message) instead of the Markdown.
@@ -66,6 +66,26 @@ fn parse_level(name: &str) -> Result<StripLevel, String> {
         format!("unknown strip level `{name}` (expected one of: minimal, moderate, aggressive)")
     })
 }
+
+fn parse_max_chars(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>().map_err(|e| e.to_string())? {
+        0 => Err("0 characters would leave nothing of the page: give 1 or more".into()),
+        n => Ok(n),
+    }
+}
+
+/// A base URL must be absolute (`scheme://host…`): against anything else no relative link can be resolved, and
+/// the page would come out with its links as written, without a word.
+fn parse_base_url(text: &str) -> Result<String, String> {
+    if ctxfit_html::is_absolute_url(text) {
+        Ok(text.to_owned())
+    } else {
+        Err(BASE_URL_NOT_ABSOLUTE.into())
+    }
+}
+
+const BASE_URL_NOT_ABSOLUTE: &str =
+    "not an absolute URL (scheme://host/...): relative links cannot be resolved against it";
 
 /// The source as a URL to fetch, if it is one (http or https; a file's name need not be text).
 fn url(source: &Path) -> Option<&str> {

@@ -316,6 +316,19 @@ fn find_base_href(document: &Handle) -> Option<String> {
     None
 }
 
+/// Whether `url` can serve as a base for [`resolve_url`]: absolute, `scheme://host…`. Against anything else no
+/// relative link is resolved (they are kept as written), so a caller offering a base should refuse the rest.
+pub fn is_absolute_url(url: &str) -> bool {
+    url.split_once("://").is_some_and(|(scheme, rest)| {
+        scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+            && !rest.is_empty()
+            && !rest.starts_with('/')
+    })
+}
+
 /// Resolve `href` against `base` (absolute URLs are kept; `//host`, `/path`, `path` and `?q`/`#f` resolved).
 pub fn resolve_url(base: Option<&str>, href: &str) -> String {
     let href = href.trim();

@@ -86,7 +86,7 @@ pub(crate) fn settings(
             )))
         }
     };
-    // without a profile: the policy's default profile, else `smart`
+    // without a profile: the policy's default profile, else its only profile, else `smart`
     file.resolve(profile, agent, &env)
         .map_err(|e| bad_input(e.to_string()))
 }
@@ -287,6 +287,12 @@ fn clean_html<'py>(
     let py = html.py();
     let mut cleaner = HtmlCleaner::new(strip_level(level)?);
     if let Some(base) = &base_url {
+        if !ctxfit_html::is_absolute_url(base) {
+            return Err(errors::bad_input(format!(
+                "base_url {base:?}: not an absolute URL (scheme://host/...): relative links cannot be \
+                 resolved against it"
+            )));
+        }
         cleaner = cleaner.with_base_url(base.clone());
     }
     enum Source {

@@ -57,6 +57,10 @@ def test_text_and_bytes_give_the_same_markdown_and_metadata():
     assert text_stats["author"] == "Ada Example"
     assert text_stats["published"] == "2026-05-01T09:30:00Z"
     assert text_stats == bytes_stats
+    # a base no link can be resolved against is refused, not ignored
+    for base in ["docs/", "/a/", "example.org/a/", "https:///a/"]:
+        with pytest.raises(ctxfit.CtxfitError, match="not an absolute URL"):
+            ctxfit.clean_html(page, base_url=base)
 
 
 def test_bytes_in_a_declared_charset_are_decoded():

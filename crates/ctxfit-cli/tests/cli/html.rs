@@ -102,6 +102,39 @@ fn html_cleans_a_file_or_stdin_and_reports_like_the_page_tool() {
         "{}",
         stderr(&past)
     );
+    // settings that would silently do nothing, or nothing useful, are refused by name
+    for (args, says) in [
+        (
+            &["--max-chars", "0"][..],
+            "0 characters would leave nothing",
+        ),
+        (&["--base-url", "docs/"], "not an absolute URL"),
+        (&["--base-url", "https:///x"], "not an absolute URL"),
+    ] {
+        let o = ctxfit(&[&["html", path][..], args].concat(), None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+    }
+    let linked = dir.join("linked.html");
+    std::fs::write(
+        &linked,
+        r#"<p>See <a href="../b/c.html">the next part</a> of it.</p>"#,
+    )
+    .unwrap();
+    let o = ctxfit(
+        &[
+            "html",
+            linked.to_str().unwrap(),
+            "--base-url",
+            "https://example.org/a/index.html",
+        ],
+        None,
+    );
+    assert!(
+        stdout(&o).contains("[the next part](https://example.org/b/c.html)"),
+        "{}",
+        stdout(&o)
+    );
     let out = dir.join("page.md");
     let written = ctxfit(&["html", path, "-o", out.to_str().unwrap()], None);
     assert!(written.status.success());
