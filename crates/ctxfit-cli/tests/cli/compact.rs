@@ -581,6 +581,44 @@ fn changelog_and_file_state_of_real_sessions() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let (_, entries) = v.as_object().unwrap().iter().next().unwrap();
     assert_eq!(entries.as_array().unwrap().len(), 5);
+
+    // a Claude Code session whose sub-agents made every edit: the changelog is of them all, each edit named by
+    // its sub-agent; one session asked for is that one alone; file-state says there are others
+    let cc =
+        corpus().join("sessions/claude-code-attio/278a2245-9881-4e57-8176-beb93e3d7fd3.jsonl.gz");
+    let cc = cc.to_str().unwrap();
+    let o = ctxfit(&["changelog", cc], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let written = "/Users/kesslerio/GDrive/Projects/attio-mcp-server/PR-389-FIX-SUMMARY.md";
+    assert!(
+        stdout(&o).contains(&format!(
+            "{written}\n  turn  24  message   47  Write              write 102 line(s)  [subagent 1]\n"
+        )),
+        "{}",
+        stdout(&o)
+    );
+    let o = ctxfit(&["changelog", cc, "--json"], None);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[written][0]["session"], "subagent 1");
+    assert_eq!(v[written][0]["tool"], "Write");
+    let o = ctxfit(&["changelog", cc, "--session", "0"], None);
+    assert_eq!(stdout(&o), format!("{cc}: no edits\n"));
+    let o = ctxfit(&["file-state", cc, "--path", written], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(&format!(
+            "note: {cc} holds 4 sessions: this is the first; --session N for another"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    let o = ctxfit(
+        &["file-state", cc, "--path", written, "--session", "1"],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("# PR #389 Fix"), "{}", stdout(&o));
+    assert!(!stderr(&o).contains("holds 4 sessions"), "{}", stderr(&o));
 }
 
 #[test]
