@@ -15,8 +15,8 @@ from ._hooks import _current_thread_id, _retrieval_tool, _Threads
 class CompactionMiddleware(AgentMiddleware):
     """Compacts the messages of every model call of a ``create_agent`` agent with ``profile`` (by default the
     ``policy``'s default profile, else its only profile, else ``smart``), one conversation per thread (the run's
-    ``thread_id``; the least recently used of more than ``max_threads`` is forgotten). The agent's state keeps the whole history;
-    only the model's request is compacted. When the profile sets ``retrieval_tool``, the middleware adds that
+    ``thread_id``; the least recently used of more than ``max_threads`` is forgotten). The agent's state keeps the
+    whole history; only the model's request is compacted. When the profile sets ``retrieval_tool``, the middleware adds that
     tool to the agent: it gives a cut result back whole, from the thread's own history.
 
     >>> agent = create_agent(model, tools, middleware=[CompactionMiddleware("smart")])

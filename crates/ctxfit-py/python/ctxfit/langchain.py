@@ -88,7 +88,8 @@ def pre_model_hook(
 ) -> Any:
     """A ready ``pre_model_hook`` for ``create_react_agent`` that compacts with ``profile`` (by default the
     ``policy``'s default profile, else its only profile, else ``smart``): a :class:`ThreadedHook`, one
-    conversation per thread. With a ``compactor`` given, a :class:`CompactingHook` of that one conversation (give each thread its own)."""
+    conversation per thread. With a ``compactor`` given, a :class:`CompactingHook` of that one conversation
+    (give each thread its own)."""
     if compactor is not None:
         return CompactingHook(compactor)
     return ThreadedHook(lambda: Compactor(profile, policy, agent, format="openai"), max_threads=max_threads)
