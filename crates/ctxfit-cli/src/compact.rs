@@ -207,7 +207,10 @@ pub fn run(args: Args) -> Result<()> {
             ),
             Ok(BudgetStatus::Ok) => {}
         }
-        docs.push(to_value(&compactor.project(&s.conversation)));
+        docs.push((
+            to_value(&compactor.project(&s.conversation)),
+            s.conversation.envelope,
+        ));
         reports.push((s.name.clone(), report));
     }
     let text = documents_json(docs, args.compact)?;

@@ -130,7 +130,7 @@ fn converted_json(
                 to.name()
             );
         }
-        docs.push(to_value(&converted));
+        docs.push((to_value(&converted), converted.envelope));
     }
     documents_json(docs, compact)
 }

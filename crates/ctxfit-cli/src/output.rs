@@ -316,12 +316,21 @@ pub fn is_the_input(input: Option<&Path>, output: &Path) -> bool {
 
 pub use ctxfit_retention::thousands;
 
-/// The JSON text of one document, or of a list of them when a file held several sessions.
-pub fn documents_json(mut docs: Vec<serde_json::Value>, compact: bool) -> Result<String> {
+/// The JSON text of one document (JSON Lines for a conversation read a message a line), or of a list of them
+/// when a file held several sessions.
+pub fn documents_json(
+    mut docs: Vec<(serde_json::Value, ctxfit_model::Envelope)>,
+    compact: bool,
+) -> Result<String> {
     let value = if docs.len() == 1 {
-        docs.swap_remove(0)
+        let (doc, envelope) = docs.swap_remove(0);
+        // a conversation read a message a line is written so
+        if let Some(lines) = envelope.write_lines(&doc) {
+            return Ok(lines);
+        }
+        doc
     } else {
-        serde_json::Value::Array(docs)
+        serde_json::Value::Array(docs.into_iter().map(|(d, _)| d).collect())
     };
     let mut text = if compact {
         serde_json::to_string(&value)?

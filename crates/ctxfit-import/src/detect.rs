@@ -1,6 +1,7 @@
 //! Which format a file is in, judged by its content alone; and a JSON list of conversations — what `ctxfit
 //! compact` and `ctxfit convert` write for a file of several sessions — read as one session each.
 
+use ctxfit_model::Conversation;
 use serde_json::Value;
 
 use crate::parse::{parse, Parsed};
@@ -50,6 +51,11 @@ pub(crate) fn detect_parsed(parsed: &Parsed) -> Option<SourceFormat> {
                     || is_claude_code_bookkeeping(v)
             }) {
                 Some(SourceFormat::ClaudeCode)
+            } else if is_message_lines(lines) {
+                // a log of bare messages, one a line: what an agent that appends each message it sends writes
+                Some(model_format(&Value::Array(
+                    lines.iter().map(|(_, v)| v.clone()).collect(),
+                )))
             } else {
                 None
             }
@@ -115,6 +121,56 @@ pub(crate) fn detect_parsed(parsed: &Parsed) -> Option<SourceFormat> {
         }
         Parsed::Document(_) => None,
     }
+}
+
+/// JSON Lines of bare messages: every line a message (`{"role": ...}`, of any of the three formats) or a Responses
+/// item (`{"type": "function_call", ...}`), at least one of them a message — not a request (`messages`, `input`).
+pub(crate) fn is_message_lines(lines: &[(usize, Value)]) -> bool {
+    let message = |v: &Value| {
+        v.get("role").is_some_and(Value::is_string)
+            && v.get("messages").is_none()
+            && v.get("input").is_none()
+    };
+    lines.iter().any(|(_, v)| message(v))
+        && lines
+            .iter()
+            .all(|(_, v)| message(v) || ctxfit_model::is_responses_item(v))
+}
+
+/// Messages read one a line ([`is_message_lines`]) as the bare message list of `format`; what does not read is
+/// named by its line.
+pub(crate) fn import_message_lines(
+    lines: Vec<(usize, Value)>,
+    format: SourceFormat,
+) -> Result<Conversation, ImportError> {
+    let numbers: Vec<usize> = lines.iter().map(|(n, _)| *n).collect();
+    let list = Value::Array(lines.into_iter().map(|(_, v)| v).collect());
+    let mut conversation = match format {
+        SourceFormat::Anthropic => ctxfit_model::anthropic::from_value(list),
+        SourceFormat::OpenAi => ctxfit_model::openai::from_value(list),
+        _ => ctxfit_model::responses::from_value(list),
+    }
+    .map_err(|e| match e {
+        // `messages[i].content` is the `content` of the message on line N
+        ctxfit_model::ModelError::Shape { path, message } => {
+            let place = ["messages[", "input[", "$["]
+                .iter()
+                .find_map(|p| path.strip_prefix(p))
+                .and_then(|rest| rest.split_once(']'))
+                .and_then(|(i, rest)| Some((numbers.get(i.parse::<usize>().ok()?)?, rest)));
+            match place {
+                Some((line, rest)) => ImportError::shape(
+                    format!("line {line}: {}", rest.strip_prefix('.').unwrap_or("$")),
+                    message,
+                ),
+                None => ImportError::shape(path, message),
+            }
+        }
+        other => other.into(),
+    })?;
+    // written back as it came: a message a line
+    conversation.envelope = ctxfit_model::Envelope::Lines;
+    Ok(conversation)
 }
 
 /// A JSON list of conversations, one per session — documents (`{"messages": ...}` or `{"input": ...}`) or bare

@@ -449,14 +449,16 @@ pub(crate) fn import_parsed(
             format!("a {format} file is one JSON document, not JSON Lines"),
         )),
     };
+    let model_format = matches!(
+        format,
+        SourceFormat::Anthropic | SourceFormat::OpenAi | SourceFormat::Responses
+    );
     let parsed = match parsed {
-        Parsed::Document(Value::Array(items))
-            if matches!(
-                format,
-                SourceFormat::Anthropic | SourceFormat::OpenAi | SourceFormat::Responses
-            ) && is_document_list(&items) =>
-        {
+        Parsed::Document(Value::Array(items)) if model_format && is_document_list(&items) => {
             return import_document_list(items, format);
+        }
+        Parsed::Lines(lines) if model_format => {
+            return Ok(single(detect::import_message_lines(lines, format)?));
         }
         parsed => parsed,
     };

@@ -791,3 +791,79 @@ fn a_list_of_conversation_documents_is_one_session_each() {
     assert_eq!(detect(r#"[{"other": 1}]"#), None);
     assert_eq!(detect(r#"[{"messages": []}, {"other": 1}]"#), None);
 }
+
+#[test]
+fn messages_written_one_a_line_are_a_conversation_in_their_own_format() {
+    // an agent that appends each message it sends to a log: JSON Lines of bare messages, in any of the formats
+    let anthropic = concat!(
+        r#"{"role":"user","content":"go"}"#,
+        "\n",
+        r#"{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}]}"#,
+        "\n\n",
+        r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"a\nb"}]}"#,
+        "\n"
+    );
+    let openai = concat!(
+        r#"{"role":"system","content":"be brief"}"#,
+        "\n",
+        r#"{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{}"}}]}"#,
+        "\n",
+        r#"{"role":"tool","tool_call_id":"c1","content":"a"}"#,
+        "\n"
+    );
+    let responses = concat!(
+        r#"{"role":"user","content":"go"}"#,
+        "\n",
+        r#"{"type":"function_call","call_id":"c1","name":"ls","arguments":"{}"}"#,
+        "\n",
+        r#"{"type":"function_call_output","call_id":"c1","output":"a"}"#,
+        "\n"
+    );
+    for (text, format) in [
+        (anthropic, SourceFormat::Anthropic),
+        (openai, SourceFormat::OpenAi),
+        (responses, SourceFormat::Responses),
+    ] {
+        let sessions = import_str(text, None).unwrap();
+        assert_eq!(sessions.len(), 1);
+        let s = &sessions[0];
+        assert_eq!(s.source, format, "{text}");
+        assert_eq!(s.conversation.messages.len(), 3, "{text}");
+        assert_eq!(s.conversation.envelope, ctxfit_model::Envelope::Lines);
+        assert_eq!(
+            ctxfit_model::ToolCallIndex::build(&s.conversation).len(),
+            1,
+            "the call and its result are paired across lines: {text}"
+        );
+        // forcing the format reads it the same
+        assert_eq!(
+            import_str(text, Some(format)).unwrap()[0].conversation,
+            s.conversation
+        );
+    }
+    // written back a message a line, as read (blank lines aside)
+    let conv = &import_str(anthropic, None).unwrap()[0].conversation;
+    let written = ctxfit_model::Envelope::Lines
+        .write_lines(&ctxfit_model::anthropic::to_value(conv))
+        .unwrap();
+    assert_eq!(written, anthropic.replace("\n\n", "\n"));
+
+    // what does not read is named by its line (the blank one counted)
+    let bad = format!("{anthropic}{}\n", r#"{"role":"user","content":{"a":1}}"#);
+    let err = import_str(&bad, None).unwrap_err().to_string();
+    assert!(
+        err.starts_with("line 5: content: expected a string, a list of blocks or null"),
+        "{err}"
+    );
+    // lines that are not all messages, or are requests, are not taken for a conversation
+    for other in [
+        "{\"role\":\"user\",\"content\":\"a\"}\n{\"event\":\"x\"}\n",
+        "{\"type\":\"click\",\"x\":1}\n{\"type\":\"key\"}\n",
+        "{\"role\":\"user\",\"messages\":[]}\n{\"role\":\"user\",\"messages\":[]}\n",
+    ] {
+        assert!(
+            matches!(import_str(other, None), Err(ImportError::Unrecognised)),
+            "{other}"
+        );
+    }
+}

@@ -50,7 +50,7 @@ fn read_tools(tools: Value) -> Result<Vec<ToolDefinition>, ModelError> {
 /// format; this writer only spells what the model holds.
 pub fn to_value(conv: &Conversation) -> Value {
     let messages = Value::Array(conv.messages.iter().map(write_message).collect());
-    if conv.envelope == Envelope::BareList {
+    if conv.envelope != Envelope::Object {
         return messages;
     }
     let mut top = Map::new();

@@ -52,12 +52,29 @@ pub fn begins_response(messages: &[Message], i: usize) -> bool {
         && (i == 0 || messages[i - 1].role != Role::Assistant)
 }
 
-/// Whether the document was a request object (`{"messages": [...], ...}`) or a bare message list.
+/// Whether the document was a request object (`{"messages": [...], ...}`), a bare message list, or messages
+/// written one a line (JSON Lines).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Envelope {
     #[default]
     Object,
     BareList,
+    /// JSON Lines, one message a line: `to_value` writes the bare list; a writer of text writes it back a
+    /// message a line ([`Envelope::write_lines`]).
+    Lines,
+}
+
+impl Envelope {
+    /// `value` — a conversation written by a format's `to_value` — as text in this envelope's shape: JSON Lines
+    /// for [`Envelope::Lines`] (each message compact, on its own line), else `None` (the caller's JSON).
+    pub fn write_lines(self, value: &serde_json::Value) -> Option<String> {
+        match (self, value) {
+            (Envelope::Lines, serde_json::Value::Array(items)) => {
+                Some(items.iter().map(|m| format!("{m}\n")).collect::<String>())
+            }
+            _ => None,
+        }
+    }
 }
 
 /// Who speaks a message.

@@ -65,6 +65,14 @@ const RESPONSES_ITEMS: &[&str] = &[
     "item_reference",
 ];
 
+/// Whether `item` is an item of the Responses format's `input` that names its kind (`{"type": "function_call",
+/// ...}`, `{"type": "message", ...}`), as opposed to a message of any format (`{"role": ...}`) or anything else.
+pub fn is_responses_item(item: &Value) -> bool {
+    item.get("type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| RESPONSES_ITEMS.contains(&t))
+}
+
 /// Guess the format of a parsed document; `Anthropic` when nothing decides it (plain user/assistant text reads
 /// the same in all three).
 pub fn detect(value: &Value) -> WireFormat {
@@ -75,9 +83,7 @@ pub fn detect(value: &Value) -> WireFormat {
 /// Anthropic `tool_use` block, a top-level `system` or tool schema — or `None` when nothing does (plain text).
 pub fn detect_decisive(value: &Value) -> Option<WireFormat> {
     let responses_item = |item: &Value| {
-        item.get("type")
-            .and_then(Value::as_str)
-            .is_some_and(|t| RESPONSES_ITEMS.contains(&t))
+        is_responses_item(item)
             || matches!(item.get("content"), Some(Value::Array(parts)) if parts.iter().any(|p| {
                 matches!(p.get("type").and_then(Value::as_str), Some("input_text" | "output_text"))
             }))

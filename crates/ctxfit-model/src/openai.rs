@@ -120,7 +120,7 @@ fn read_tools(tools: Value) -> Result<Vec<ToolDefinition>, ModelError> {
 /// Write a conversation as an OpenAI document. Call [`crate::convert`] first when it came from another format.
 pub fn to_value(conv: &Conversation) -> Value {
     let messages = Value::Array(conv.messages.iter().map(write_message).collect());
-    if conv.envelope == Envelope::BareList {
+    if conv.envelope != Envelope::Object {
         return messages;
     }
     let mut top = Map::new();

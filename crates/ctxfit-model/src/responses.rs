@@ -352,7 +352,7 @@ fn read_tools(tools: Value) -> Result<Vec<ToolDefinition>, Value> {
 /// Write a conversation as a Responses document. Call [`crate::convert`] first when it came from another format.
 pub fn to_value(conv: &Conversation) -> Value {
     let items = Value::Array(conv.messages.iter().map(write_item).collect());
-    if conv.envelope == Envelope::BareList {
+    if conv.envelope != Envelope::Object {
         return items;
     }
     let mut top = Map::new();

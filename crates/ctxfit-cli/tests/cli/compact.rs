@@ -945,3 +945,52 @@ fn a_policy_of_several_profiles_and_no_default_is_refused_by_every_command_by_it
     assert!(o.status.success(), "{}", stderr(&o));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_log_of_messages_one_a_line_is_compacted_and_converted_a_message_a_line() {
+    let dir = temp_dir("message-lines");
+    let file = dir.join("history.jsonl");
+    let long: String = (0..300)
+        .map(|i| format!("line {i} of the output\n"))
+        .collect();
+    let messages = [
+        serde_json::json!({"role": "user", "content": "go"}),
+        serde_json::json!({"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "get_orderbook", "input": {}}]}),
+        serde_json::json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": long}]}),
+        serde_json::json!({"role": "assistant", "content": "ok"}),
+    ];
+    let text: String = messages.iter().map(|m| format!("{m}\n")).collect();
+    std::fs::write(&file, &text).unwrap();
+    let path = file.to_str().unwrap();
+    let lines = |text: &str| -> Vec<serde_json::Value> {
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let o = ctxfit(&["stats", path, "--json"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["format"], "anthropic", "{v}");
+    // in place: the same file, a message a line, the stale result cut
+    let o = ctxfit(
+        &["compact", path, "--profile", "seed-002", "--in-place"],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let written = std::fs::read_to_string(&file).unwrap();
+    let got = lines(&written);
+    assert_eq!(got.len(), 4, "{written}");
+    assert_eq!(
+        (&got[0], &got[1], &got[3]),
+        (&messages[0], &messages[1], &messages[3])
+    );
+    let cut = got[2]["content"][0]["content"].as_str().unwrap();
+    assert!(cut.len() < long.len() / 2, "{cut}");
+    // converted: a message a line in the other format
+    let o = ctxfit(&["convert", path, "--to", "openai"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let got = lines(&stdout(&o));
+    assert_eq!(got[1]["tool_calls"][0]["id"], "a");
+    assert_eq!(got[2]["role"], "tool");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
