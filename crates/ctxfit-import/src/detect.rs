@@ -53,9 +53,10 @@ pub(crate) fn detect_parsed(parsed: &Parsed) -> Option<SourceFormat> {
                 Some(SourceFormat::ClaudeCode)
             } else if is_message_lines(lines) {
                 // a log of bare messages, one a line: what an agent that appends each message it sends writes
-                Some(model_format(&Value::Array(
-                    lines.iter().map(|(_, v)| v.clone()).collect(),
-                )))
+                Some(source_of(
+                    ctxfit_model::detect_messages(lines.iter().map(|(_, v)| v))
+                        .unwrap_or(ctxfit_model::WireFormat::Anthropic),
+                ))
             } else {
                 None
             }
@@ -239,7 +240,11 @@ pub(crate) fn import_document_list(
 }
 
 fn model_format(v: &Value) -> SourceFormat {
-    match ctxfit_model::detect(v) {
+    source_of(ctxfit_model::detect(v))
+}
+
+fn source_of(format: ctxfit_model::WireFormat) -> SourceFormat {
+    match format {
         ctxfit_model::WireFormat::Anthropic => SourceFormat::Anthropic,
         ctxfit_model::WireFormat::OpenAi => SourceFormat::OpenAi,
         ctxfit_model::WireFormat::Responses => SourceFormat::Responses,

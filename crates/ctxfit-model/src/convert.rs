@@ -82,19 +82,11 @@ pub fn detect(value: &Value) -> WireFormat {
 /// The format a parsed document's own marks decide — a Responses item, an OpenAI `tool` role or `tool_calls`, an
 /// Anthropic `tool_use` block, a top-level `system` or tool schema — or `None` when nothing does (plain text).
 pub fn detect_decisive(value: &Value) -> Option<WireFormat> {
-    let responses_item = |item: &Value| {
-        is_responses_item(item)
-            || matches!(item.get("content"), Some(Value::Array(parts)) if parts.iter().any(|p| {
-                matches!(p.get("type").and_then(Value::as_str), Some("input_text" | "output_text"))
-            }))
-    };
     match value {
         Value::Object(top) if top.contains_key("input") && !top.contains_key("messages") => {
             return Some(WireFormat::Responses)
         }
-        Value::Array(items) if items.iter().any(responses_item) => {
-            return Some(WireFormat::Responses)
-        }
+        Value::Array(items) => return detect_messages(items),
         _ => {}
     }
     if let Value::Object(top) = value {
@@ -112,14 +104,37 @@ pub fn detect_decisive(value: &Value) -> Option<WireFormat> {
             }
         }
     }
-    let messages = match value {
-        Value::Array(items) => items.as_slice(),
+    match value {
         Value::Object(top) => match top.get("messages") {
-            Some(Value::Array(items)) => items.as_slice(),
-            _ => &[],
+            Some(Value::Array(items)) => message_marks(items),
+            _ => None,
         },
-        _ => &[],
+        _ => None,
+    }
+}
+
+/// The format the marks of a bare list of messages decide ([`detect_decisive`] of the list), read from any
+/// sequence of them — a log's lines — without gathering them into one value.
+pub fn detect_messages<'a, I>(messages: I) -> Option<WireFormat>
+where
+    I: IntoIterator<Item = &'a Value>,
+    I::IntoIter: Clone,
+{
+    let messages = messages.into_iter();
+    let responses_item = |item: &Value| {
+        is_responses_item(item)
+            || matches!(item.get("content"), Some(Value::Array(parts)) if parts.iter().any(|p| {
+                matches!(p.get("type").and_then(Value::as_str), Some("input_text" | "output_text"))
+            }))
     };
+    if messages.clone().any(responses_item) {
+        return Some(WireFormat::Responses);
+    }
+    message_marks(messages)
+}
+
+/// What the messages' roles and blocks say: OpenAI's or Anthropic's.
+fn message_marks<'a>(messages: impl IntoIterator<Item = &'a Value>) -> Option<WireFormat> {
     // a `system` message is OpenAI's unless another mark says otherwise: Anthropic's API takes one among its
     // messages too (Claude Code 2.1 sends one before its first tool call)
     let mut system = false;

@@ -57,7 +57,9 @@ pub use check::{problems, Problem};
 pub use conversation::{
     begins_response, Conversation, Envelope, Message, Role, ToolDefinition, WireFormat,
 };
-pub use convert::{convert, detect, detect_decisive, is_responses_item, ConversionReport};
+pub use convert::{
+    convert, detect, detect_decisive, detect_messages, is_responses_item, ConversionReport,
+};
 pub use error::{parse_json, ModelError};
 pub use index::{ToolCallIndex, ToolCallSite};
 pub use numbers::{keep_number_spelling, keep_number_spelling_in};
