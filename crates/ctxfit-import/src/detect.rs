@@ -90,6 +90,12 @@ pub(crate) fn detect_parsed(parsed: &Parsed) -> Option<SourceFormat> {
                 Some(model_format(doc))
             } else if top.contains_key("history") && top.contains_key("instruction") {
                 Some(SourceFormat::OpenHands)
+            } else if is_message(doc) {
+                // a log of messages a line that holds one so far
+                Some(source_of(
+                    ctxfit_model::detect_messages([doc])
+                        .unwrap_or(ctxfit_model::WireFormat::Anthropic),
+                ))
             } else {
                 None
             }
@@ -127,15 +133,18 @@ pub(crate) fn detect_parsed(parsed: &Parsed) -> Option<SourceFormat> {
 /// JSON Lines of bare messages: every line a message (`{"role": ...}`, of any of the three formats) or a Responses
 /// item (`{"type": "function_call", ...}`), at least one of them a message — not a request (`messages`, `input`).
 pub(crate) fn is_message_lines(lines: &[(usize, Value)]) -> bool {
-    let message = |v: &Value| {
-        v.get("role").is_some_and(Value::is_string)
-            && v.get("messages").is_none()
-            && v.get("input").is_none()
-    };
-    lines.iter().any(|(_, v)| message(v))
+    lines.iter().any(|(_, v)| is_message(v))
         && lines
             .iter()
-            .all(|(_, v)| message(v) || ctxfit_model::is_responses_item(v))
+            .all(|(_, v)| is_message(v) || ctxfit_model::is_responses_item(v))
+}
+
+/// A bare message of any of the three formats (`{"role": "user", ...}`), not a request (`messages`, `input`): a
+/// file of one is a log of messages a line that holds one so far.
+pub(crate) fn is_message(v: &Value) -> bool {
+    v.get("role").is_some_and(Value::is_string)
+        && v.get("messages").is_none()
+        && v.get("input").is_none()
 }
 
 /// Messages read one a line ([`is_message_lines`]) as the bare message list of `format`; what does not read is

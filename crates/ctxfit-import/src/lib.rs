@@ -460,6 +460,12 @@ pub(crate) fn import_parsed(
         Parsed::Lines(lines) if model_format => {
             return Ok(single(detect::import_message_lines(lines, format)?));
         }
+        Parsed::Document(message) if model_format && detect::is_message(&message) => {
+            return Ok(single(detect::import_message_lines(
+                vec![(1, message)],
+                format,
+            )?));
+        }
         parsed => parsed,
     };
     Ok(match format {

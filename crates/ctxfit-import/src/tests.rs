@@ -848,6 +848,25 @@ fn messages_written_one_a_line_are_a_conversation_in_their_own_format() {
         .unwrap();
     assert_eq!(written, anthropic.replace("\n\n", "\n"));
 
+    // a log of one message so far is one such too, written back as it is
+    let one = "{\"role\":\"user\",\"content\":\"go\"}\n";
+    let s = &import_str(one, None).unwrap()[0];
+    assert_eq!(
+        (
+            s.source,
+            s.conversation.messages.len(),
+            s.conversation.envelope
+        ),
+        (SourceFormat::Anthropic, 1, ctxfit_model::Envelope::Lines)
+    );
+    let written = ctxfit_model::Envelope::Lines
+        .write_lines(&ctxfit_model::anthropic::to_value(&s.conversation));
+    assert_eq!(written.as_deref(), Some(one));
+    let tool = "{\"role\":\"tool\",\"tool_call_id\":\"c\",\"content\":\"a\"}";
+    assert_eq!(
+        import_str(tool, None).unwrap()[0].source,
+        SourceFormat::OpenAi
+    );
     // what does not read is named by its line (the blank one counted)
     let bad = format!("{anthropic}{}\n", r#"{"role":"user","content":{"a":1}}"#);
     let err = import_str(&bad, None).unwrap_err().to_string();
