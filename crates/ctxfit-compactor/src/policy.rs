@@ -442,9 +442,9 @@ impl PolicyFile {
             return Ok(name.clone());
         }
         let mut names = self.profiles.keys();
-        match (names.next(), self.profiles.len()) {
+        match (names.next(), names.next()) {
             (None, _) => Ok("smart".to_owned()),
-            (Some(only), 1) => Ok(only.clone()),
+            (Some(only), None) => Ok(only.clone()),
             _ => Err(invalid(
                 "profiles",
                 format!(
