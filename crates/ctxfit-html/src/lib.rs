@@ -316,8 +316,9 @@ fn find_base_href(document: &Handle) -> Option<String> {
     None
 }
 
-/// Whether `url` can serve as a base for [`resolve_url`]: absolute, `scheme://host…`. Against anything else no
-/// relative link is resolved (they are kept as written), so a caller offering a base should refuse the rest.
+/// Whether `url` can serve as a base for [`resolve_url`]: absolute, `scheme://host…` (or `file:///path`, a
+/// saved page's). Against anything else no relative link is resolved (they are kept as written), so a caller
+/// offering a base should refuse the rest.
 pub fn is_absolute_url(url: &str) -> bool {
     url.split_once("://").is_some_and(|(scheme, rest)| {
         scheme.starts_with(|c: char| c.is_ascii_alphabetic())
@@ -325,7 +326,7 @@ pub fn is_absolute_url(url: &str) -> bool {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
             && !rest.is_empty()
-            && !rest.starts_with('/')
+            && (!rest.starts_with('/') || scheme.eq_ignore_ascii_case("file"))
     })
 }
 

@@ -61,6 +61,8 @@ def test_text_and_bytes_give_the_same_markdown_and_metadata():
     for base in ["docs/", "/a/", "example.org/a/", "https:///a/"]:
         with pytest.raises(ctxfit.CtxfitError, match="not an absolute URL"):
             ctxfit.clean_html(page, base_url=base)
+    saved, _ = ctxfit.clean_html('<p>See <a href="b.html">the rest</a> of it.</p>', base_url="file:///home/u/a.html")
+    assert "[the rest](file:///home/u/b.html)" in saved
 
 
 def test_bytes_in_a_declared_charset_are_decoded():

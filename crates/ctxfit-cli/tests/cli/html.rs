@@ -135,6 +135,21 @@ fn html_cleans_a_file_or_stdin_and_reports_like_the_page_tool() {
         "{}",
         stdout(&o)
     );
+    // a saved page's own place is a base too
+    let o = ctxfit(
+        &[
+            "html",
+            linked.to_str().unwrap(),
+            "--base-url",
+            "file:///home/u/pages/a/index.html",
+        ],
+        None,
+    );
+    assert!(
+        stdout(&o).contains("[the next part](file:///home/u/pages/b/c.html)"),
+        "{}",
+        stdout(&o)
+    );
     let out = dir.join("page.md");
     let written = ctxfit(&["html", path, "-o", out.to_str().unwrap()], None);
     assert!(written.status.success());
