@@ -913,7 +913,7 @@ fn a_policy_of_several_profiles_and_no_default_is_refused_by_every_command_by_it
         &["proxy", "--policy", policy, "--listen", "127.0.0.1:0"],
         &["replay", conv, "--policy", policy],
     ] {
-        let o = ctxfit(args, None);
+        let o = within_seconds(20, args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         assert!(
             stderr(&o).contains(&format!("policy {policy}: "))
@@ -993,4 +993,25 @@ fn a_log_of_messages_one_a_line_is_compacted_and_converted_a_message_a_line() {
     assert_eq!(got[1]["tool_calls"][0]["id"], "a");
     assert_eq!(got[2]["role"], "tool");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `ctxfit ARGS`, killed if it has not ended within `seconds` (a proxy that started where it should have refused
+/// to would serve for ever): then a failure, not a hung test.
+fn within_seconds(seconds: u64, args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxfit"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > until {
+            child.kill().unwrap();
+            panic!("{args:?} still running after {seconds} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
 }
