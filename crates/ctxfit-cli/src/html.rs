@@ -80,12 +80,9 @@ fn parse_base_url(text: &str) -> Result<String, String> {
     if ctxfit_html::is_absolute_url(text) {
         Ok(text.to_owned())
     } else {
-        Err(BASE_URL_NOT_ABSOLUTE.into())
+        Err(ctxfit_html::NOT_AN_ABSOLUTE_URL.into())
     }
 }
-
-const BASE_URL_NOT_ABSOLUTE: &str =
-    "not an absolute URL (scheme://host/...): relative links cannot be resolved against it";
 
 /// The source as a URL to fetch, if it is one (http or https; a file's name need not be text).
 fn url(source: &Path) -> Option<&str> {

@@ -316,6 +316,10 @@ fn find_base_href(document: &Handle) -> Option<String> {
     None
 }
 
+/// Why a base that is not [`is_absolute_url`] is refused, in the words the CLI and the Python package use.
+pub const NOT_AN_ABSOLUTE_URL: &str =
+    "not an absolute URL (scheme://host/...): relative links cannot be resolved against it";
+
 /// Whether `url` can serve as a base for [`resolve_url`]: absolute, `scheme://host…` (or `file:///path`, a
 /// saved page's). Against anything else no relative link is resolved (they are kept as written), so a caller
 /// offering a base should refuse the rest.

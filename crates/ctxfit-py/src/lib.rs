@@ -289,8 +289,8 @@ fn clean_html<'py>(
     if let Some(base) = &base_url {
         if !ctxfit_html::is_absolute_url(base) {
             return Err(errors::bad_input(format!(
-                "base_url {base:?}: not an absolute URL (scheme://host/...): relative links cannot be \
-                 resolved against it"
+                "base_url {base:?}: {}",
+                ctxfit_html::NOT_AN_ABSOLUTE_URL
             )));
         }
         cleaner = cleaner.with_base_url(base.clone());

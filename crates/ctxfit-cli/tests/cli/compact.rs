@@ -998,13 +998,8 @@ fn a_log_of_messages_one_a_line_is_compacted_and_converted_a_message_a_line() {
 /// `ctxfit ARGS`, killed if it has not ended within `seconds` (a proxy that started where it should have refused
 /// to would serve for ever): then a failure, not a hung test.
 fn within_seconds(seconds: u64, args: &[&str]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxfit"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("runs");
+    let mut child = spawn(args);
+    drop(child.stdin.take());
     let until = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
     while child.try_wait().unwrap().is_none() {
         if std::time::Instant::now() > until {

@@ -121,35 +121,24 @@ fn html_cleans_a_file_or_stdin_and_reports_like_the_page_tool() {
         r#"<p>See <a href="../b/c.html">the next part</a> of it.</p>"#,
     )
     .unwrap();
-    let o = ctxfit(
-        &[
-            "html",
-            linked.to_str().unwrap(),
-            "--base-url",
+    // a site's URL, or a saved page's own place
+    for (base, link) in [
+        (
             "https://example.org/a/index.html",
-        ],
-        None,
-    );
-    assert!(
-        stdout(&o).contains("[the next part](https://example.org/b/c.html)"),
-        "{}",
-        stdout(&o)
-    );
-    // a saved page's own place is a base too
-    let o = ctxfit(
-        &[
-            "html",
-            linked.to_str().unwrap(),
-            "--base-url",
+            "https://example.org/b/c.html",
+        ),
+        (
             "file:///home/u/pages/a/index.html",
-        ],
-        None,
-    );
-    assert!(
-        stdout(&o).contains("[the next part](file:///home/u/pages/b/c.html)"),
-        "{}",
-        stdout(&o)
-    );
+            "file:///home/u/pages/b/c.html",
+        ),
+    ] {
+        let o = ctxfit(
+            &["html", linked.to_str().unwrap(), "--base-url", base],
+            None,
+        );
+        let expected = format!("[the next part]({link})");
+        assert!(stdout(&o).contains(&expected), "{base}: {}", stdout(&o));
+    }
     let out = dir.join("page.md");
     let written = ctxfit(&["html", path, "-o", out.to_str().unwrap()], None);
     assert!(written.status.success());

@@ -5,19 +5,24 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 fn ctxfit(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxfit"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("runs");
+    let mut child = spawn(args);
     if let Some(input) = stdin {
         // the program may exit before reading its input (bad arguments): a closed pipe is fine
         let _ = child.stdin.take().unwrap().write_all(input);
     }
     drop(child.stdin.take());
     child.wait_with_output().unwrap()
+}
+
+/// `ctxfit ARGS` started, its standard streams piped.
+fn spawn(args: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_ctxfit"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs")
 }
 
 fn stdout(o: &Output) -> String {
