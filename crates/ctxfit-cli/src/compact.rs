@@ -47,8 +47,8 @@ pub struct Args {
     /// list with one document per session, which every command reads back.
     #[arg(long)]
     session: Option<usize>,
-    /// Write to this file (atomically; gzipped when its name ends in .gz) instead of standard output; naming the
-    /// input itself is --in-place.
+    /// Write to this file (atomically; gzipped when its name ends in .gz) instead of standard output (`-`:
+    /// standard output); naming the input itself is --in-place.
     #[arg(short, long, conflicts_with = "in_place")]
     output: Option<PathBuf>,
     /// Replace FILE itself (atomically); only for plain Anthropic or OpenAI JSON files.

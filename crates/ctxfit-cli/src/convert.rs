@@ -31,7 +31,7 @@ pub struct Args {
     #[arg(long)]
     session: Option<usize>,
     /// Write to this file (atomically; gzipped when its name ends in .gz; never the input itself) instead of
-    /// standard output. For a folder: the folder to write into, one
+    /// standard output (`-`: standard output). For a folder: the folder to write into, one
     /// file per session file (`a/b.jsonl.gz` → `OUT/a/b.FORMAT.json`), created if missing.
     #[arg(short, long)]
     output: Option<PathBuf>,
@@ -75,6 +75,13 @@ fn convert_folder(args: &Args, to: WireFormat) -> Result<()> {
         ))
         .into());
     };
+    if crate::output::is_stdout(out_dir) {
+        return Err(BadInput(format!(
+            "{}: a folder is converted into a folder, one file per session: -o - (standard output) cannot hold them",
+            folder.display()
+        ))
+        .into());
+    }
     let (loaded, skipped) = args.input.load_each()?;
     for l in &loaded {
         warn(&l.name, &l.problems);

@@ -35,7 +35,7 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// Write the output to this file (replaced atomically; gzipped when its name ends in .gz; never the page
-    /// itself) instead of standard output.
+    /// itself) instead of standard output (`-`: standard output).
     #[arg(short, long)]
     output: Option<PathBuf>,
     /// For a URL: allow loopback, private and link-local addresses (refused by default). The cloud metadata

@@ -244,9 +244,14 @@ fn remove_stale_temporaries(dir: &Path, name: &str) {
     }
 }
 
-/// Write to `out` when given, else to standard output.
+/// `-o -`: standard output, as `-` is standard input (never a file named `-`).
+pub fn is_stdout(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Write to `out` when given (`-`: standard output), else to standard output.
 pub fn emit(out: Option<&Path>, contents: &str) -> Result<()> {
-    match out {
+    match out.filter(|p| !is_stdout(p)) {
         // a name ending in `.gz` gets gzip, as the inputs are read
         Some(path)
             if path
@@ -278,6 +283,13 @@ pub fn emit(out: Option<&Path>, contents: &str) -> Result<()> {
 /// folder takes minutes): not when it names a folder, or a folder that is not there. Anything else the write
 /// itself says.
 pub fn check_writable(path: &Path) -> Result<()> {
+    if is_stdout(path) {
+        return Err(crate::BadInput(
+            "cannot write a drawing to standard output (`-`): it holds the table; name a file"
+                .into(),
+        )
+        .into());
+    }
     if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
         return Err(
             crate::BadInput(format!("cannot write {}: it is a folder", path.display())).into(),
@@ -295,8 +307,11 @@ pub fn check_writable(path: &Path) -> Result<()> {
 }
 
 /// Is `output` the file `input` names (the same file, whatever the path: a link, `./x`, another spelling)? `-`
-/// and a file that does not exist yet are not.
+/// (standard input, standard output) and a file that does not exist yet are not.
 pub fn is_the_input(input: Option<&Path>, output: &Path) -> bool {
+    if is_stdout(output) {
+        return false;
+    }
     let Some(input) = input.filter(|i| !crate::input::is_stdin(i)) else {
         return false;
     };

@@ -786,6 +786,74 @@ fn a_folder_named_as_the_output_is_the_callers_mistake() {
 }
 
 #[test]
+fn dash_as_the_output_is_standard_output_never_a_file_named_dash() {
+    let dir = temp_dir("dash-output");
+    let page = dir.join("page.html");
+    std::fs::write(
+        &page,
+        "<html><body><p>Hello there, reader.</p></body></html>",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_ctxfit"))
+            .args(args)
+            .current_dir(&dir)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    // what each command prints without -o, it prints with `-o -`
+    for args in [
+        vec!["compact", "--sample"],
+        vec!["convert", "--sample", "--to", "openai"],
+        vec!["html", "page.html"],
+    ] {
+        let plain = run(&args);
+        assert!(plain.status.success(), "{args:?}: {}", stderr(&plain));
+        let dashed = run(&[&args[..], &["-o", "-"]].concat());
+        assert!(
+            dashed.status.success(),
+            "{args:?} -o -: {}",
+            stderr(&dashed)
+        );
+        assert_eq!(stdout(&dashed), stdout(&plain), "{args:?} -o -");
+        assert!(
+            !dir.join("-").exists(),
+            "{args:?} -o - wrote a file named -"
+        );
+    }
+    // where standard output cannot take it, the command says so and writes nothing
+    let sessions = dir.join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::write(
+        sessions.join("a.json"),
+        r#"[{"role":"user","content":"hi"}]"#,
+    )
+    .unwrap();
+    for (args, says) in [
+        (
+            vec!["convert", "sessions", "--to", "openai", "-o", "-"],
+            "-o - (standard output) cannot hold them",
+        ),
+        (
+            vec!["replay", "--sample", "--policy", "none", "--plot", "-"],
+            "cannot write a drawing to standard output",
+        ),
+        (
+            vec!["replay", "--sample", "--frontier", "-"],
+            "cannot write a drawing to standard output",
+        ),
+    ] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+        assert!(stdout(&o).is_empty(), "{args:?}: {}", stdout(&o));
+        assert!(!dir.join("-").exists(), "{args:?} wrote a file named -");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn what_compact_writes_for_several_windows_every_command_reads_back() {
     ctxfit_testkit::skip_without_corpus!();
     // a Codex rollout of three context windows: compact writes a list of three Responses documents
