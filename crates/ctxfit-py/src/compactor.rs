@@ -18,7 +18,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 
 use crate::args::{Real, Whole};
-use crate::json::{to_py, to_value};
+use crate::json::{eq_but_markers, has_marker, to_py, to_value, value_has_marker};
 use crate::{errors, estimator, settings, shielded};
 
 /// Compacts the message list of one conversation before each model request.
@@ -70,6 +70,9 @@ pub struct Compactor {
     returned: Vec<Option<(usize, Py<PyAny>)>>,
     /// How far the changes of `inner`'s decisions have been read into `returned`.
     changes_read: ctxfit_compactor::ChangeMark,
+    /// The messages that held a `cache_control` marker when they were read: a client moves its breakpoints,
+    /// taking the marker off in place, and a message compaction changed must then be sent without it.
+    marked: Vec<usize>,
     last_report: Option<Report>,
     /// A panic left the state unknown: start over on the next call.
     poisoned: bool,
@@ -124,12 +127,13 @@ impl Compactor {
             && tools_value.is_none()
             && system.is_some() == self.system.is_some()
             && tools.is_some() == self.tools.is_some();
-        let known = self.known_prefix(&items)?;
+        let (known, mut moved) = self.known_prefix(&items)?;
         // (before any message is read — a new compactor, one just restored — they are only taken in: the
         // decisions restored stand)
         let preamble_changed = !preamble_same && !self.conv.messages.is_empty();
         if preamble_changed || known < self.conv.messages.len() {
             self.start_over(py, self.conv.format)?;
+            moved.clear();
         }
         let read = |from: usize| -> PyResult<Vec<Value>> {
             (from..items.len())
@@ -181,6 +185,24 @@ impl Compactor {
             }
         }
         let format = self.conv.format;
+        // a message read before whose breakpoint moved: read again, so that what is sent of it carries the
+        // markers the caller's message holds now, and no other (its decisions stand: it is the same message)
+        let reread = moved
+            .iter()
+            .filter(|&&i| i < self.conv.messages.len())
+            .map(|&i| {
+                let at = format!("messages[{i}]");
+                let value = to_value(&items.get_item(i)?, &at)?;
+                let marked = value_has_marker(&value);
+                read_message(format, value, "")
+                    .map(|m| (i, m, marked))
+                    .map_err(|e| errors::bad_input(e.under(&at).to_string()))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let new_marks: Vec<usize> = (values.iter().enumerate())
+            .filter(|(_, v)| value_has_marker(v))
+            .map(|(k, _)| start + k)
+            .collect();
         let new_messages = values
             .into_iter()
             .enumerate()
@@ -203,8 +225,23 @@ impl Compactor {
             self.conv.tools = None;
         }
         self.tools = tools.map(|t| t.clone().unbind());
-        self.conv.messages.extend(new_messages);
         let (seen, sent) = (self.seen.bind(py), self.sent.bind(py));
+        let mut rebuild = Vec::new();
+        for (i, message, marked) in reread {
+            self.conv.messages[i] = message;
+            self.marked.retain(|&k| k != i);
+            if marked {
+                self.marked.push(i);
+            }
+            let item = items.get_item(i)?;
+            seen.set_item(i, &item)?;
+            match &self.returned[i] {
+                Some(_) => rebuild.push(i),
+                None => sent.set_item(i, &item)?,
+            }
+        }
+        self.marked.extend(new_marks);
+        self.conv.messages.extend(new_messages);
         for i in start..items.len() {
             let item = items.get_item(i)?;
             seen.append(&item)?;
@@ -243,6 +280,14 @@ impl Compactor {
                 self.returned[i] = Some((stamp, obj.unbind()));
             }
         }
+        // (a message whose markers moved, made again of the message as read now)
+        for i in rebuild {
+            if let Some((stamp, _)) = self.returned[i] {
+                let obj = to_py(py, &write_message(format, &projection.message(i)))?;
+                sent.set_item(i, &obj)?;
+                self.returned[i] = Some((stamp, obj.unbind()));
+            }
+        }
         self.changes_read = projection.change_mark();
         let out = sent.get_slice(0, sent.len());
         if let Some(dropped) = projection.dropped() {
@@ -267,43 +312,61 @@ impl Compactor {
         self.sent = PyList::empty(py).unbind();
         self.returned.clear();
         self.changes_read = ctxfit_compactor::ChangeMark::default();
+        self.marked.clear();
         self.poisoned = false;
         Ok(())
     }
 
     /// The length of the prefix of `items` the compactor has read already: the caller's objects (or equal
-    /// ones), or the dicts the previous call answered with.
-    fn known_prefix(&mut self, items: &Bound<'_, PyList>) -> PyResult<usize> {
+    /// ones), or the dicts the previous call answered with — and, within it, the messages whose `cache_control`
+    /// markers moved (taken off in place, or a copy sent that differs only in them), to be read again.
+    fn known_prefix(&mut self, items: &Bound<'_, PyList>) -> PyResult<(usize, Vec<usize>)> {
         let py = items.py();
         let seen = self.seen.bind(py);
         let known = seen.len();
         if items.len() < known {
-            return Ok(items.len());
+            return Ok((items.len(), Vec::new()));
         }
+        let mut moved = Vec::new();
         // the common case, compared in one pass by the interpreter (identical objects are not looked into)
-        if items.get_slice(0, known).eq(seen)? {
-            return Ok(known);
-        }
-        let sent = self.sent.bind(py);
-        for i in 0..known {
-            let (item, old) = (items.get_item(i)?, seen.get_item(i)?);
-            if item.is(&old) {
-                continue;
-            }
-            if matches!(self.returned.get(i), Some(Some((_, r))) if item.is(r)) {
-                continue;
-            }
-            if item.eq(&old)? {
-                // an equal object: the caller rebuilt its list; remember the new one for the fast path
-                seen.set_item(i, &item)?;
-                if matches!(self.returned.get(i), Some(None) | None) {
-                    sent.set_item(i, &item)?;
+        if !items.get_slice(0, known).eq(seen)? {
+            let sent = self.sent.bind(py);
+            for i in 0..known {
+                let (item, old) = (items.get_item(i)?, seen.get_item(i)?);
+                if item.is(&old) {
+                    continue;
                 }
+                if matches!(self.returned.get(i), Some(Some((_, r))) if item.is(r)) {
+                    continue;
+                }
+                if item.eq(&old)? {
+                    // an equal object: the caller rebuilt its list; remember the new one for the fast path
+                    seen.set_item(i, &item)?;
+                    if matches!(self.returned.get(i), Some(None) | None) {
+                        sent.set_item(i, &item)?;
+                    }
+                    continue;
+                }
+                if eq_but_markers(&item, &old)? {
+                    moved.push(i);
+                    continue;
+                }
+                return Ok((i, Vec::new()));
+            }
+        }
+        // a marker taken off in place (a breakpoint moved to the newest message): the same object, changed (but
+        // for the dict this compactor made of it, which the caller keeps as its history: sent as it is now)
+        for &i in &self.marked {
+            if i >= known || moved.contains(&i) {
                 continue;
             }
-            return Ok(i);
+            let item = items.get_item(i)?;
+            let ours = matches!(self.returned.get(i), Some(Some((_, r))) if item.is(r));
+            if !ours && !has_marker(&item)? {
+                moved.push(i);
+            }
         }
-        Ok(known)
+        Ok((known, moved))
     }
 }
 
@@ -341,6 +404,7 @@ impl Compactor {
             tools: None,
             returned: Vec::new(),
             changes_read: ctxfit_compactor::ChangeMark::default(),
+            marked: Vec::new(),
             last_report: None,
             poisoned: false,
         })

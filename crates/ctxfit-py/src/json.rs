@@ -207,3 +207,115 @@ pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>>
         }
     })
 }
+
+/// The key of Anthropic's cache breakpoints, which clients move from message to message between requests.
+const MARKER: &str = "cache_control";
+
+/// Whether a message holds a `cache_control` marker: on itself, on one of its content blocks, or on a block
+/// inside a tool result's content (where Anthropic reads them; one inside a tool call's input is the call's).
+pub fn value_has_marker(message: &Value) -> bool {
+    fn blocks(v: &Value) -> &[Value] {
+        v.get("content")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice)
+    }
+    let marked = |v: &Value| v.get(MARKER).is_some();
+    marked(message)
+        || blocks(message)
+            .iter()
+            .any(|block| marked(block) || blocks(block).iter().any(marked))
+}
+
+/// [`value_has_marker`] of a Python message, read in place where it is a dict (an SDK model is converted).
+pub fn has_marker(message: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let Ok(d) = message.cast::<PyDict>() else {
+        return Ok(value_has_marker(&to_value(message, "message")?));
+    };
+    if d.contains(MARKER)? {
+        return Ok(true);
+    }
+    let Some(content) = d.get_item("content")? else {
+        return Ok(false);
+    };
+    for block in sequence(&content)? {
+        let Ok(b) = block.cast::<PyDict>() else {
+            continue;
+        };
+        if b.contains(MARKER)? {
+            return Ok(true);
+        }
+        if let Some(inner) = b.get_item("content")? {
+            for ib in sequence(&inner)? {
+                if ib
+                    .cast::<PyDict>()
+                    .is_ok_and(|x| x.contains(MARKER).unwrap_or(false))
+                {
+                    return Ok(true);
+                }
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// The items of a list or tuple; nothing for anything else.
+fn sequence<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    if let Ok(l) = obj.cast::<PyList>() {
+        return Ok(l.iter().collect());
+    }
+    if let Ok(t) = obj.cast::<PyTuple>() {
+        return Ok(t.iter().collect());
+    }
+    Ok(Vec::new())
+}
+
+/// Whether two messages are equal but for their `cache_control` markers (where [`value_has_marker`] looks for
+/// them): the same message, its breakpoint moved.
+pub fn eq_but_markers(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<bool> {
+    same_but_markers(a, b, 0)
+}
+
+/// `depth` counts the steps from the message: 0 the message, 2 a block, 4 a block inside a tool result — the
+/// dicts whose markers are not compared.
+fn same_but_markers(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, depth: usize) -> PyResult<bool> {
+    if a.is(b) {
+        return Ok(true);
+    }
+    if depth > 4 {
+        return a.eq(b);
+    }
+    if let (Ok(x), Ok(y)) = (a.cast::<PyDict>(), b.cast::<PyDict>()) {
+        if depth % 2 == 1 {
+            return a.eq(b);
+        }
+        let mut compared = 0;
+        for (k, v) in x.iter() {
+            if k.cast::<PyString>()
+                .is_ok_and(|s| s.to_cow().is_ok_and(|s| s == MARKER))
+            {
+                continue;
+            }
+            compared += 1;
+            match y.get_item(&k)? {
+                Some(w) if same_but_markers(&v, &w, depth + 1)? => {}
+                _ => return Ok(false),
+            }
+        }
+        return Ok(compared == y.len() - usize::from(y.contains(MARKER)?));
+    }
+    let is_sequence =
+        |o: &Bound<'_, PyAny>| o.cast::<PyList>().is_ok() || o.cast::<PyTuple>().is_ok();
+    if is_sequence(a) && is_sequence(b) && depth % 2 == 1 {
+        let (xs, ys) = (sequence(a)?, sequence(b)?);
+        if xs.len() != ys.len() {
+            return Ok(false);
+        }
+        for (x, y) in xs.iter().zip(&ys) {
+            if !same_but_markers(x, y, depth + 1)? {
+                return Ok(false);
+            }
+        }
+        return Ok(true);
+    }
+    a.eq(b)
+}

@@ -115,6 +115,91 @@ def test_the_answer_may_be_the_history_the_caller_keeps():
     assert len(compactor) == len(messages) - 1
 
 
+def markers(request):
+    """Where a request's `cache_control` breakpoints are: (message, block) pairs."""
+    return [
+        (i, j)
+        for i, m in enumerate(request)
+        if isinstance(m["content"], list)
+        for j, b in enumerate(m["content"])
+        if "cache_control" in b
+    ]
+
+
+def unmarked(request):
+    return [
+        {**m, "content": [{k: v for k, v in b.items() if k != "cache_control"} for b in m["content"]]}
+        if isinstance(m["content"], list)
+        else m
+        for m in request
+    ]
+
+
+@pytest.mark.parametrize("how", ["in place", "on copies"])
+def test_breakpoints_the_caller_moves_are_sent_where_it_put_them(how):
+    # Anthropic's computer-use loop marks the last three user messages and takes the marker off the fourth in
+    # place; other loops mark a copy of the newest. A message compaction changed follows the caller's markers
+    # (a marker kept from when it was read would pile up past Anthropic's four), and the conversation goes on.
+    messages = short("List the tree, then summarise it.")
+    for i in range(12):
+        messages += tool_turn(i, listing(1000 + i))
+    compactor, plain = ctxfit.Compactor("seed-002"), ctxfit.Compactor("seed-002")
+    history, previous, reused = [], None, 0
+    for m in messages:
+        history.append(m if how == "on copies" else copy.deepcopy(m))
+        if m["role"] != "user":
+            continue
+        if how == "in place":
+            users = [u for u in history if u["role"] == "user" and isinstance(u["content"], list)]
+            for k, u in enumerate(reversed(users)):
+                if k < 3:
+                    u["content"][-1]["cache_control"] = {"type": "ephemeral"}
+                else:
+                    u["content"][-1].pop("cache_control", None)
+            sent = history
+        else:
+            last, sent = history[-1], history
+            if isinstance(last["content"], list):
+                block = {**last["content"][-1], "cache_control": {"type": "ephemeral"}}
+                sent = history[:-1] + [{**last, "content": [*last["content"][:-1], block]}]
+        request = compactor.compact(sent)
+        assert markers(request) == markers(sent)
+        assert unmarked(request) == plain.compact(unmarked(sent))
+        # not a new conversation at every call: a cut message whose markers stayed is the dict sent before
+        if previous:
+            kept = [i for i in cut if marks[i] == markers([sent[i]])]
+            assert all(request[i] is previous[i] for i in kept)
+            reused += len(kept)
+        previous, marks = request, [markers([x]) for x in sent]
+        cut = [i for i, (a, b) in enumerate(zip(sent, request)) if a is not b]
+    assert reused and len(compactor) == len(messages)
+    assert sum(1 for a, b in zip(sent, request) if a is not b) >= 8, "nothing was compacted"
+
+
+def test_breakpoints_moved_on_the_answer_the_caller_keeps():
+    # a loop that keeps the compacted list as its history moves the markers on the compactor's own dicts
+    def mark_last_three(history):
+        left = 3
+        for m in reversed(history):
+            if m["role"] == "user" and isinstance(m["content"], list):
+                if not left:
+                    m["content"][-1].pop("cache_control", None)
+                    break
+                left -= 1
+                m["content"][-1]["cache_control"] = {"type": "ephemeral"}
+
+    compactor, plain = ctxfit.Compactor("seed-002"), ctxfit.Compactor("seed-002")
+    history, reference = short("List the tree."), short("List the tree.")
+    for i in range(15):
+        history += tool_turn(i, listing(1000 + i))
+        reference += tool_turn(i, listing(1000 + i))
+        mark_last_three(history)
+        history = compactor.compact(history)
+        assert len(markers(history)) == min(i + 1, 3)
+        assert unmarked(history) == plain.compact(reference)
+    assert len(compactor) == len(reference) and history != reference
+
+
 def test_a_rewritten_history_starts_over():
     messages = written_session()
     compactor = ctxfit.Compactor("smart")
