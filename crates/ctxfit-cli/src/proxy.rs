@@ -115,6 +115,8 @@ pub fn run(args: Args) -> Result<()> {
         None => PolicyFile::default(),
     };
     let profile = args.profile.clone();
+    // what runs when a request names no profile (a policy that cannot tell is refused by `start`, named)
+    let runs = profile.clone().or_else(|| policy.default_name().ok());
     let config = ProxyConfig {
         anthropic: origin("upstream-anthropic", &args.upstream_anthropic)?,
         openai: origin("upstream-openai", &args.upstream_openai)?,
@@ -149,8 +151,11 @@ pub fn run(args: Args) -> Result<()> {
                 _ => BadInput(e.to_string()),
             })?;
         eprintln!(
-            "ctxfit proxy: listening on http://{} (Anthropic → {}, OpenAI → {})",
-            running.addr, args.upstream_anthropic, args.upstream_openai
+            "ctxfit proxy: listening on http://{}, profile {} (Anthropic → {}, OpenAI → {})",
+            running.addr,
+            runs.as_deref().unwrap_or("smart"),
+            args.upstream_anthropic,
+            args.upstream_openai
         );
         if let Some(store) = &running.store {
             eprintln!(

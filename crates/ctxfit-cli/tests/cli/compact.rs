@@ -219,6 +219,26 @@ fn compact_says_which_cuts_wait_for_the_payback_rule_and_how_to_make_them_now() 
         "{}",
         stdout(&o)
     );
+    // and the proxy says which profile it runs when a request names none
+    for (args, runs) in [
+        (vec!["--policy", policy], "profile eager"),
+        (vec![], "profile smart"),
+        (vec!["--profile", "seed-002"], "profile seed-002"),
+    ] {
+        let mut proxy = spawn(&[&["proxy", "--listen", "127.0.0.1:0"], &args[..]].concat());
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(proxy.stderr.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        proxy.kill().unwrap();
+        proxy.wait().unwrap();
+        assert!(
+            line.starts_with("ctxfit proxy: listening on http://127.0.0.1:") && line.contains(runs),
+            "{args:?}: {line}"
+        );
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
