@@ -20,7 +20,7 @@ use ctxfit_tokens::{
 };
 
 use crate::aliases::ToolKinds;
-use crate::ledger::{Ledger, RequestTokens};
+use crate::ledger::{write_in_reads, Ledger, RequestTokens, WRITE_IN_READS};
 use crate::policy::{Settings, Trigger};
 use crate::report::{Action, BlockReport, HeldBack, HoldReason, Report};
 use crate::retrieval::{retrieval_trailer, with_trailer};
@@ -414,7 +414,8 @@ impl Compactor {
                 read: self.read_before(cached),
                 total: self.current_tokens(),
             };
-            self.ledger.allowance(share, none, uncut)
+            self.ledger
+                .allowance(write_in_reads(self.settings.cache_ttl), share, none, uncut)
         });
         let input_tokens = reported_input_tokens.unwrap_or_else(|| self.current_tokens());
         let triggered = match self.settings.trigger {
@@ -446,7 +447,8 @@ impl Compactor {
             read: self.read_before(unchanged),
             total: self.current_tokens().saturating_sub(dropped_tokens),
         };
-        self.ledger.settle(none, sent);
+        self.ledger
+            .settle(write_in_reads(self.settings.cache_ttl), none, sent);
         let report = Report {
             profile: self.settings.profile.clone(),
             input_tokens,

@@ -140,6 +140,34 @@ fn a_small_cut_waits_until_the_requests_forecast_to_come_pay_for_its_cache_write
 }
 
 #[test]
+fn a_write_to_the_one_hour_cache_is_counted_at_its_price() {
+    // Anthropic charges 2.0 a token for a write to the cache that lives an hour, not 1.25: the same small cut
+    // waits longer to pay back, and the regret bound's ledger counts the writes at that price
+    let mut calls = vec![numbered_read("src/lib.rs", 400)];
+    calls.extend((0..200).map(|_| status()));
+    let conv = session(&calls);
+    let mut hour = smart();
+    hour.cache_ttl = 3600;
+    let (five_reports, five) = live(&conv, smart());
+    let (hour_reports, hour) = live(&conv, hour);
+    let (at_five, at_hour) = (
+        cut_at(&five_reports, 2).unwrap(),
+        cut_at(&hour_reports, 2).unwrap(),
+    );
+    assert!(
+        at_hour > at_five,
+        "cut at request {at_hour}, {at_five} with the five-minute cache"
+    );
+    assert_eq!(sent_text(&five, &conv, 2), sent_text(&hour, &conv, 2));
+    let (ledger_five, ledger_hour) = (five.ledger(), hour.ledger());
+    assert_eq!(
+        ledger_five.none[1], ledger_hour.none[1],
+        "OpenAI: no write premium"
+    );
+    assert!(ledger_hour.none[0] > ledger_five.none[0]);
+}
+
+#[test]
 fn a_large_cut_is_made_as_soon_as_its_result_is_stale() {
     let conv = session(&[long_log(), status(), status()]);
     let (reports, _) = live(&conv, smart());

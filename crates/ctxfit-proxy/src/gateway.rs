@@ -87,8 +87,8 @@ pub struct ConversationStats {
     pub tokens_in: u64,
     pub tokens_forwarded: u64,
     /// What the conversation cost less than sending everything would have, in uncached input tokens at
-    /// Anthropic's prices (a cache read is a tenth of one, a write 1.25), as the compactor's ledger counts it —
-    /// negative when it cost more.
+    /// Anthropic's prices (a cache read is a tenth of one, a write 1.25, or 2.0 to the one-hour cache), as the
+    /// compactor's ledger counts it — negative when it cost more.
     pub cost_saved: f64,
     /// Tool calls that fetched again what a cut left out: the same call (tool and input) as one whose result is
     /// cut — a re-read of a cut file, a second run of a cut command.

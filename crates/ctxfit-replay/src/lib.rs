@@ -50,7 +50,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
 pub use idents::{identifiers, MIN_IDENTIFIER_LEN};
-pub use prices::{PriceModel, Prices};
+pub use prices::{CacheTokens, PriceModel, Prices};
 pub use rows::{
     default_policies, document, policy_rows, totals, BilledRow, PolicyRow, PolicyTotals,
     SessionCosts,
@@ -67,6 +67,10 @@ pub struct TurnStats {
     pub uncompacted_tokens: usize,
     pub cache_read_tokens: usize,
     pub cache_write_tokens: usize,
+    /// Its writes go to the one-hour cache (the session asked for one: Claude Code's `"ttl": "1h"`), which
+    /// Anthropic charges 2.0 a token for, not 1.25.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cache_hour: bool,
     pub cost: f64,
     /// More than the cache's lifetime passed since the previous request: nothing of this one was cached.
     pub cache_expired: bool,
@@ -104,12 +108,25 @@ impl TurnStats {
         self.input_tokens + self.unlogged_tokens.unwrap_or(0)
     }
 
+    /// Its tokens read from the cache and written to it (to the one-hour cache where it asked for that).
+    pub fn cache(&self) -> CacheTokens {
+        self.cache_of(self.cache_read_tokens, self.cache_write_tokens)
+    }
+
+    fn cache_of(&self, read: usize, write: usize) -> CacheTokens {
+        CacheTokens {
+            read,
+            write,
+            hour: if self.cache_hour { write } else { 0 },
+        }
+    }
+
     /// Input tokens, cache reads and cache writes as billed: the request's bill under `none` (the uncompacted
     /// estimate and the unlogged part, `unlogged_tokens`) less what the policy cut, counted as Anthropic counts
     /// tool results ([`ANTHROPIC_TOOL_RESULT_SCALE`], fitted on the logs' bills by `cargo xtask fit-billed`).
     /// The difference from the estimate is read from the cache when the request reads anything from it, written
     /// otherwise. `None` without a bill.
-    pub fn billed(&self) -> Option<(usize, usize, usize)> {
+    pub fn billed(&self) -> Option<(usize, CacheTokens)> {
         let u = self.unlogged_tokens?;
         let bill = self.uncompacted_tokens + u;
         let cut = self.uncompacted_tokens.saturating_sub(self.input_tokens) as f64;
@@ -120,7 +137,7 @@ impl TurnStats {
         } else {
             (self.cache_read_tokens, self.cache_write_tokens + extra)
         };
-        Some((input, read, write))
+        Some((input, self.cache_of(read, write)))
     }
 }
 
@@ -150,19 +167,17 @@ impl SessionReplay {
     }
 
     /// Cache reads and writes over the whole session.
-    pub fn cache_tokens(&self) -> (usize, usize) {
-        self.turns.iter().fold((0, 0), |(r, w), t| {
-            (r + t.cache_read_tokens, w + t.cache_write_tokens)
-        })
+    pub fn cache_tokens(&self) -> CacheTokens {
+        self.turns.iter().map(TurnStats::cache).sum()
     }
 
     /// Input tokens, cache reads and cache writes as billed ([`TurnStats::billed`]), summed over the requests
     /// whose log records the bill; `None` when none does.
-    pub fn billed(&self) -> Option<(usize, usize, usize)> {
+    pub fn billed(&self) -> Option<(usize, CacheTokens)> {
         self.turns
             .iter()
             .filter_map(TurnStats::billed)
-            .reduce(|(i, r, w), (bi, br, bw)| (i + bi, r + br, w + bw))
+            .reduce(|(i, c), (bi, bc)| (i + bi, c + bc))
     }
 
     pub fn cost(&self) -> f64 {
@@ -470,6 +485,8 @@ pub fn replay_timed(
     let mut texts = Vec::new();
     let mut tally = tools::Tally::default();
     let provider_ttl = timing.stated_ttl.unwrap_or(timing.cache_ttl);
+    // a cache that lives an hour is written at the one-hour price
+    let cache_hour = provider_ttl >= 3600;
     // when the latest message so far with a time was written, and when the previous request was sent
     let (mut latest, mut previous_sent): (Option<u64>, Option<u64>) = (None, None);
     for (mi, msg) in conv.messages.iter().enumerate() {
@@ -547,7 +564,11 @@ pub fn replay_timed(
                     let read = preamble + sent_tokens.prefix(unchanged);
                     (read, input_tokens - read)
                 };
-            let cost = prices.cost(cache_read_tokens, cache_write_tokens);
+            let cost = prices.cost(CacheTokens {
+                read: cache_read_tokens,
+                write: cache_write_tokens,
+                hour: if cache_hour { cache_write_tokens } else { 0 },
+            });
             let refs = provenance.references(&conv.messages, mi);
             tally.used(&refs, |id| visible.contains(id));
             let hidden: Vec<HiddenReference> = refs
@@ -565,6 +586,7 @@ pub fn replay_timed(
                 uncompacted_tokens,
                 cache_read_tokens,
                 cache_write_tokens,
+                cache_hour,
                 cost,
                 cache_expired: expired,
                 references: refs.len(),

@@ -8,7 +8,38 @@ pub struct Prices {
     /// Uncached input (what every token would cost without a cache).
     pub base: f64,
     pub cache_read: f64,
+    /// A write to a cache that lives five minutes.
     pub cache_write: f64,
+    /// A write to a cache that lives an hour (Anthropic's `"ttl": "1h"`, which half of the corpus's long Claude
+    /// Code sessions write to).
+    pub cache_write_1h: f64,
+}
+
+/// A request's (or many requests') tokens by what the cache did with them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct CacheTokens {
+    pub read: usize,
+    /// Every token written, to either cache.
+    pub write: usize,
+    /// Of `write`, those written to the one-hour cache.
+    pub hour: usize,
+}
+
+impl std::ops::Add for CacheTokens {
+    type Output = CacheTokens;
+    fn add(self, o: CacheTokens) -> CacheTokens {
+        CacheTokens {
+            read: self.read + o.read,
+            write: self.write + o.write,
+            hour: self.hour + o.hour,
+        }
+    }
+}
+
+impl std::iter::Sum for CacheTokens {
+    fn sum<I: Iterator<Item = CacheTokens>>(iter: I) -> CacheTokens {
+        iter.fold(CacheTokens::default(), |a, b| a + b)
+    }
 }
 
 impl Default for Prices {
@@ -19,8 +50,11 @@ impl Default for Prices {
 
 impl Prices {
     /// The cost of a request (or of many) from its cache reads and writes.
-    pub fn cost(&self, cache_read_tokens: usize, cache_write_tokens: usize) -> f64 {
-        cache_read_tokens as f64 * self.cache_read + cache_write_tokens as f64 * self.cache_write
+    pub fn cost(&self, t: CacheTokens) -> f64 {
+        let hour = t.hour.min(t.write);
+        t.read as f64 * self.cache_read
+            + (t.write - hour) as f64 * self.cache_write
+            + hour as f64 * self.cache_write_1h
     }
 }
 
@@ -28,7 +62,8 @@ impl Prices {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PriceModel {
-    /// Anthropic's prompt cache: a cache read costs 0.1, a cache write 1.25 (5-minute cache).
+    /// Anthropic's prompt cache: a cache read costs 0.1, a cache write 1.25 (5-minute cache) or 2.0 (one-hour
+    /// cache).
     Anthropic,
     /// OpenAI's automatic cache: cached input costs 0.1, with no premium for writing.
     #[serde(rename = "openai")]
@@ -58,15 +93,16 @@ impl PriceModel {
     }
 
     pub fn prices(self) -> Prices {
-        let (cache_read, cache_write) = match self {
-            PriceModel::Anthropic => (0.1, 1.25),
-            PriceModel::OpenAi => (0.1, 1.0),
-            PriceModel::Uncached => (1.0, 1.0),
+        let (cache_read, cache_write, cache_write_1h) = match self {
+            PriceModel::Anthropic => (0.1, 1.25, 2.0),
+            PriceModel::OpenAi => (0.1, 1.0, 1.0),
+            PriceModel::Uncached => (1.0, 1.0, 1.0),
         };
         Prices {
             base: 1.0,
             cache_read,
             cache_write,
+            cache_write_1h,
         }
     }
 }

@@ -20,6 +20,8 @@ pub struct PolicyTotals {
     pub over_request_budget: usize,
     pub cache_read_tokens: usize,
     pub cache_write_tokens: usize,
+    /// Of the writes, those to the one-hour cache.
+    pub cache_write_1h_tokens: usize,
     /// Cost under the prices the sessions were replayed with.
     pub cost: f64,
     pub references: usize,
@@ -29,7 +31,11 @@ pub struct PolicyTotals {
 impl PolicyTotals {
     /// The cost of these requests under other prices.
     pub fn cost_under(&self, prices: Prices) -> f64 {
-        prices.cost(self.cache_read_tokens, self.cache_write_tokens)
+        prices.cost(CacheTokens {
+            read: self.cache_read_tokens,
+            write: self.cache_write_tokens,
+            hour: self.cache_write_1h_tokens,
+        })
     }
 
     pub fn recall(&self) -> f64 {
@@ -54,14 +60,15 @@ pub fn totals(replays: &[SessionReplay]) -> Vec<PolicyTotals> {
             ..PolicyTotals::default()
         });
         let (refs, vis) = r.references();
-        let (read, write) = r.cache_tokens();
+        let cache = r.cache_tokens();
         t.sessions += 1;
         t.turns += r.turns.len();
         t.input_tokens += r.input_tokens();
         t.peak_tokens = t.peak_tokens.max(r.peak_tokens());
         t.over_request_budget += r.over_request_budget();
-        t.cache_read_tokens += read;
-        t.cache_write_tokens += write;
+        t.cache_read_tokens += cache.read;
+        t.cache_write_tokens += cache.write;
+        t.cache_write_1h_tokens += cache.hour;
         t.cost += r.cost();
         t.references += refs;
         t.references_visible += vis;
@@ -110,6 +117,8 @@ pub struct PolicyRow {
     pub references_visible: usize,
     pub cache_read_tokens: usize,
     pub cache_write_tokens: usize,
+    /// Of the writes, those to the one-hour cache (Anthropic: 2.0 a token, not 1.25).
+    pub cache_write_1h_tokens: usize,
     /// How far `share_of_oracle` would move on other sessions like these: its 5th and 95th percentiles over
     /// [`spread::RESAMPLES`] bootstrap resamples of the sessions, every policy on the same resample (`None` with
     /// fewer than two sessions, or without `none` and the oracle).
@@ -145,11 +154,11 @@ pub struct BilledRow {
 /// Requests with a bill, and their billed input, cache reads and writes, of one policy's replays.
 fn billed_sums<'a>(
     replays: impl Iterator<Item = &'a SessionReplay>,
-) -> (usize, usize, usize, usize) {
+) -> (usize, usize, CacheTokens) {
     replays
         .flat_map(|r| r.turns.iter().filter_map(TurnStats::billed))
-        .fold((0, 0, 0, 0), |(n, i, r, w), (bi, br, bw)| {
-            (n + 1, i + bi, r + br, w + bw)
+        .fold((0, 0, CacheTokens::default()), |(n, i, c), (bi, bc)| {
+            (n + 1, i + bi, c + bc)
         })
 }
 
@@ -163,12 +172,12 @@ fn billed_rows(
         replays,
         policies.iter().copied(),
         models,
-        |r: &SessionReplay| r.billed().map(|(_, read, write)| (read, write)),
+        |r: &SessionReplay| r.billed().map(|(_, cache)| cache),
     );
     let sums = |p: &str| billed_sums(replays.iter().filter(|r| r.policy == p));
     let none = sums("none");
     let oracle = sums("oracle");
-    let cost = |(_, _, r, w): (usize, usize, usize, usize), m: &PriceModel| m.prices().cost(r, w);
+    let cost = |(_, _, c): (usize, usize, CacheTokens), m: &PriceModel| m.prices().cost(c);
     policies
         .iter()
         .filter_map(|&p| {
@@ -260,6 +269,7 @@ pub fn policy_rows(replays: &[SessionReplay], models: &[PriceModel]) -> Vec<Poli
                 references_visible: t.references_visible,
                 cache_read_tokens: t.cache_read_tokens,
                 cache_write_tokens: t.cache_write_tokens,
+                cache_write_1h_tokens: t.cache_write_1h_tokens,
                 share_of_oracle_spread: spreads.get_mut(&t.policy).and_then(|s| s.0.take()),
                 recall_spread: spreads.get_mut(&t.policy).and_then(|s| s.1.take()),
                 tools: sum_tools(
@@ -397,7 +407,7 @@ fn session_costs<'a>(
     replays: &[SessionReplay],
     policies: impl Iterator<Item = &'a str>,
     models: &[PriceModel],
-    cache_tokens: impl Fn(&SessionReplay) -> Option<(usize, usize)>,
+    cache_tokens: impl Fn(&SessionReplay) -> Option<CacheTokens>,
 ) -> BTreeMap<String, BTreeMap<&'static str, SessionCosts>> {
     let none: FxHashMap<(&str, usize), &SessionReplay> =
         paired(replays, "none").into_iter().collect();
@@ -409,14 +419,12 @@ fn session_costs<'a>(
         let mut per_model: BTreeMap<&'static str, SessionCosts> = BTreeMap::new();
         for (key, r) in paired(replays, policy) {
             let Some(base) = none.get(&key) else { continue };
-            let (Some((read, write)), Some((base_read, base_write))) =
-                (cache_tokens(r), cache_tokens(base))
-            else {
+            let (Some(cache), Some(base_cache)) = (cache_tokens(r), cache_tokens(base)) else {
                 continue;
             };
             for m in models {
                 let prices = m.prices();
-                let (cost, base) = (prices.cost(read, write), prices.cost(base_read, base_write));
+                let (cost, base) = (prices.cost(cache), prices.cost(base_cache));
                 let entry = per_model.entry(m.name()).or_default();
                 if base > 0.0 && cost > base * (1.0 + 1e-9) {
                     entry.costlier += 1;

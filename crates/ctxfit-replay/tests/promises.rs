@@ -63,9 +63,7 @@ fn run(s: &ctxfit_import::Session, policy: &Policy) -> SessionReplay {
 
 fn cost(r: &SessionReplay, model: PriceModel) -> f64 {
     let p = model.prices();
-    (r.turns.iter())
-        .map(|t| p.cost(t.cache_read_tokens, t.cache_write_tokens))
-        .sum()
+    (r.turns.iter()).map(|t| p.cost(t.cache())).sum()
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The per-policy rows of a replay: sessions compared with the same sessions under `none`.
 
-use ctxfit_replay::{policy_rows, PriceModel, SessionCosts, SessionReplay, TurnStats};
+use ctxfit_replay::{policy_rows, CacheTokens, PriceModel, SessionCosts, SessionReplay, TurnStats};
 
 /// A session of one request: `read` tokens read from the cache, `write` written to it.
 fn session(name: &str, policy: &str, read: usize, write: usize) -> SessionReplay {
@@ -14,7 +14,12 @@ fn session(name: &str, policy: &str, read: usize, write: usize) -> SessionReplay
             uncompacted_tokens: read + write,
             cache_read_tokens: read,
             cache_write_tokens: write,
-            cost: prices.cost(read, write),
+            cache_hour: false,
+            cost: prices.cost(CacheTokens {
+                read,
+                write,
+                hour: 0,
+            }),
             cache_expired: false,
             references: 0,
             references_visible: 0,
@@ -119,11 +124,23 @@ fn the_part_of_a_bill_the_log_does_not_show_is_cached_as_the_rest_is() {
     assert_eq!(warm.billed(), None);
     warm.unlogged_tokens = Some(1000);
     // read with the cached prefix when the request reads anything from the cache ...
-    assert_eq!(warm.billed(), Some((1600, 1500, 100)));
+    let cache = |read, write| CacheTokens {
+        read,
+        write,
+        hour: 0,
+    };
+    assert_eq!(warm.billed(), Some((1600, cache(1500, 100))));
     // ... written with the rest when it reads nothing (the first request, or after a pause)
     let mut cold = session("a", "p", 0, 600).turns.remove(0);
     cold.unlogged_tokens = Some(1000);
-    assert_eq!(cold.billed(), Some((1600, 0, 1600)));
+    assert_eq!(cold.billed(), Some((1600, cache(0, 1600))));
+    // a request that writes to the one-hour cache writes the unlogged part there too
+    cold.cache_hour = true;
+    let hour = CacheTokens {
+        hour: 1600,
+        ..cache(0, 1600)
+    };
+    assert_eq!(cold.billed(), Some((1600, hour)));
     // a row sums them over the requests with a bill, against none's
     let mut none = session("a", "none", 1000, 100);
     none.turns[0].unlogged_tokens = Some(1000);
@@ -152,10 +169,10 @@ fn a_session_is_also_held_against_none_s_bill() {
     assert_eq!((logged.costlier, logged.over_3_percent), (1, 1));
     assert!((logged.worst - (260.0 / 225.0 - 1.0)).abs() < 1e-9);
     // against the bill, the same excess over a bill that also reads the 10,000 from the cache
-    let (_, base_read, base_write) = none.turns[0].billed().unwrap();
-    let (_, read, write) = p.turns[0].billed().unwrap();
+    let (_, base) = none.turns[0].billed().unwrap();
+    let (_, sent) = p.turns[0].billed().unwrap();
     let prices = PriceModel::Anthropic.prices();
-    let expected = prices.cost(read, write) / prices.cost(base_read, base_write) - 1.0;
+    let expected = prices.cost(sent) / prices.cost(base) - 1.0;
     let billed = row.billed.as_ref().unwrap().costlier_sessions["anthropic"];
     assert_eq!(billed.costlier, 1);
     assert!((billed.worst - expected).abs() < 1e-9, "{billed:?}");
@@ -222,4 +239,27 @@ fn the_share_of_the_oracle_s_billed_saving_has_its_spread() {
     }
     let rows = policy_rows(&replays, &[PriceModel::Anthropic]);
     assert!(rows.iter().all(|r| r.billed.is_none()));
+}
+
+#[test]
+fn a_write_to_the_one_hour_cache_costs_what_anthropic_charges_for_it() {
+    // one request writing 100 and reading 1,000: 1.25 a written token, or 2.0 to the cache that lives an hour
+    let five = session("a", "p", 1000, 100);
+    let mut hour = five.clone();
+    hour.turns[0].cache_hour = true;
+    let (anthropic, openai) = (PriceModel::Anthropic.prices(), PriceModel::OpenAi.prices());
+    assert_eq!(anthropic.cost(five.cache_tokens()), 100.0 + 125.0);
+    assert_eq!(anthropic.cost(hour.cache_tokens()), 100.0 + 200.0);
+    // OpenAI charges no premium for writing, whatever the cache's life
+    assert_eq!(
+        openai.cost(hour.cache_tokens()),
+        openai.cost(five.cache_tokens())
+    );
+    // and a row sums the hour's writes apart
+    let rows = policy_rows(&[hour], &[PriceModel::Anthropic]);
+    assert_eq!(
+        (rows[0].cache_write_tokens, rows[0].cache_write_1h_tokens),
+        (100, 100)
+    );
+    assert_eq!(rows[0].costs["anthropic"], 300.0);
 }

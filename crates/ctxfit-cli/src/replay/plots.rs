@@ -104,11 +104,11 @@ pub(super) fn plot(
         .any(|r| r.policy == "none" && r.billed().is_some());
     let cost = |r: &SessionReplay| {
         let tokens = if billed {
-            r.billed().map(|(_, read, write)| (read, write))
+            r.billed().map(|(_, cache)| cache)
         } else {
             Some(r.cache_tokens())
         };
-        tokens.map(|(read, write)| prices.cost(read, write))
+        tokens.map(|cache| prices.cost(cache))
     };
     // replays come in session order under every policy: the n-th of a policy is the n-th under none
     let none: Vec<Option<f64>> = replays

@@ -547,8 +547,9 @@ fn replay_json_carries_tokens_peak_costs_recall_and_the_oracle_share() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(
         v["prices"]["openai"],
-        serde_json::json!({"base": 1.0, "cache_read": 0.1, "cache_write": 1.0})
+        serde_json::json!({"base": 1.0, "cache_read": 0.1, "cache_write": 1.0, "cache_write_1h": 1.0})
     );
+    assert_eq!(v["prices"]["anthropic"]["cache_write_1h"], 2.0);
     let rows = v["policies"].as_array().unwrap();
     let row = |name: &str| rows.iter().find(|r| r["policy"] == name).unwrap();
     let (none, oracle, smart) = (row("none"), row("oracle"), row("smart"));

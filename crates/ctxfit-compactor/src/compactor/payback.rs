@@ -8,7 +8,7 @@ impl Compactor {
     /// model, within what the conversation has earned (always, with the bound off).
     pub(super) fn affordable(&self, reclaim: usize, tail: usize) -> bool {
         self.allowance.is_none_or(|allowed| {
-            let extra = Ledger::extra(reclaim, tail);
+            let extra = Ledger::extra(write_in_reads(self.settings.cache_ttl), reclaim, tail);
             (0..extra.len()).all(|m| extra[m] <= allowed[m])
         })
     }
@@ -42,7 +42,9 @@ impl Compactor {
         requests: usize,
     ) -> (usize, Option<HeldBack>) {
         let settings = &self.settings;
-        let premium = settings.cache_write_premium;
+        // (the profile's premium is the five-minute cache's; a write to the one-hour cache costs 20 reads, not 12.5)
+        let premium = settings.cache_write_premium * (write_in_reads(settings.cache_ttl)[0] - 1.0)
+            / (WRITE_IN_READS[0] - 1.0);
         let expired = self.expired_requests;
         // what a token cut saves over the requests to come, in cache reads: a read on each, and a write's premium
         // on those that will find the cache expired, as often as the requests so far did
