@@ -52,7 +52,8 @@ pub struct Args {
     /// Seconds the provider keeps a cached prefix after its last use (0: forever), for sessions whose log does not
     /// say (Claude Code's does: five minutes or an hour). Where a log records when its messages were written
     /// (Claude Code, Codex CLI, mini-swe-agent), a request sent longer than that after the one before finds the
-    /// cache expired: it is written whole, under every policy.
+    /// cache expired: it is written whole, under every policy. A cache that lives an hour or more is written at
+    /// Anthropic's one-hour price (2.0 a token, not 1.25).
     #[arg(long, default_value_t = ctxfit_compactor::DEFAULT_CACHE_TTL, value_name = "SECONDS")]
     cache_ttl: u64,
     /// Print JSON (totals per policy and every turn) instead of the table.
