@@ -45,7 +45,7 @@ pub struct Args {
     #[arg(long, default_value = "fast", value_parser = parse_estimator)]
     estimator: String,
     /// Price models for the cost columns, comma-separated or repeated: `anthropic` (cache read 0.1, write
-    /// 1.25), `openai` (cached input 0.1, no write premium), `uncached` (every token 1.0), or `all`. The first
+    /// 1.25, or 2.0 to the one-hour cache), `openai` (cached input 0.1, no write premium), `uncached` (every token 1.0), or `all`. The first
     /// is the JSON rows' `cost`.
     #[arg(long, value_delimiter = ',', default_value = "anthropic", value_parser = parse_prices)]
     prices: Vec<Vec<PriceModel>>,
