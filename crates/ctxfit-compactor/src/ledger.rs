@@ -19,10 +19,13 @@
 /// (1.0 / 0.1) — for the five-minute cache; [`write_in_reads`] for any.
 pub const WRITE_IN_READS: [f64; 2] = [12.5, 10.0];
 
+/// A cache that lives this many seconds or more is Anthropic's one-hour cache, whose writes cost 2.0 a token.
+pub const ONE_HOUR_CACHE: u64 = 3600;
+
 /// [`WRITE_IN_READS`] for a cache that lives `ttl` seconds: a write to Anthropic's one-hour cache costs 2.0 a
 /// token (20 reads), not 1.25.
 pub fn write_in_reads(ttl: u64) -> [f64; 2] {
-    if ttl >= 3600 {
+    if ttl >= ONE_HOUR_CACHE {
         [20.0, WRITE_IN_READS[1]]
     } else {
         WRITE_IN_READS

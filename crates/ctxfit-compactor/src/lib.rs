@@ -34,7 +34,7 @@ pub use compactor::{
 };
 /// The plugin API, so that a compactor and its registry can be named with this crate alone.
 pub use ctxfit_retention::{Decision, Registry, RetentionRule, RuleContext, RuleDescriptor};
-pub use ledger::{write_in_reads, Ledger, RequestTokens, WRITE_IN_READS};
+pub use ledger::{write_in_reads, Ledger, RequestTokens, ONE_HOUR_CACHE, WRITE_IN_READS};
 pub use policy::{
     built_in, PolicyError, PolicyFile, ProfileSpec, RuleSpec, Settings, Trigger, BUILT_IN_PROFILES,
     DEFAULT_CACHE_TTL, ENV_OVERRIDES, MAX_POLICY_BYTES,

@@ -486,7 +486,7 @@ pub fn replay_timed(
     let mut tally = tools::Tally::default();
     let provider_ttl = timing.stated_ttl.unwrap_or(timing.cache_ttl);
     // a cache that lives an hour is written at the one-hour price
-    let cache_hour = provider_ttl >= 3600;
+    let cache_hour = provider_ttl >= ctxfit_compactor::ONE_HOUR_CACHE;
     // when the latest message so far with a time was written, and when the previous request was sent
     let (mut latest, mut previous_sent): (Option<u64>, Option<u64>) = (None, None);
     for (mi, msg) in conv.messages.iter().enumerate() {
