@@ -110,15 +110,11 @@ impl TurnStats {
 
     /// Its tokens read from the cache and written to it (to the one-hour cache where it asked for that).
     pub fn cache(&self) -> CacheTokens {
-        self.cache_of(self.cache_read_tokens, self.cache_write_tokens)
-    }
-
-    fn cache_of(&self, read: usize, write: usize) -> CacheTokens {
-        CacheTokens {
-            read,
-            write,
-            hour: if self.cache_hour { write } else { 0 },
-        }
+        CacheTokens::of(
+            self.cache_read_tokens,
+            self.cache_write_tokens,
+            self.cache_hour,
+        )
     }
 
     /// Input tokens, cache reads and cache writes as billed: the request's bill under `none` (the uncompacted
@@ -137,7 +133,7 @@ impl TurnStats {
         } else {
             (self.cache_read_tokens, self.cache_write_tokens + extra)
         };
-        Some((input, self.cache_of(read, write)))
+        Some((input, CacheTokens::of(read, write, self.cache_hour)))
     }
 }
 
@@ -564,11 +560,11 @@ pub fn replay_timed(
                     let read = preamble + sent_tokens.prefix(unchanged);
                     (read, input_tokens - read)
                 };
-            let cost = prices.cost(CacheTokens {
-                read: cache_read_tokens,
-                write: cache_write_tokens,
-                hour: if cache_hour { cache_write_tokens } else { 0 },
-            });
+            let cost = prices.cost(CacheTokens::of(
+                cache_read_tokens,
+                cache_write_tokens,
+                cache_hour,
+            ));
             let refs = provenance.references(&conv.messages, mi);
             tally.used(&refs, |id| visible.contains(id));
             let hidden: Vec<HiddenReference> = refs

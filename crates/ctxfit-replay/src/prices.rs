@@ -25,6 +25,17 @@ pub struct CacheTokens {
     pub hour: usize,
 }
 
+impl CacheTokens {
+    /// `read` tokens read and `write` written — to the one-hour cache when `one_hour`.
+    pub fn of(read: usize, write: usize, one_hour: bool) -> CacheTokens {
+        CacheTokens {
+            read,
+            write,
+            hour: if one_hour { write } else { 0 },
+        }
+    }
+}
+
 impl std::ops::Add for CacheTokens {
     type Output = CacheTokens;
     fn add(self, o: CacheTokens) -> CacheTokens {
