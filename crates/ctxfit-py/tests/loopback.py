@@ -115,7 +115,7 @@ class ScriptedAnthropic(Scripted):
             calls = action if isinstance(action, list) else [action]
             blocks = []
             for k, (name, tool_input) in enumerate(calls):
-                block = {"type": "tool_use", "id": f"toolu_{step:02d}" + (f"_{k}" if k else ""), "name": name,
+                block = {"type": "tool_use", "id": f"toolu_{step:02d}" + (chr(96 + k) if k else ""), "name": name,
                          "input": {}}
                 blocks.append((block, {"type": "input_json_delta", "partial_json": json.dumps(tool_input)},
                                dict(block, input=tool_input)))
@@ -213,7 +213,9 @@ class Relay:
             record = [bytearray(), []]
             self.connections.append(record)
             threading.Thread(target=self.pipe, args=(client, upstream, record[0].extend), daemon=True).start()
-            threading.Thread(target=self.pipe, args=(upstream, client, lambda b: record[1].append((time.monotonic(), b))),
+            # (`record` bound now: a later connection's must not take this one's answers)
+            threading.Thread(target=self.pipe, args=(upstream, client,
+                                                     lambda b, answers=record[1]: answers.append((time.monotonic(), b))),
                              daemon=True).start()
 
     @staticmethod

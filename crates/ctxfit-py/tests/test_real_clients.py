@@ -272,9 +272,10 @@ def test_claude_code_through_the_proxy(tmp_path):
         result = json.loads(out.stdout)
         assert (result["is_error"], result["result"], result["num_turns"]) == (False, "All done.", 5), result
         assert big.read_text().endswith("code=-1)\n"), "the edit did not land"
-        # Claude Code's first request of all is a HEAD / that names no API: the proxy answers it (the OpenAI
-        # upstream, where nothing listens, would have made it a 502); every other request went to Anthropic's
-        assert [e["status"] for e in exchanges if e["method"] == "HEAD"] == [200]
+        # Claude Code 2.1.197's first request of all is a HEAD / that names no API (later versions send none): the
+        # proxy answers it (the OpenAI upstream, where nothing listens, would have made it a 502); every other
+        # request went to Anthropic's
+        assert [e["status"] for e in exchanges if e["method"] == "HEAD"] in ([], [200])
         assert all(e["status"] == 200 for e in exchanges), [(e["method"], e["path"], e["status"]) for e in exchanges]
         runs[bool(pause)] = check_session(out, exchanges, received, "/v1/messages", "messages")
         main = main_requests(exchanges, "/v1/messages")
@@ -290,33 +291,56 @@ def test_claude_code_through_the_proxy(tmp_path):
     assert sum(paused[2:]) < sum(steady[2:]) - 5000, (steady, paused)
 
 
-def test_claude_code_with_a_sub_agent(tmp_path):
-    """A sub-agent's requests, between two of the main conversation's, are a conversation of their own: the main
-    one goes on as it was (one conversation, its cut kept), and the logs import as both."""
+def sub_agent_session(tmp_path, background, pause=None):
+    """Claude Code's main conversation reads a file, starts a sub-agent (`Agent`) that greps and reads, then runs a
+    shell command; the sub-agent in the foreground (the main conversation waits for it) or in the background
+    (Claude Code 2.1.332's default: both conversations go on at once, over two connections). The run's outcome,
+    its exchanges, what the upstream received, and whether each request is the sub-agent's."""
     claude = client("claude")
     big = project(tmp_path)
-    script = [
-        ("Read", {"file_path": str(big)}),
-        ("Agent", {"description": "Find handler 7", "prompt": "SUBTASK: find where handler 7 returns",
-                   "subagent_type": "general-purpose"}),
-        ("Bash", {"command": "seq 1 3000", "description": "Count to 3000"}),
-        "All done.",
-    ]
+    agent = {"description": "Find handler 7", "prompt": "SUBTASK: find where handler 7 returns",
+             "subagent_type": "general-purpose", "run_in_background": background}
+    script = [("Read", {"file_path": str(big)}), ("Agent", agent),
+              ("Bash", {"command": "seq 1 3000", "description": "Count to 3000"}), "All done."]
     sub_script = ["SUBTASK", ("Bash", {"command": "grep -n 'code=7)' src/big.py", "description": "Find handler 7"}),
                   ("Read", {"file_path": str(big)}), "Handler 7 returns at line 23."]
     env = {**os.environ, "HOME": str(tmp_path / "home"), **CLAUDE_ENV}
     command = [claude, "-p", "Find handler 7 with a sub-agent", "--output-format", "json",
                "--allowedTools", "Read,Agent,Bash(seq:*),Bash(grep:*)", "--permission-mode", "acceptEdits"]
-    # the main conversation's answer that starts the sub-agent waits longer than the cache lives: its next
-    # request finds the cache expired and cuts its file read at once
-    out, exchanges, received = run_session(ScriptedAnthropic, script, (1, PAUSE), command, env, tmp_path,
+    out, exchanges, received = run_session(ScriptedAnthropic, script, pause, command, env, tmp_path,
                                            sub_script=sub_script)
     assert out.returncode == 0, out.stderr[-3000:]
     result = json.loads(out.stdout)
     assert (result["is_error"], result["result"]) == (False, "All done."), result
     requests = main_requests(exchanges, "/v1/messages")
-    assert all(e["status"] == 200 for e in requests)
+    assert all(e["status"] == 200 for e in requests), [e["status"] for e in requests]
     is_sub = ["SUBTASK" in json.dumps(json.loads(e["body"])["messages"][0]) for e in requests]
+    return requests, received, is_sub
+
+
+def check_sub_agent_logs(tmp_path):
+    """Claude Code's logs of the session: the main conversation and the sub-agent's, each its own session."""
+    projects = tmp_path / "home" / ".claude" / "projects"
+    sessions = ctxfit.load_sessions(next(projects.glob("*/*.jsonl")))
+    assert len(sessions) == 1
+    subs = sorted(projects.glob("*/*/subagents/agent-*.jsonl"))
+    assert len(subs) == 1, sorted(str(p) for p in projects.rglob("*"))
+    sub = ctxfit.load_sessions(subs[0])
+    assert len(sub) == 1
+    calls = [b["name"] for m in sub[0]["messages"] if isinstance(m["content"], list) for b in m["content"]
+             if b["type"] == "tool_use"]
+    assert calls == ["Bash", "Read"]
+    report = ctxfit.replay(str(projects), ["none"])
+    assert report["policies"][0]["sessions"] == 2, report["policies"][0]
+    return report["policies"][0]
+
+
+def test_claude_code_with_a_sub_agent(tmp_path):
+    """A sub-agent's requests, between two of the main conversation's, are a conversation of their own: the main
+    one goes on as it was (one conversation, its cut kept), and the logs import as both."""
+    # the main conversation's answer that starts the sub-agent waits longer than the cache lives: its next
+    # request finds the cache expired and cuts its file read at once
+    requests, received, is_sub = sub_agent_session(tmp_path, False, (1, PAUSE))
     # the main conversation's four requests, and the sub-agent's three between its second and third
     assert is_sub == [False, False, True, True, True, False, False], is_sub
     ids = [e["headers"]["x-ctxfit-conversation"] for e in requests]
@@ -332,19 +356,29 @@ def test_claude_code_with_a_sub_agent(tmp_path):
     assert expired == [None, None, None, None, None, "1", None], expired
     cut = [int(e["headers"]["x-ctxfit-tokens-before"]) - int(e["headers"]["x-ctxfit-tokens-after"]) for e in requests]
     assert cut[:5] == [0] * 5 and cut[5] > 5000 and cut[6] >= cut[5], cut
-    # Claude Code's logs of the session: the main conversation and the sub-agent's, each its own session
-    projects = tmp_path / "home" / ".claude" / "projects"
-    sessions = ctxfit.load_sessions(next(projects.glob("*/*.jsonl")))
-    assert len(sessions) == 1
-    subs = sorted(projects.glob("*/*/subagents/agent-*.jsonl"))
-    assert len(subs) == 1, sorted(str(p) for p in projects.rglob("*"))
-    sub = ctxfit.load_sessions(subs[0])
-    assert len(sub) == 1
-    calls = [b["name"] for m in sub[0]["messages"] if isinstance(m["content"], list) for b in m["content"]
-             if b["type"] == "tool_use"]
-    assert calls == ["Bash", "Read"]
-    report = ctxfit.replay(str(projects), ["none"])
-    assert (report["policies"][0]["sessions"], report["policies"][0]["turns"]) == (2, 7), report["policies"][0]
+    assert check_sub_agent_logs(tmp_path)["turns"] == 7
+
+
+def test_claude_code_with_a_sub_agent_in_the_background(tmp_path):
+    """A sub-agent run in the background (Claude Code 2.1.332's default): its requests and the main conversation's
+    go on at once, over two connections, each conversation its own — and the proxy keeps them apart."""
+    requests, received, is_sub = sub_agent_session(tmp_path, True)
+    # the main conversation: the prompt, the file read, the agent started, the shell command, and the agent's
+    # notification (with the shell command's, or after it: as the two conversations' timing falls); the
+    # sub-agent's: its task, its grep, its read
+    sizes = {s: sorted(len(json.loads(e["body"])["messages"]) for e, t in zip(requests, is_sub) if t == s)
+             for s in (False, True)}
+    assert sizes[True] == [2, 5, 7] and sizes[False][:3] == [2, 4, 6] and len(sizes[False]) in (4, 5), sizes
+    ids = [e["headers"]["x-ctxfit-conversation"] for e in requests]
+    main_ids = {i for i, s in zip(ids, is_sub) if not s}
+    sub_ids = {i for i, s in zip(ids, is_sub) if s}
+    assert len(main_ids) == 1 and len(sub_ids) == 1 and main_ids != sub_ids, (ids, is_sub)
+    assert [c["requests"] for c in ScriptedAnthropic.proxy_stats["per_conversation"]] == [len(sizes[False]), 3]
+    # forwarded as sent but for the cuts, each request beside what the upstream received of it
+    key = lambda body: (len(body.get("tools", [])), len(body["messages"]))  # noqa: E731
+    upstream = sorted(upstream_requests(received, "/v1/messages"), key=lambda r: key(r[2]))
+    check_forwarding(sorted(requests, key=lambda e: key(json.loads(e["body"]))), upstream, "messages")
+    assert check_sub_agent_logs(tmp_path)["turns"] == len(sizes[False]) + 3
 
 
 def run_through_proxy(handler, script, commands, env, cwd, prepare=None):
@@ -426,7 +460,7 @@ def test_claude_code_parallel_calls(tmp_path):
     assert len(requests) == 2
     last = json.loads(requests[-1]["body"])["messages"]
     results = [b["tool_use_id"] for b in last[-1]["content"] if b.get("type") == "tool_result"]
-    assert sorted(results) == ["toolu_00", "toolu_00_1"], last[-1]
+    assert sorted(results) == ["toolu_00", "toolu_00a"], last[-1]
     upstream = upstream_requests(ScriptedAnthropic.received, "/v1/messages")
     check_forwarding(requests, upstream, "messages")
     logs = sorted((tmp_path / "home" / ".claude" / "projects").glob("*/*.jsonl"))
