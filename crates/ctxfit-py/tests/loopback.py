@@ -111,7 +111,8 @@ class ScriptedAnthropic(Scripted):
                        {"type": "text", "text": action})]
             stop = "end_turn"
         else:
-            # a tool call, or a list of calls made at once (their ids told apart when there are several)
+            # a tool call, or a list of calls made at once (their ids told apart by a letter when there are several:
+            # Claude Code 2.1.332 takes `toolu_00_1` for a part of `toolu_00` and merges their results)
             calls = action if isinstance(action, list) else [action]
             blocks = []
             for k, (name, tool_input) in enumerate(calls):

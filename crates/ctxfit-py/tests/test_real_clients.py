@@ -375,9 +375,11 @@ def test_claude_code_with_a_sub_agent_in_the_background(tmp_path):
     assert len(main_ids) == 1 and len(sub_ids) == 1 and main_ids != sub_ids, (ids, is_sub)
     assert [c["requests"] for c in ScriptedAnthropic.proxy_stats["per_conversation"]] == [len(sizes[False]), 3]
     # forwarded as sent but for the cuts, each request beside what the upstream received of it
-    key = lambda body: (len(body.get("tools", [])), len(body["messages"]))  # noqa: E731
-    upstream = sorted(upstream_requests(received, "/v1/messages"), key=lambda r: key(r[2]))
-    check_forwarding(sorted(requests, key=lambda e: key(json.loads(e["body"]))), upstream, "messages")
+    def shape(body):
+        return len(body.get("tools", [])), len(body["messages"])
+
+    upstream = sorted(upstream_requests(received, "/v1/messages"), key=lambda r: shape(r[2]))
+    check_forwarding(sorted(requests, key=lambda e: shape(json.loads(e["body"]))), upstream, "messages")
     assert check_sub_agent_logs(tmp_path)["turns"] == len(sizes[False]) + 3
 
 
