@@ -294,8 +294,8 @@ def test_claude_code_through_the_proxy(tmp_path):
 def sub_agent_session(tmp_path, background, pause=None):
     """Claude Code's main conversation reads a file, starts a sub-agent (`Agent`) that greps and reads, then runs a
     shell command; the sub-agent in the foreground (the main conversation waits for it) or in the background
-    (Claude Code 2.1.332's default: both conversations go on at once, over two connections). The run's outcome,
-    its exchanges, what the upstream received, and whether each request is the sub-agent's."""
+    (Claude Code 2.1.332's default: both conversations go on at once, over two connections). The run's model
+    requests, what the upstream received, and whether each request is the sub-agent's."""
     claude = client("claude")
     big = project(tmp_path)
     agent = {"description": "Find handler 7", "prompt": "SUBTASK: find where handler 7 returns",
