@@ -294,8 +294,9 @@ def test_claude_code_through_the_proxy(tmp_path):
 def sub_agent_session(tmp_path, background, pause=None):
     """Claude Code's main conversation reads a file, starts a sub-agent (`Agent`) that greps and reads, then runs a
     shell command; the sub-agent in the foreground (the main conversation waits for it) or in the background
-    (Claude Code 2.1.332's default: both conversations go on at once, over two connections). The run's model
-    requests, what the upstream received, and whether each request is the sub-agent's."""
+    (Claude Code 2.1.332's default: both conversations go on at once, over two connections). Checks that the
+    run succeeded and that the proxy kept the two conversations apart; returns the run's model requests, what
+    the upstream received, and whether each request is the sub-agent's."""
     claude = client("claude")
     big = project(tmp_path)
     agent = {"description": "Find handler 7", "prompt": "SUBTASK: find where handler 7 returns",
@@ -315,6 +316,11 @@ def sub_agent_session(tmp_path, background, pause=None):
     requests = main_requests(exchanges, "/v1/messages")
     assert all(e["status"] == 200 for e in requests), [e["status"] for e in requests]
     is_sub = ["SUBTASK" in json.dumps(json.loads(e["body"])["messages"][0]) for e in requests]
+    # the main conversation is one conversation to the proxy, the sub-agent's another
+    ids = [e["headers"]["x-ctxfit-conversation"] for e in requests]
+    main_ids = {i for i, s in zip(ids, is_sub) if not s}
+    sub_ids = {i for i, s in zip(ids, is_sub) if s}
+    assert len(main_ids) == 1 and len(sub_ids) == 1 and main_ids != sub_ids, (ids, is_sub)
     return requests, received, is_sub
 
 
@@ -343,10 +349,6 @@ def test_claude_code_with_a_sub_agent(tmp_path):
     requests, received, is_sub = sub_agent_session(tmp_path, False, (1, PAUSE))
     # the main conversation's four requests, and the sub-agent's three between its second and third
     assert is_sub == [False, False, True, True, True, False, False], is_sub
-    ids = [e["headers"]["x-ctxfit-conversation"] for e in requests]
-    main_ids = {i for i, s in zip(ids, is_sub) if not s}
-    sub_ids = {i for i, s in zip(ids, is_sub) if s}
-    assert len(main_ids) == 1 and len(sub_ids) == 1 and main_ids != sub_ids, (ids, is_sub)
     # each conversation forwarded as sent but for the results it cut; the main one went on where it was: the
     # request after the sub-agent, and no other, found its cache expired (the sub-agent's requests between did
     # not count as the main conversation's), cut the file read, and the next request kept the cut
@@ -369,10 +371,6 @@ def test_claude_code_with_a_sub_agent_in_the_background(tmp_path):
     sizes = {s: sorted(len(json.loads(e["body"])["messages"]) for e, t in zip(requests, is_sub) if t == s)
              for s in (False, True)}
     assert sizes[True] == [2, 5, 7] and sizes[False][:3] == [2, 4, 6] and len(sizes[False]) in (4, 5), sizes
-    ids = [e["headers"]["x-ctxfit-conversation"] for e in requests]
-    main_ids = {i for i, s in zip(ids, is_sub) if not s}
-    sub_ids = {i for i, s in zip(ids, is_sub) if s}
-    assert len(main_ids) == 1 and len(sub_ids) == 1 and main_ids != sub_ids, (ids, is_sub)
     assert [c["requests"] for c in ScriptedAnthropic.proxy_stats["per_conversation"]] == [len(sizes[False]), 3]
     # forwarded as sent but for the cuts, each request beside what the upstream received of it
     def shape(body):
