@@ -445,55 +445,104 @@ fn trafilatura_row(python: &Path, set: &Set, work: &Path) -> Result<(Row, String
     ))
 }
 
-/// `--pages`: the worst pages of each set at the aggressive level (mean shingle F1, or snippets missed plus
-/// wrongly present).
-fn worst_pages(set: &Set, count: usize) {
+/// The snippets of `snippets` that `text` holds (`held`) or does not.
+fn snippets_held<'a>(text: &str, snippets: &'a [String], held: bool) -> Vec<&'a String> {
+    snippets
+        .iter()
+        .filter(|s| text.contains(&normalise(s)) == held)
+        .collect()
+}
+
+/// `--pages`: the open pages of a set cleaned at `level`, each scored by `row` (worst first; `None`: not listed),
+/// the first `count` printed under `heading`.
+fn list_pages(
+    set: &Set,
+    level: StripLevel,
+    count: usize,
+    heading: impl FnOnce(usize) -> String,
+    row: impl Fn(&Page, &str) -> Option<(f64, String)>,
+) {
     let mut rows: Vec<(f64, String)> = set
         .pages
         .iter()
         .filter(|p| !p.sealed())
-        .map(|p| {
-            let out = HtmlCleaner::new(StripLevel::Aggressive).clean(&p.html).0;
-            match &p.truth {
-                Truth::Article(a) => {
-                    let s = shingle_score(&out, a);
-                    (
-                        s.f1,
-                        format!(
-                            "{:<40} F1 {:.3} P {:.2} R {:.2}",
-                            p.id, s.f1, s.precision, s.recall
-                        ),
-                    )
-                }
-                Truth::Snippets { with, without } => {
-                    let text = plain_text(&out);
-                    let missed: Vec<&String> = with
-                        .iter()
-                        .filter(|s| !text.contains(&normalise(s)))
-                        .collect();
-                    let present: Vec<&String> = without
-                        .iter()
-                        .filter(|s| text.contains(&normalise(s)))
-                        .collect();
-                    let bad = missed.len() + present.len();
-                    (
-                        -(bad as f64),
-                        format!("{:<40} missed {missed:?} present {present:?}", p.id),
-                    )
-                }
-            }
-        })
+        .filter_map(|p| row(p, &HtmlCleaner::new(level).clean(&p.html).0))
         .collect();
     rows.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let sealed = set.pages.iter().filter(|p| p.sealed()).count();
-    println!(
-        "worst pages of {} (aggressive; the {sealed} pages of its sealed sites are never listed):",
-        set.name
-    );
+    println!("{}", heading(rows.len()));
     for (_, line) in rows.iter().take(count) {
         println!("  {line}");
     }
     println!();
+}
+
+/// `--pages`: the worst pages of each set at the aggressive level (mean shingle F1, or snippets missed plus
+/// wrongly present).
+fn worst_pages(set: &Set, count: usize) {
+    let sealed = set.pages.iter().filter(|p| p.sealed()).count();
+    let heading = |_| {
+        format!(
+            "worst pages of {} (aggressive; the {sealed} pages of its sealed sites are never listed):",
+            set.name
+        )
+    };
+    list_pages(set, StripLevel::Aggressive, count, heading, |p, out| {
+        Some(match &p.truth {
+            Truth::Article(a) => {
+                let s = shingle_score(out, a);
+                (
+                    s.f1,
+                    format!(
+                        "{:<40} F1 {:.3} P {:.2} R {:.2}",
+                        p.id, s.f1, s.precision, s.recall
+                    ),
+                )
+            }
+            Truth::Snippets { with, without } => {
+                let text = plain_text(out);
+                let missed = snippets_held(&text, with, false);
+                let present = snippets_held(&text, without, true);
+                let bad = missed.len() + present.len();
+                (
+                    -(bad as f64),
+                    format!("{:<40} missed {missed:?} present {present:?}", p.id),
+                )
+            }
+        })
+    });
+}
+
+/// `--pages`: the open pages whose article the moderate level loses part of (its recall below 0.99, or a snippet
+/// missed), most first — text lost in the stripping, before any extraction.
+fn stripping_losses(set: &Set, count: usize) {
+    let heading = |listed: usize| {
+        format!(
+            "pages of {} whose article the moderate level loses most of ({} of {listed} open pages with a loss):",
+            set.name,
+            listed.min(count)
+        )
+    };
+    list_pages(
+        set,
+        StripLevel::Moderate,
+        count,
+        heading,
+        |p, out| match &p.truth {
+            Truth::Article(a) => {
+                let r = shingle_score(out, a).recall;
+                (r < 0.99).then(|| (r, format!("{:<40} R {r:.3}", p.id)))
+            }
+            Truth::Snippets { with, .. } => {
+                let missed = snippets_held(&plain_text(out), with, false);
+                (!missed.is_empty()).then(|| {
+                    (
+                        -(missed.len() as f64),
+                        format!("{:<40} missed {missed:?}", p.id),
+                    )
+                })
+            }
+        },
+    );
 }
 
 /// How much better a page scored for `a` than for `b`: the F1 difference, or snippets found less those wrongly
@@ -583,6 +632,7 @@ pub fn eval(args: &[String]) -> Result<()> {
     if let Some(count) = pages {
         for set in &sets {
             worst_pages(set, count);
+            stripping_losses(set, count);
         }
     }
     let python = if args.iter().any(|a| a == "--no-trafilatura") {

@@ -11,8 +11,10 @@
 //!   the corpus (ScrapingHub, Readability.js, trafilatura's own), with two yardsticks in the same run: Python
 //!   trafilatura (installed into `target/eval-venv`; `--no-trafilatura` skips it) and the Rust port (crate
 //!   `trafilatura`); the bootstrap over pages and over sites; the sealed sites' figures apart; `--folds N` each
-//!   fold of sites; `--pages` (`--pages=N`) lists each set's 15 (N) worst pages, sealed sites left out. `eval-html --htmd` is the older table: the ScrapingHub pages with htmd beside the levels (`--pages`
-//!   adds each page's scores, `--deep` the cost of 100,000 nested elements).
+//!   fold of sites; `--pages` (`--pages=N`) lists each set's 15 (N) worst pages and the 15 (N) whose article the
+//!   moderate level loses most of, sealed sites left out. `eval-html --htmd` is the older table: the ScrapingHub
+//!   pages with htmd beside the levels (`--pages` adds each page's scores, `--deep` the cost of 100,000 nested
+//!   elements).
 //! * `compare-profiles` — tokens of the final request of every corpus session under each built-in profile.
 //! * `figures` — replay every corpus family under every policy and rewrite the replay tables of
 //!   `docs/benchmarks.md`; `--check` fails when they differ instead, or when `smart` breaks a promise on a family
