@@ -588,7 +588,7 @@ fn non_negative_number(profile: &str, field: &str, v: Option<f64>) -> Result<f64
         Some(r) if r >= 0.0 && r.is_finite() => Ok(r),
         Some(r) => Err(invalid(
             format!("profiles.{profile}.{field}"),
-            format!("must be a number of 0 or more, got {r}"),
+            format!("must be a finite number of 0 or more, got {r}"),
         )),
     }
 }

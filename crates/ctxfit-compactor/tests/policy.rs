@@ -186,7 +186,14 @@ fn bad_policies_say_what_and_where() {
         "[profiles.a]\nextends = \"smart\"\nhorizon = -0.5\n",
         Some("a"),
         None,
-        "profiles.a.horizon: must be a number of 0 or more, got -0.5",
+        "profiles.a.horizon: must be a finite number of 0 or more, got -0.5",
+    );
+    // (TOML spells infinity and NaN; neither is a bound)
+    check_error(
+        "[profiles.a]\nextends = \"smart\"\nmax_regret = inf\n",
+        Some("a"),
+        None,
+        "profiles.a.max_regret: must be a finite number of 0 or more, got inf",
     );
     check_error(
         "[profiles.a]\nextends = \"smart\"\nmin_horizon = -1\n",
@@ -326,7 +333,7 @@ fn a_negative_reclaim_ratio_is_refused() {
         "[profiles.a]\nextends = \"smart\"\nmin_reclaim_ratio = -0.5\n",
         Some("a"),
         None,
-        "profiles.a.min_reclaim_ratio: must be a number of 0 or more, got -0.5",
+        "profiles.a.min_reclaim_ratio: must be a finite number of 0 or more, got -0.5",
     );
 }
 
