@@ -325,6 +325,57 @@ fn a_break_the_bound_cannot_pay_for_takes_every_stale_result_after_it() {
 }
 
 #[test]
+fn a_break_takes_every_result_it_writes_again_anyway() {
+    // reads the model has answered, then one answer calling three reads at once (their results in one message),
+    // small reads after them, and the newest result
+    let call = |id: &str, tool: &str, input: serde_json::Value| json!({"type": "tool_use", "id": id, "name": tool, "input": input});
+    let read = |tag: &str| {
+        let input = json!({"file_path": format!("/src/{tag}.rs")});
+        call(&format!("toolu_{tag}"), "Read", input)
+    };
+    let result = |tag: &str, text: String| json!({"type": "tool_result", "tool_use_id": format!("toolu_{tag}"), "content": text});
+    let answer = |calls: Vec<serde_json::Value>| {
+        let mut content = vec![json!({"type": "text", "text": "Looking."})];
+        content.extend(calls);
+        json!({"role": "assistant", "content": content})
+    };
+    let user = |blocks: Vec<serde_json::Value>| json!({"role": "user", "content": blocks});
+    let mut messages = vec![json!({"role": "user", "content": "fix the bug"})];
+    let reads = |messages: &mut Vec<serde_json::Value>, tags: &[String], lines: usize| {
+        messages.push(answer(tags.iter().map(|t| read(t)).collect()));
+        messages.push(user(
+            tags.iter().map(|t| result(t, source(t, lines))).collect(),
+        ));
+    };
+    for k in 0..6 {
+        reads(&mut messages, &[format!("part{k}")], 300);
+    }
+    let three: Vec<String> = (0..3).map(|k| format!("par{k}")).collect();
+    reads(&mut messages, &three, 300);
+    for k in 0..3 {
+        reads(&mut messages, &[format!("small{k}")], 40);
+    }
+    messages.push(answer(vec![call(
+        "toolu_ls",
+        "Bash",
+        json!({"command": "ls"}),
+    )]));
+    messages.push(user(vec![
+        json!({"type": "tool_result", "tool_use_id": "toolu_ls", "content": "Cargo.toml"}),
+    ]));
+    let conv = ctxfit_model::from_value(json!({"model": "m", "messages": messages})).unwrap();
+    let limit = budgeted(0).compact_history(&conv, None).tokens_after - 1;
+
+    // the small reads alone cannot bring the request down, the last of the three could; the cache breaks at
+    // their message whichever of them goes, so all three go (and, the break being one the bound cannot pay
+    // for, everything after them): the break writes the least it can again
+    let mut c = budgeted(limit);
+    let report = c.compact_history(&conv, None);
+    assert!(report.tokens_after <= limit);
+    assert_eq!(cut_results(&c, &conv), (6..12).collect::<Vec<_>>());
+}
+
+#[test]
 fn what_the_request_holds_besides_the_conversation_counts_against_the_budget() {
     // a system prompt and tools the caller keeps elsewhere, or what a log leaves out: the budget holds for the
     // request as the provider counts it

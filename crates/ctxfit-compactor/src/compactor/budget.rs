@@ -16,11 +16,14 @@
 //! the oldest stale result that costs the most, and a conversation that has saved little pays for it above
 //! sending everything: one escalation near the end of a session that barely outgrew its budget cost +21% on its
 //! own. So the steps start at the oldest result only when the regret bound (`max_regret`) can pay for the tail
-//! written again from there, as it pays for the rules' cuts; otherwise at the latest result from which the stale
-//! results could still bring the request down — the shortest tail — and go to older ones only if those do not
-//! suffice. When the bound cannot pay even for that break, the break is made to count: every stale result after
-//! it goes as far as the steps go (they ride on the tail written again), so that the next one comes as late as
-//! it can. The budget still comes first; of the two goals after it, cost comes before recall.
+//! written again from there, as it pays for the rules' cuts; otherwise, of the results from which the stale
+//! results could still bring the request down, at the one whose break writes the least again — the cached tail
+//! from its message, less what the results from it on give, since the provider writes the tail as cut: the
+//! latest such result, or an earlier one that breaks the cache where it breaks anyway (a result of the same
+//! message, or after a cut the rules make in this request) — and go to older ones only if those do not suffice.
+//! When the bound cannot pay even for that break, the break is made to count: every stale result after it goes
+//! as far as the steps go (they ride on the tail written again), so that the next one comes as late as it can.
+//! The budget still comes first; of the two goals after it, cost comes before recall.
 //!
 //! Edits (`edit_file`), excluded tools and the result the model has not answered are never touched: if the
 //! request is still above the budget, the token guard refuses it ([`Compactor::check_request`]). Every step is a
@@ -106,10 +109,11 @@ impl Compactor {
     }
 
     /// Where escalation begins among the stale results (oldest first): at the oldest when the regret bound is
-    /// off or can pay for the cached tail written again from there; else at the latest result from which the
-    /// results could still bring the request down to `budget` — the shortest tail to write again — and whether
-    /// the bound cannot pay even for that. (Nothing is chosen that the request has not shown: what each result
-    /// could give is what it sends now, less the pointer's line.)
+    /// off or can pay for the cached tail written again from there; else, among the results from which the
+    /// results could still bring the request down to `budget`, at the one whose break writes the least — the
+    /// cached tail from it less what the results from it on give, since the provider writes the tail as cut —
+    /// the latest of equals; and whether the bound cannot pay even for that. (Nothing is chosen that the
+    /// request has not shown: what each result could give is what it sends now, less the pointer's line.)
     fn escalation_start(
         &self,
         stale: &[usize],
@@ -136,16 +140,23 @@ impl Compactor {
         }
         // the rules' cuts of this request already write the tail from their first message again
         let rules_break = new_blocks.iter().map(|b| b.message).min();
-        let affordable = |k: usize| {
+        let tail_from = |k: usize| {
             let first = self.state.results[stale[k]].message;
-            let first = rules_break.map_or(first, |b| b.min(first));
-            self.affordable(need, self.cached_tail_from(first))
+            self.cached_tail_from(rules_break.map_or(first, |b| b.min(first)))
         };
+        let affordable = |k: usize| self.affordable(need, tail_from(k));
         let enough = |k: usize| from_on[k] >= need;
+        // (every result before the latest that is enough is enough too: `from_on` only grows backwards)
+        let writes = |k: usize| tail_from(k).saturating_sub(from_on[k]);
         match (0..stale.len()).find(|&k| affordable(k)) {
             Some(k) if enough(k) => (k, false),
             _ => match (0..stale.len()).rev().find(|&k| enough(k)) {
-                Some(k) => (k, !affordable(k)),
+                Some(latest) => {
+                    let k = (0..=latest)
+                        .min_by_key(|&k| (writes(k), std::cmp::Reverse(k)))
+                        .unwrap_or(latest);
+                    (k, !affordable(k))
+                }
                 None => (0, false),
             },
         }
