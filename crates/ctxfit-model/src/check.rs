@@ -3,7 +3,8 @@
 //! None of these stops ctxfit from reading, compacting or writing a conversation: a result whose id several
 //! calls share is credited to the latest call before it, parallel calls of one message taking their results in
 //! order ([`crate::ToolCallIndex::call_before`]), an orphan
-//! result is compacted as a result of an unknown tool, and an odd role is kept as it is. But each is a sign the
+//! result is compacted as a result of an unknown tool, an odd role is kept as it is, and an OpenAI `tool` message
+//! without its call's id or `tool_calls` of another shape are kept as written. But each is a sign the
 //! history was built wrong, so the CLI names them (`stats`) and can refuse them (`--strict`).
 
 use std::fmt;
@@ -26,6 +27,12 @@ pub enum Problem {
         role: String,
         format: WireFormat,
     },
+    /// An OpenAI Chat `tool` message without a `tool_call_id` string: the API refuses it, and ctxfit reads it as
+    /// a plain message (no result to compact).
+    ToolMessageWithoutCallId { message: usize },
+    /// OpenAI Chat `tool_calls` not of the format's shape (a list of calls, each with an `id`, a `function.name`
+    /// and a `function.arguments` string): kept as written, so its results answer no call ctxfit knows.
+    MalformedToolCalls { message: usize },
 }
 
 impl fmt::Display for Problem {
@@ -55,6 +62,16 @@ impl fmt::Display for Problem {
                 f,
                 "message {message}: role `{role}` is not a message role of the {} format",
                 format.name()
+            ),
+            Problem::ToolMessageWithoutCallId { message } => write!(
+                f,
+                "message {message}: a `tool` message without a `tool_call_id` string answers no call (the API \
+                 refuses it); kept as written, not compacted"
+            ),
+            Problem::MalformedToolCalls { message } => write!(
+                f,
+                "message {message}: `tool_calls` is not a list of calls with an `id`, a `function.name` and a \
+                 `function.arguments` string; kept as written, and no result is credited to them"
             ),
         }
     }
@@ -93,6 +110,19 @@ pub fn problems(conv: &Conversation) -> Vec<Problem> {
                     format: conv.format,
                 },
             ));
+        }
+        if conv.format == WireFormat::OpenAi {
+            let is_result = |b: &Block| matches!(b, Block::ToolResult(_));
+            if msg.role == Role::Tool && !msg.content.blocks.iter().any(is_result) {
+                found.push((mi, Problem::ToolMessageWithoutCallId { message: mi }));
+            }
+            // (`null` and `[]` are how some clients write "no calls")
+            let odd_calls = msg.extra.get("tool_calls").is_some_and(|calls| {
+                !(calls.is_null() || calls.as_array().is_some_and(Vec::is_empty))
+            });
+            if odd_calls {
+                found.push((mi, Problem::MalformedToolCalls { message: mi }));
+            }
         }
         for (bi, block) in msg.content.blocks.iter().enumerate() {
             if let Block::ToolResult(r) = block {

@@ -299,6 +299,36 @@ fn problems_are_named_where_they_are() {
 }
 
 #[test]
+fn an_openai_tool_message_without_its_call_id_and_odd_tool_calls_are_named() {
+    let conv = from_value(json!({"messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "function": {"name": "f"}}]},
+        {"role": "tool", "content": "no id"},
+        {"role": "tool", "tool_call_id": 7, "content": "a number for an id"},
+        {"role": "assistant", "content": "done", "tool_calls": []},
+        {"role": "assistant", "content": "done", "tool_calls": null}
+    ]}))
+    .unwrap();
+    assert_eq!(conv.format, WireFormat::OpenAi);
+    let found = problem_texts(&conv);
+    assert_eq!(
+        found,
+        [
+            "message 1: `tool_calls` is not a list of calls with an `id`, a `function.name` and a `function.arguments` string; kept as written, and no result is credited to them",
+            "message 2: a `tool` message without a `tool_call_id` string answers no call (the API refuses it); kept as written, not compacted",
+            "message 3: a `tool` message without a `tool_call_id` string answers no call (the API refuses it); kept as written, not compacted",
+        ]
+    );
+    // kept as written
+    let written = serde_json::to_string(&to_value(&conv)).unwrap();
+    assert!(written.contains(r#""tool_call_id":7"#), "{written}");
+    assert!(
+        written.contains(r#""tool_calls":[{"id":"c","function":{"name":"f"}}]"#),
+        "{written}"
+    );
+}
+
+#[test]
 fn parallel_calls_sharing_an_id_take_their_results_in_order() {
     let conv = from_value(json!({"messages": [
         {"role": "user", "content": "go"},
