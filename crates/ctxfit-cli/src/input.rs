@@ -33,8 +33,8 @@ pub struct InputArgs {
     #[arg(long, value_parser = parse_format)]
     pub format: Option<SourceFormat>,
     /// Refuse input that reads but is probably wrong (several calls sharing a tool_use id, a result answering
-    /// no earlier call, a role the format does not have, an OpenAI `tool` message without its `tool_call_id` or
-    /// `tool_calls` of another shape) instead of warning about it.
+    /// no earlier call, a role the format does not have, an OpenAI `tool` message without its `tool_call_id`, a
+    /// tool call or result not of its format's shape) instead of warning about it.
     #[arg(long)]
     pub strict: bool,
 }

@@ -30,7 +30,7 @@ pub struct Args {
     sample: bool,
     /// Skip (and count as unreadable) files that read but are probably wrong — several calls sharing a
     /// tool_use id, a result answering no earlier call, a role the format does not have, an OpenAI `tool`
-    /// message without its `tool_call_id` or `tool_calls` of another shape — instead of warning.
+    /// message without its `tool_call_id`, a tool call or result not of its format's shape — instead of warning.
     #[arg(long)]
     strict: bool,
     /// A policy to compare: `none`, `oracle` (evaluation only: it reads the session's future), a built-in

@@ -9,6 +9,8 @@
 
 use std::fmt;
 
+use serde_json::Value;
+
 use crate::block::Block;
 use crate::conversation::{Conversation, Role, WireFormat};
 use crate::index::ToolCallIndex;
@@ -30,9 +32,14 @@ pub enum Problem {
     /// An OpenAI Chat `tool` message without a `tool_call_id` string: the API refuses it, and ctxfit reads it as
     /// a plain message (no result to compact).
     ToolMessageWithoutCallId { message: usize },
-    /// OpenAI Chat `tool_calls` not of the format's shape (a list of calls, each with an `id`, a `function.name`
-    /// and a `function.arguments` string): kept as written, so its results answer no call ctxfit knows.
-    MalformedToolCalls { message: usize },
+    /// A tool call or result not of its format's shape — Anthropic `tool_use` or `tool_result` blocks, OpenAI
+    /// Chat `tool_calls`, Responses `function_call` or `function_call_output` items and their kin — kept as
+    /// written, so no rule reads it and no result is credited to it. `what` names it, `shape` says what it should hold.
+    MalformedToolItem {
+        message: usize,
+        what: &'static str,
+        shape: &'static str,
+    },
 }
 
 impl fmt::Display for Problem {
@@ -68,10 +75,14 @@ impl fmt::Display for Problem {
                 "message {message}: a `tool` message without a `tool_call_id` string answers no call (the API \
                  refuses it); kept as written, not compacted"
             ),
-            Problem::MalformedToolCalls { message } => write!(
+            Problem::MalformedToolItem {
+                message,
+                what,
+                shape,
+            } => write!(
                 f,
-                "message {message}: `tool_calls` is not a list of calls with an `id`, a `function.name` and a \
-                 `function.arguments` string; kept as written, and no result is credited to them"
+                "message {message}: {what} not of its format's shape ({shape}); kept as written, not read as a \
+                 tool call or result"
             ),
         }
     }
@@ -121,7 +132,27 @@ pub fn problems(conv: &Conversation) -> Vec<Problem> {
                 !(calls.is_null() || calls.as_array().is_some_and(Vec::is_empty))
             });
             if odd_calls {
-                found.push((mi, Problem::MalformedToolCalls { message: mi }));
+                found.push((
+                    mi,
+                    Problem::MalformedToolItem {
+                        message: mi,
+                        what: "`tool_calls`",
+                        shape: "a list of calls, each with an `id`, a `function.name` and a `function.arguments` \
+                                string",
+                    },
+                ));
+            }
+        }
+        for block in &msg.content.blocks {
+            if let Some((what, shape)) = malformed_tool_item(conv.format, msg, block) {
+                found.push((
+                    mi,
+                    Problem::MalformedToolItem {
+                        message: mi,
+                        what,
+                        shape,
+                    },
+                ));
             }
         }
         for (bi, block) in msg.content.blocks.iter().enumerate() {
@@ -140,4 +171,46 @@ pub fn problems(conv: &Conversation) -> Vec<Problem> {
     }
     found.sort_by_key(|(at, _)| *at);
     found.into_iter().map(|(_, p)| p).collect()
+}
+
+/// A block kept verbatim that its type says is a tool call or result: what it is, and the shape it lacks.
+fn malformed_tool_item(
+    format: WireFormat,
+    msg: &crate::conversation::Message,
+    block: &Block,
+) -> Option<(&'static str, &'static str)> {
+    let Block::Unknown(Value::Object(m)) = block else {
+        return None;
+    };
+    match format {
+        WireFormat::Anthropic => match m.get("type").and_then(Value::as_str)? {
+            "tool_use" => Some((
+                "a `tool_use` block",
+                "an `id` and a `name` string and an `input`",
+            )),
+            "tool_result" => Some((
+                "a `tool_result` block",
+                "a `tool_use_id` string, content of text or blocks and an `is_error` of true or false",
+            )),
+            _ => None,
+        },
+        // a Responses item kept whole has its type in the message's `extra` (a `local_shell_call` may lack its
+        // `call_id`: Codex CLI's own type leaves it optional)
+        WireFormat::Responses => match msg.extra.get("type").and_then(Value::as_str)? {
+            "function_call" => Some((
+                "a `function_call` item",
+                "`call_id`, `name` and `arguments` strings",
+            )),
+            "custom_tool_call" => Some((
+                "a `custom_tool_call` item",
+                "`call_id`, `name` and `input` strings",
+            )),
+            "function_call_output" | "custom_tool_call_output" => Some((
+                "a tool output item",
+                "a `call_id` string and an `output` string or list",
+            )),
+            _ => None,
+        },
+        _ => None,
+    }
 }

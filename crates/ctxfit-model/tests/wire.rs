@@ -314,7 +314,7 @@ fn an_openai_tool_message_without_its_call_id_and_odd_tool_calls_are_named() {
     assert_eq!(
         found,
         [
-            "message 1: `tool_calls` is not a list of calls with an `id`, a `function.name` and a `function.arguments` string; kept as written, and no result is credited to them",
+            "message 1: `tool_calls` not of its format's shape (a list of calls, each with an `id`, a `function.name` and a `function.arguments` string); kept as written, not read as a tool call or result",
             "message 2: a `tool` message without a `tool_call_id` string answers no call (the API refuses it); kept as written, not compacted",
             "message 3: a `tool` message without a `tool_call_id` string answers no call (the API refuses it); kept as written, not compacted",
         ]
@@ -324,6 +324,44 @@ fn an_openai_tool_message_without_its_call_id_and_odd_tool_calls_are_named() {
     assert!(written.contains(r#""tool_call_id":7"#), "{written}");
     assert!(
         written.contains(r#""tool_calls":[{"id":"c","function":{"name":"f"}}]"#),
+        "{written}"
+    );
+}
+
+#[test]
+fn tool_blocks_and_items_of_another_shape_are_named() {
+    let anthropic = from_value(json!({"messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "tool_use", "name": "f", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "content": "x"}]}
+    ]}))
+    .unwrap();
+    assert_eq!(
+        problem_texts(&anthropic),
+        [
+            "message 1: a `tool_use` block not of its format's shape (an `id` and a `name` string and an `input`); kept as written, not read as a tool call or result",
+            "message 2: a `tool_result` block not of its format's shape (a `tool_use_id` string, content of text or blocks and an `is_error` of true or false); kept as written, not read as a tool call or result",
+        ]
+    );
+    let responses = from_value(json!({"input": [
+        {"role": "user", "content": "go"},
+        {"type": "function_call", "name": "f", "arguments": "{}"},
+        {"type": "function_call_output", "output": "x"},
+        {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c", "output": "y"}
+    ]}))
+    .unwrap();
+    assert_eq!(responses.format, WireFormat::Responses);
+    assert_eq!(
+        problem_texts(&responses),
+        [
+            "message 1: a `function_call` item not of its format's shape (`call_id`, `name` and `arguments` strings); kept as written, not read as a tool call or result",
+            "message 2: a tool output item not of its format's shape (a `call_id` string and an `output` string or list); kept as written, not read as a tool call or result",
+        ]
+    );
+    let written = serde_json::to_string(&to_value(&responses)).unwrap();
+    assert!(
+        written.contains(r#"{"type":"function_call_output","output":"x"}"#),
         "{written}"
     );
 }
