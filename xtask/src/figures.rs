@@ -3,7 +3,8 @@
 //!
 //! Every family is replayed by the CLI itself (`ctxfit replay DIR --prices all --policy … --json`, the command
 //! the docs name), twice: under every built-in policy, and under `smart` with request budgets ([`budget`]). The
-//! parts of the docs between each pair of markers are rewritten: `smart` per family, the baselines beside it,
+//! parts of the docs between each pair of markers are rewritten: `smart` per family, the baselines beside it (on
+//! the logged messages, and against what the logs say was billed where they say it),
 //! the policy issue's goals checked against those figures, and the budget table. `--check` rewrites nothing and
 //! fails when the docs differ from what the corpus replays to (CI runs it).
 
@@ -245,26 +246,50 @@ fn tail(sessions: &Value) -> String {
 }
 
 /// The baselines that reach at least `smart`'s recall at no more than its cost under a price model, better in
-/// one of the two, with the price models where they do.
-fn dominating(f: &Family) -> Vec<(String, Vec<&'static str>)> {
+/// one of the two, with the price models where they do: on the logged messages, or against what the logs say
+/// was billed (nothing where a log records no bill).
+fn dominating(f: &Family, billed: bool) -> Vec<(String, Vec<&'static str>)> {
+    let costs = |row: &Value| -> Option<Value> {
+        if billed {
+            row.get("billed").map(|b| b["costs"].clone())
+        } else {
+            Some(row["costs"].clone())
+        }
+    };
     let smart = f.row("smart");
-    let (r, c) = (num(&smart["recall"]), &smart["costs"]);
+    let Some(c) = costs(smart) else {
+        return Vec::new();
+    };
+    let r = num(&smart["recall"]);
     policies()
         .into_iter()
         .filter(|p| !matches!(*p, "oracle" | "smart"))
         .filter_map(|p| {
             let b = f.row(p);
-            let br = num(&b["recall"]);
+            let (br, b_costs) = (num(&b["recall"]), costs(b)?);
             let models: Vec<&'static str> = ["anthropic", "openai"]
                 .into_iter()
                 .filter(|m| {
-                    let (bc, sc) = (num(&b["costs"][m]), num(&c[m]));
+                    let (bc, sc) = (num(&b_costs[m]), num(&c[m]));
                     br >= r && bc <= sc && (br > r || bc < sc)
                 })
                 .collect();
             (!models.is_empty()).then(|| (p.to_owned(), models))
         })
         .collect()
+}
+
+/// [`dominating`] as a table cell.
+fn dominated_cell(f: &Family, billed: bool) -> String {
+    let dominated = dominating(f, billed);
+    if dominated.is_empty() {
+        return "none".to_owned();
+    }
+    dominated
+        .iter()
+        .map(|(p, models)| format!("**`{p}`** ({})", models.join(", ")))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The spread of `smart`'s share of the oracle's saving, on the logged messages or against the bill.
@@ -294,6 +319,30 @@ fn oracle_share(f: &Family, billed: bool) -> Option<(f64, bool)> {
     Some((share, oracle >= 0.15))
 }
 
+/// A family's row of the baselines table: each policy's tokens, cost under Anthropic's prices and recall, on the
+/// logged messages or against the bill (`smart`'s in bold).
+fn baseline_cells(f: &Family, shown: &[&str], billed: bool) -> String {
+    shown
+        .iter()
+        .map(|p| {
+            let r = f.row(p);
+            let of = if billed { &r["billed"] } else { r };
+            let cell = format!(
+                "{}, {}, {:.1}%",
+                signed(-num(&of["tokens_saved"])),
+                signed(num(&of["cost_vs_none"]["anthropic"])),
+                100.0 * num(&r["recall"])
+            );
+            if *p == "smart" {
+                format!("**{cell}**")
+            } else {
+                cell
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
 fn render(families: &[Family]) -> Result<String> {
     let mut out: Vec<String> = vec![START.to_owned(), String::new()];
     out.push("**`smart`, per family**:".to_owned());
@@ -313,16 +362,7 @@ fn render(families: &[Family]) -> Result<String> {
             ),
             _ => "—".to_owned(),
         };
-        let dominated = dominating(f);
-        let dominated = if dominated.is_empty() {
-            "none".to_owned()
-        } else {
-            dominated
-                .iter()
-                .map(|(p, models)| format!("**`{p}`** ({})", models.join(", ")))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let dominated = dominated_cell(f, false);
         out.push(format!(
             "| {} | {} | {} ({}) | {:.0}% ({:.0}–{:.0}%) | {} | {} / {} | {} | {} | {} |",
             f.name,
@@ -347,24 +387,30 @@ fn render(families: &[Family]) -> Result<String> {
     out.push(format!("| family | {} |", shown.join(" | ")));
     out.push(format!("|---|{}", "---|".repeat(shown.len())));
     for f in families {
-        let cells: Vec<String> = shown
-            .iter()
-            .map(|p| {
-                let r = f.row(p);
-                let cell = format!(
-                    "{}, {}, {:.1}%",
-                    signed(-num(&r["tokens_saved"])),
-                    signed(num(&r["cost_vs_none"]["anthropic"])),
-                    100.0 * num(&r["recall"])
-                );
-                if *p == "smart" {
-                    format!("**{cell}**")
-                } else {
-                    cell
-                }
-            })
-            .collect();
-        out.push(format!("| {} | {} |", f.name, cells.join(" | ")));
+        out.push(format!(
+            "| {} | {} |",
+            f.name,
+            baseline_cells(f, shown, false)
+        ));
+    }
+    let billed: Vec<&Family> = families
+        .iter()
+        .filter(|f| f.row("smart").get("billed").is_some())
+        .collect();
+    if !billed.is_empty() {
+        out.push(String::new());
+        out.push("**Beside the baselines, against what the logs say was billed** (where a log records each request's bill: tokens, cost under Anthropic's prices, recall; the policies that dominate `smart` there, under either price model):".to_owned());
+        out.push(String::new());
+        out.push(format!("| family | {} | dominated by |", shown.join(" | ")));
+        out.push(format!("|---|{}---|", "---|".repeat(shown.len())));
+        for f in billed {
+            out.push(format!(
+                "| {} | {} | {} |",
+                f.name,
+                baseline_cells(f, shown, true),
+                dominated_cell(f, true)
+            ));
+        }
     }
     out.push(String::new());
     out.push("**The policy issue's goals, on these figures** (its order):".to_owned());
@@ -409,21 +455,30 @@ fn render(families: &[Family]) -> Result<String> {
         },
         100.0 * low
     ));
-    let dominated: Vec<&str> = families
-        .iter()
-        .filter(|f| !dominating(f).is_empty())
-        .map(|f| f.name)
-        .collect();
-    out.push(format!(
-        "- **Not dominated** by a baseline: on {} families of {}{}.",
-        families.len() - dominated.len(),
-        families.len(),
-        if dominated.is_empty() {
-            String::new()
-        } else {
-            format!(" (dominated on {})", dominated.join(", "))
-        }
-    ));
+    for (billed, against) in [
+        (false, ""),
+        (true, ", against what the logs say was billed"),
+    ] {
+        let judged: Vec<&Family> = families
+            .iter()
+            .filter(|f| !billed || f.row("smart").get("billed").is_some())
+            .collect();
+        let dominated: Vec<&str> = judged
+            .iter()
+            .filter(|f| !dominating(f, billed).is_empty())
+            .map(|f| f.name)
+            .collect();
+        out.push(format!(
+            "- **Not dominated** by a baseline{against}: on {} families of {}{}.",
+            judged.len() - dominated.len(),
+            judged.len(),
+            if dominated.is_empty() {
+                String::new()
+            } else {
+                format!(" (dominated on {})", dominated.join(", "))
+            }
+        ));
+    }
     for (billed, what) in [
         (false, "the logged messages"),
         (true, "what the logs say was billed"),
@@ -494,12 +549,14 @@ fn broken_promises(families: &[Family]) -> Vec<String> {
         if r < MIN_RECALL {
             broken.push(format!("{}: recall {:.1}%", f.name, 100.0 * r));
         }
-        for (by, models) in dominating(f) {
-            broken.push(format!(
-                "{}: dominated by `{by}` ({})",
-                f.name,
-                models.join(", ")
-            ));
+        for (billed, against) in [(false, ""), (true, " against the bill")] {
+            for (by, models) in dominating(f, billed) {
+                broken.push(format!(
+                    "{}: dominated by `{by}`{against} ({})",
+                    f.name,
+                    models.join(", ")
+                ));
+            }
         }
     }
     broken
