@@ -12,7 +12,7 @@ use std::fmt;
 use serde_json::Value;
 
 use crate::block::Block;
-use crate::conversation::{Conversation, Role, WireFormat};
+use crate::conversation::{Conversation, Message, Role, WireFormat};
 use crate::index::ToolCallIndex;
 
 /// One problem, with the messages (0-based) where it is.
@@ -105,56 +105,11 @@ pub fn problems(conv: &Conversation) -> Vec<Problem> {
         })
         .collect();
     for (mi, msg) in conv.messages.iter().enumerate() {
-        // a `system` message among Anthropic's is the API's own: an instruction from that point on (Claude Code
-        // 2.1 sends one after the first user message)
-        let odd_role = matches!(
-            (conv.format, &msg.role),
-            (WireFormat::Anthropic, Role::Tool | Role::Developer)
-                | (WireFormat::Anthropic | WireFormat::OpenAi, Role::Other(_))
+        found.extend(
+            message_problems(conv.format, mi, msg)
+                .into_iter()
+                .map(|p| (mi, p)),
         );
-        if odd_role {
-            found.push((
-                mi,
-                Problem::RoleNotInFormat {
-                    message: mi,
-                    role: msg.role.as_str().to_owned(),
-                    format: conv.format,
-                },
-            ));
-        }
-        if conv.format == WireFormat::OpenAi {
-            let is_result = |b: &Block| matches!(b, Block::ToolResult(_));
-            if msg.role == Role::Tool && !msg.content.blocks.iter().any(is_result) {
-                found.push((mi, Problem::ToolMessageWithoutCallId { message: mi }));
-            }
-            // (`null` and `[]` are how some clients write "no calls")
-            let odd_calls = msg.extra.get("tool_calls").is_some_and(|calls| {
-                !(calls.is_null() || calls.as_array().is_some_and(Vec::is_empty))
-            });
-            if odd_calls {
-                found.push((
-                    mi,
-                    Problem::MalformedToolItem {
-                        message: mi,
-                        what: "`tool_calls`",
-                        shape: "a list of calls, each with an `id`, a `function.name` and a `function.arguments` \
-                                string",
-                    },
-                ));
-            }
-        }
-        for block in &msg.content.blocks {
-            if let Some((what, shape)) = malformed_tool_item(conv.format, msg, block) {
-                found.push((
-                    mi,
-                    Problem::MalformedToolItem {
-                        message: mi,
-                        what,
-                        shape,
-                    },
-                ));
-            }
-        }
         for (bi, block) in msg.content.blocks.iter().enumerate() {
             if let Block::ToolResult(r) = block {
                 if index.call_before(&r.tool_use_id, (mi, bi)).is_none() {
@@ -173,10 +128,60 @@ pub fn problems(conv: &Conversation) -> Vec<Problem> {
     found.into_iter().map(|(_, p)| p).collect()
 }
 
+/// What is wrong in one message, read alone (message `mi` of a conversation in `format`): a role the format does
+/// not have, an OpenAI `tool` message without its call's id, a tool call or result not of its format's shape.
+/// Allocates nothing where nothing is found, so a caller may check each new message as it arrives (the Python
+/// package warns of them); ids shared or answering no call need the whole conversation ([`problems`]).
+pub fn message_problems(format: WireFormat, mi: usize, msg: &Message) -> Vec<Problem> {
+    let mut found = Vec::new();
+    // a `system` message among Anthropic's is the API's own: an instruction from that point on (Claude Code
+    // 2.1 sends one after the first user message)
+    let odd_role = matches!(
+        (format, &msg.role),
+        (WireFormat::Anthropic, Role::Tool | Role::Developer)
+            | (WireFormat::Anthropic | WireFormat::OpenAi, Role::Other(_))
+    );
+    if odd_role {
+        found.push(Problem::RoleNotInFormat {
+            message: mi,
+            role: msg.role.as_str().to_owned(),
+            format,
+        });
+    }
+    if format == WireFormat::OpenAi {
+        let is_result = |b: &Block| matches!(b, Block::ToolResult(_));
+        if msg.role == Role::Tool && !msg.content.blocks.iter().any(is_result) {
+            found.push(Problem::ToolMessageWithoutCallId { message: mi });
+        }
+        // (`null` and `[]` are how some clients write "no calls")
+        let odd_calls = msg
+            .extra
+            .get("tool_calls")
+            .is_some_and(|calls| !(calls.is_null() || calls.as_array().is_some_and(Vec::is_empty)));
+        if odd_calls {
+            found.push(Problem::MalformedToolItem {
+                message: mi,
+                what: "`tool_calls`",
+                shape: "a list of calls, each with an `id`, a `function.name` and a `function.arguments` string",
+            });
+        }
+    }
+    for block in &msg.content.blocks {
+        if let Some((what, shape)) = malformed_tool_item(format, msg, block) {
+            found.push(Problem::MalformedToolItem {
+                message: mi,
+                what,
+                shape,
+            });
+        }
+    }
+    found
+}
+
 /// A block kept verbatim that its type says is a tool call or result: what it is, and the shape it lacks.
 fn malformed_tool_item(
     format: WireFormat,
-    msg: &crate::conversation::Message,
+    msg: &Message,
     block: &Block,
 ) -> Option<(&'static str, &'static str)> {
     let Block::Unknown(Value::Object(m)) = block else {

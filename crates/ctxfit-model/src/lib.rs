@@ -53,7 +53,7 @@ pub mod responses;
 mod wire;
 
 pub use block::{Block, Content, Shape, TextBlock, ThinkingBlock, ToolResult, ToolUse};
-pub use check::{problems, Problem};
+pub use check::{message_problems, problems, Problem};
 pub use conversation::{
     begins_response, Conversation, Envelope, Message, Role, ToolDefinition, WireFormat,
 };

@@ -213,6 +213,13 @@ impl Compactor {
             })
             .collect::<Result<Vec<Message>, ModelError>>()
             .map_err(|e| errors::bad_input(e.to_string()))?;
+        // what reads but is probably wrong in what is new, said once (a `tool` message without its call's id is
+        // kept whole, never compacted: the caller should know)
+        for (k, message) in new_messages.iter().enumerate() {
+            for problem in ctxfit_model::message_problems(format, start + k, message) {
+                errors::warn(py, &problem.to_string())?;
+            }
+        }
         if let Some(prompt) = system_value {
             self.conv.system = Some(prompt);
         } else if system.is_none() {

@@ -1,6 +1,7 @@
 """ctxfit.Compactor: the live loop, called before every request, on real sessions and on written ones."""
 
 import copy
+import warnings
 
 from pathlib import Path
 
@@ -276,6 +277,23 @@ def test_openai_chat_is_detected_when_the_first_call_appears():
         assert openai_pairs_ok(request)
     assert ctxfit.count_tokens(request) < ctxfit.count_tokens(messages)
     assert compactor.last_report["compacted_total"] >= 4
+
+
+def test_what_reads_but_is_probably_wrong_is_warned_once():
+    # a hand-built agent loop that forgot the tool message's id: kept whole, never compacted — said, not passed over
+    compactor = ctxfit.Compactor("smart")
+    messages = [
+        {"role": "user", "content": "list the files"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls"}'}}]},
+        {"role": "tool", "content": "a.py\nb.py"},
+    ]
+    with pytest.warns(UserWarning, match=r"message 2: a `tool` message without a `tool_call_id` string answers no call"):
+        assert compactor.compact(messages) == messages
+    # each message is judged once: the next call, with only a well-formed message more, says nothing
+    messages.append({"role": "assistant", "content": "done"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compactor.compact(messages)
 
 
 def test_request_budget_guard():
