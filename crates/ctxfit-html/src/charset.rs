@@ -1,5 +1,6 @@
 //! Character encodings: pages that are not UTF-8 are decoded before parsing, the way a browser picks the
-//! encoding — byte-order mark, then the `charset` of the HTTP `Content-Type`, then a `<meta charset>` (or
+//! encoding — byte-order mark, then the `charset` of the HTTP `Content-Type`, then (as XML's autodetection
+//! does) a page that begins with `<` in UTF-16 without its byte-order mark, then a `<meta charset>` (or
 //! `http-equiv` content type) near the top of the page, then UTF-8 if the bytes are valid UTF-8, else
 //! windows-1252 (what browsers assume for unlabelled Western pages).
 
@@ -63,6 +64,25 @@ fn meta_charset(bytes: &[u8]) -> Option<&'static Encoding> {
     None
 }
 
+/// UTF-16 without a byte-order mark, told by its first character, `<` (after white space), and the next one
+/// being ASCII: `<\0h\0` little-endian, `\0<\0h` big-endian — XML's autodetection, which a saved page in
+/// UTF-16 (an editor's, a Windows tool's) needs where it lost its mark.
+fn utf16_without_bom(bytes: &[u8]) -> Option<&'static Encoding> {
+    let pairs = bytes.chunks_exact(2).take(64);
+    let mut chars = pairs.skip_while(|p| {
+        matches!(
+            p,
+            [b' ' | b'\t' | b'\r' | b'\n', 0] | [0, b' ' | b'\t' | b'\r' | b'\n']
+        )
+    });
+    let (first, next) = (chars.next()?, chars.next()?);
+    match (first, next) {
+        ([b'<', 0], [c, 0]) if c.is_ascii() && *c != 0 => Some(encoding_rs::UTF_16LE),
+        ([0, b'<'], [0, c]) if c.is_ascii() && *c != 0 => Some(encoding_rs::UTF_16BE),
+        _ => None,
+    }
+}
+
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
@@ -70,10 +90,12 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 /// What `bytes` are when they are no page and no text — `Some("a PDF document")`, `Some("binary data")` — as a
 /// browser sniffs a response (the WHATWG MIME Sniffing rules): a known file signature, or a byte no text holds
 /// (`0x00`–`0x08`, `0x0B`, `0x0E`–`0x1A`, `0x1C`–`0x1F`) in the first 1,445 bytes when no `Content-Type` says
-/// what they are (a file, an untyped response). A byte-order mark, or a `Content-Type` naming UTF-16, says text. Decoding such bytes as a page would
+/// what they are (a file, an untyped response). A byte-order mark, a `Content-Type` naming UTF-16, or a
+/// beginning that is `<` in UTF-16, says text. Decoding such bytes as a page would
 /// answer its bytes as mojibake.
 pub fn binary_kind(bytes: &[u8], content_type: Option<&str>) -> Option<&'static str> {
     if Encoding::for_bom(bytes).is_some()
+        || utf16_without_bom(bytes).is_some()
         || content_type
             .and_then(charset_from_content_type)
             .is_some_and(|c| c.to_ascii_lowercase().starts_with("utf-16"))
@@ -166,6 +188,7 @@ pub fn decode_html<'a>(
                 .and_then(charset_from_content_type)
                 .and_then(|label| Encoding::for_label(label.as_bytes()))
         })
+        .or_else(|| utf16_without_bom(bytes))
         .or_else(|| meta_charset(bytes));
     let encoding = declared.unwrap_or_else(|| {
         if std::str::from_utf8(bytes).is_ok() {
@@ -180,7 +203,27 @@ pub fn decode_html<'a>(
 
 #[cfg(test)]
 mod tests {
-    use super::binary_kind;
+    use super::{binary_kind, decode_html};
+
+    #[test]
+    fn utf16_without_its_byte_order_mark_is_told_by_its_first_tag() {
+        let page = "<html><body><p>日本語 und Grüße</p></body></html>";
+        let le: Vec<u8> = page.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let be: Vec<u8> = format!("\r\n{page}")
+            .encode_utf16()
+            .flat_map(u16::to_be_bytes)
+            .collect();
+        assert_eq!(decode_html(&le, None), (page.into(), "UTF-16LE"));
+        assert_eq!(decode_html(&be, None).1, "UTF-16BE");
+        assert!(decode_html(&be, None).0.ends_with(page));
+        // a charset the server states still wins; a `<` then a NUL then nothing more is not enough to tell
+        assert_eq!(
+            decode_html(&le, Some("text/html; charset=windows-1252")).1,
+            "windows-1252"
+        );
+        assert_eq!(decode_html(b"<\x00", None).1, "UTF-8");
+        assert_eq!(decode_html(b"<p>\x00</p>", None).1, "UTF-8");
+    }
 
     #[test]
     fn bytes_that_are_no_page_are_named_by_what_they_are() {
@@ -205,6 +248,8 @@ mod tests {
             (b"\xff\xfe<\x00p\x00>\x00", None),
             (b"<\x00p\x00>\x00", Some("text/html; charset=UTF-16LE")),
             (b"<\x00p\x00>\x00", Some("text/plain; charset=utf-16le")),
+            (b"<\x00p\x00>\x00", None),
+            (b"\n\x00\x00<\x00p", None),
             (late.as_bytes(), None),
             (b"", None),
             // the standard's HTML patterns (and `<?xml`) make untyped bytes a page, a NUL after them and all
