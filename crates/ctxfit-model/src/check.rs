@@ -4,7 +4,7 @@
 //! calls share is credited to the latest call before it, parallel calls of one message taking their results in
 //! order ([`crate::ToolCallIndex::call_before`]), an orphan
 //! result is compacted as a result of an unknown tool, an odd role is kept as it is, and an OpenAI `tool` message
-//! without its call's id or `tool_calls` of another shape are kept as written. But each is a sign the
+//! without its call's id or a tool call or result not of its format's shape is kept as written. But each is a sign the
 //! history was built wrong, so the CLI names them (`stats`) and can refuse them (`--strict`).
 
 use std::fmt;
@@ -34,7 +34,8 @@ pub enum Problem {
     ToolMessageWithoutCallId { message: usize },
     /// A tool call or result not of its format's shape — Anthropic `tool_use` or `tool_result` blocks, OpenAI
     /// Chat `tool_calls`, Responses `function_call` or `function_call_output` items and their kin — kept as
-    /// written, so no rule reads it and no result is credited to it. `what` names it, `shape` says what it should hold.
+    /// written, so no rule reads it and no result is credited to it. `what` names it, `shape` says what it
+    /// should hold.
     MalformedToolItem {
         message: usize,
         what: &'static str,
@@ -178,7 +179,7 @@ pub fn message_problems(format: WireFormat, mi: usize, msg: &Message) -> Vec<Pro
     found
 }
 
-/// A block kept verbatim that its type says is a tool call or result: what it is, and the shape it lacks.
+/// A block kept verbatim that its type says is a tool call or result: what it is, and the shape it should have.
 fn malformed_tool_item(
     format: WireFormat,
     msg: &Message,
