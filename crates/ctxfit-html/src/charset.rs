@@ -249,7 +249,7 @@ mod tests {
             (b"<\x00p\x00>\x00", Some("text/html; charset=UTF-16LE")),
             (b"<\x00p\x00>\x00", Some("text/plain; charset=utf-16le")),
             (b"<\x00p\x00>\x00", None),
-            (b"\n\x00\x00<\x00p", None),
+            (b"\x00\n\x00<\x00p", None),
             (late.as_bytes(), None),
             (b"", None),
             // the standard's HTML patterns (and `<?xml`) make untyped bytes a page, a NUL after them and all
