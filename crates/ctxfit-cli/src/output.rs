@@ -71,6 +71,10 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
+    // a folder that is not there is the caller's mistake too (exit 2), not ours
+    if let Some(missing) = missing_folder(path) {
+        return Err(missing.into());
+    }
     let file_name = path
         .file_name()
         .with_context(|| format!("{}: not a file name", path.display()))?;
@@ -295,14 +299,20 @@ pub fn check_writable(path: &Path) -> Result<()> {
             crate::BadInput(format!("cannot write {}: it is a folder", path.display())).into(),
         );
     }
+    missing_folder(path).map_or(Ok(()), |missing| Err(missing.into()))
+}
+
+/// The refusal of an output whose folder is not there.
+fn missing_folder(path: &Path) -> Option<crate::BadInput> {
     match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => Err(crate::BadInput(format!(
-            "cannot write {}: there is no folder {}",
-            path.display(),
-            dir.display()
-        ))
-        .into()),
-        _ => Ok(()),
+        Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => {
+            Some(crate::BadInput(format!(
+                "cannot write {}: there is no folder {}",
+                path.display(),
+                dir.display()
+            )))
+        }
+        _ => None,
     }
 }
 
@@ -481,6 +491,10 @@ mod tests {
         // a folder is named as one
         let err = write_atomically(&dir, b"x").unwrap_err().to_string();
         assert!(err.contains("it is a folder"), "{err}");
+        // and a folder that is not there, as the caller's mistake
+        let err = write_atomically(&dir.join("no/such/x.json"), b"x").unwrap_err();
+        assert!(err.downcast_ref::<crate::BadInput>().is_some(), "{err}");
+        assert!(err.to_string().contains("there is no folder"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
