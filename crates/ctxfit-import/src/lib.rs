@@ -432,6 +432,31 @@ pub fn import_str(text: &str, format: Option<SourceFormat>) -> Result<Vec<Sessio
     }
 }
 
+/// Why a parsed file is no session: lines whose first is a whole conversation (a request object, two
+/// documents written one after the other) are named by the line where the second begins; anything else is
+/// [`ImportError::Unrecognised`].
+fn unrecognised(parsed: &Parsed) -> ImportError {
+    if let Parsed::Lines(lines) = parsed {
+        if let [(first, head), (second, _), ..] = lines.as_slice() {
+            // (a message alone reads as a conversation of one: not what the line is here)
+            let whole = !detect::is_message(head);
+            if let Some(format) = whole
+                .then(|| detect_parsed(&Parsed::Document(head.clone())))
+                .flatten()
+            {
+                return ImportError::shape(
+                    format!("line {second}"),
+                    format!(
+                        "another JSON document after the whole {format} conversation of line {first}: a file \
+                         holds one conversation, or one message a line"
+                    ),
+                );
+            }
+        }
+    }
+    ImportError::Unrecognised
+}
+
 /// Import every session of a parsed file; `format` forces a format instead of detecting it.
 pub(crate) fn import_parsed(
     parsed: Parsed,
@@ -439,7 +464,7 @@ pub(crate) fn import_parsed(
 ) -> Result<Vec<Session>, ImportError> {
     let format = match format {
         Some(f) => f,
-        None => detect_parsed(&parsed).ok_or(ImportError::Unrecognised)?,
+        None => detect_parsed(&parsed).ok_or_else(|| unrecognised(&parsed))?,
     };
     let single = |conversation: Conversation| vec![Session::of("", format, conversation)];
     let document = |parsed: Parsed| match parsed {

@@ -878,11 +878,22 @@ fn messages_written_one_a_line_are_a_conversation_in_their_own_format() {
     for other in [
         "{\"role\":\"user\",\"content\":\"a\"}\n{\"event\":\"x\"}\n",
         "{\"type\":\"click\",\"x\":1}\n{\"type\":\"key\"}\n",
-        "{\"role\":\"user\",\"messages\":[]}\n{\"role\":\"user\",\"messages\":[]}\n",
     ] {
         assert!(
             matches!(import_str(other, None), Err(ImportError::Unrecognised)),
             "{other}"
+        );
+    }
+    // requests one a line, or two documents one after the other: named by where the second begins
+    for two in [
+        "{\"role\":\"user\",\"messages\":[]}\n{\"role\":\"user\",\"messages\":[]}\n",
+        "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}\n\n{\"x\":1}",
+    ] {
+        let err = import_str(two, None).unwrap_err().to_string();
+        assert!(
+            err.contains("another JSON document after the whole anthropic conversation of line 1")
+                && err.contains("line "),
+            "{two}: {err}"
         );
     }
 }
