@@ -395,7 +395,7 @@ impl PolicyFile {
                         message,
                     } => PolicyError::Parse {
                         origin: format!("{origin}:{line}:{column}"),
-                        message,
+                        message: expected_in_words(&message),
                     },
                     other => PolicyError::Parse {
                         origin: origin.to_owned(),
@@ -410,7 +410,7 @@ impl PolicyFile {
                     Some((line, column)) => format!("{origin}:{line}:{column}"),
                     None => origin.to_owned(),
                 },
-                message: e.message().to_owned(),
+                message: expected_in_words(e.message()),
             })?
         };
         Ok(parsed)
@@ -785,5 +785,17 @@ impl fmt::Display for Settings {
             "{}",
             toml::to_string_pretty(&doc).map_err(|_| fmt::Error)?
         )
+    }
+}
+
+/// A parser's "invalid type: floating point `1e30`, expected i64" with what it expected in a policy author's
+/// words ("… expected an integer").
+fn expected_in_words(message: &str) -> String {
+    match message.rsplit_once(", expected ") {
+        Some((head, expected)) => format!(
+            "{head}, expected {}",
+            ctxfit_retention::type_in_words(expected)
+        ),
+        None => message.to_owned(),
     }
 }

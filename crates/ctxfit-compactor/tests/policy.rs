@@ -188,6 +188,19 @@ fn bad_policies_say_what_and_where() {
         None,
         "profiles.a.horizon: must be a finite number of 0 or more, got -0.5",
     );
+    // a value of the wrong type is named in a policy author's words, not the parser's (`i64`), TOML and JSON alike
+    check_error(
+        "[profiles.a]\nextends = \"smart\"\nrequest_budget = 1e30\n",
+        Some("a"),
+        None,
+        "policy.toml:3:18: invalid type: floating point `1000000000000000000000000000000.0`, expected an integer",
+    );
+    check_error(
+        "{\"profiles\": {\"a\": {\"budget\": \"lots\"}}}",
+        Some("a"),
+        None,
+        "policy.toml:1:36: invalid type: string \"lots\", expected an integer",
+    );
     // (TOML spells infinity and NaN; neither is a bound)
     check_error(
         "[profiles.a]\nextends = \"smart\"\nmax_regret = inf\n",

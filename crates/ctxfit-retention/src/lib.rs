@@ -24,7 +24,7 @@ use std::fmt;
 
 use ctxfit_model::{Block, Content, Conversation, Value};
 
-pub use params::read_params;
+pub use params::{read_params, type_in_words};
 pub use record::{record_member_line, record_members};
 pub use shown::{
     each_line, is_blank, line_key, line_number_prefix, normalized_line, split_lines, trim_line,

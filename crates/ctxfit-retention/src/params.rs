@@ -80,7 +80,13 @@ fn must_be(message: &str) -> String {
         return format!("is not valid: {message}");
     };
     let expected = expected.split(" at line ").next().unwrap_or(expected);
-    let what = match expected {
+    format!("must be {}", type_in_words(expected))
+}
+
+/// serde's name of what it expected (`usize`, `a sequence`) in the words a policy's author reads (`a
+/// non-negative integer`, `a list`); anything else as it is.
+pub fn type_in_words(expected: &str) -> &str {
+    match expected {
         "usize" | "u64" | "u32" | "u16" | "u8" => "a non-negative integer",
         "isize" | "i64" | "i32" => "an integer",
         "f64" | "f32" => "a number",
@@ -88,8 +94,7 @@ fn must_be(message: &str) -> String {
         "a sequence" => "a list",
         "a map" => "a table",
         other => other,
-    };
-    format!("must be {what}")
+    }
 }
 
 #[cfg(test)]
