@@ -21,6 +21,9 @@ pub struct Args {
     /// Origin of the OpenAI API.
     #[arg(long, default_value = "https://api.openai.com")]
     upstream_openai: String,
+    /// Origin of ChatGPT's backend, where requests under `/backend-api/` go (Codex CLI signed in with ChatGPT).
+    #[arg(long, default_value = "https://chatgpt.com")]
+    upstream_chatgpt: String,
     /// Policy file (TOML or JSON).
     #[arg(long)]
     policy: Option<String>,
@@ -120,6 +123,7 @@ pub fn run(args: Args) -> Result<()> {
     let config = ProxyConfig {
         anthropic: origin("upstream-anthropic", &args.upstream_anthropic)?,
         openai: origin("upstream-openai", &args.upstream_openai)?,
+        chatgpt: origin("upstream-chatgpt", &args.upstream_chatgpt)?,
         policy,
         profile,
         max_body: args.max_body,
@@ -151,11 +155,12 @@ pub fn run(args: Args) -> Result<()> {
                 _ => BadInput(e.to_string()),
             })?;
         eprintln!(
-            "ctxfit proxy: listening on http://{}, profile {} (Anthropic → {}, OpenAI → {})",
+            "ctxfit proxy: listening on http://{}, profile {} (Anthropic → {}, OpenAI → {}, ChatGPT → {})",
             running.addr,
             runs.as_deref().unwrap_or("smart"),
             args.upstream_anthropic,
-            args.upstream_openai
+            args.upstream_openai,
+            args.upstream_chatgpt
         );
         if let Some(store) = &running.store {
             eprintln!(

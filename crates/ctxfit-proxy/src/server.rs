@@ -5,7 +5,11 @@
 //!   Responses, when the client sends the whole conversation in `input` and no `previous_response_id`) are
 //!   compacted by the [`Gateway`] of the request's profile; `POST /v1/messages/count_tokens` counts the request
 //!   as it would be sent (compacted by a gateway of its own, so no conversation changes); every other request is forwarded untouched, to the
-//!   Anthropic upstream when it carries `x-api-key` or `anthropic-version`, else to the OpenAI one.
+//!   Anthropic upstream when it carries `x-api-key` or `anthropic-version`, else to ChatGPT's backend when its
+//!   path is under `/backend-api/` (where `POST /backend-api/codex/responses` is compacted as `/v1/responses`
+//!   is), else to the OpenAI one.
+//! * A body compressed with `zstd`, `gzip` or `deflate` is inflated (bounded by the body cap) and compacted, and
+//!   goes on uncompressed; one in another coding goes through untouched (`coding`).
 //! * The answer — server-sent events included — is relayed frame by frame as the upstream sends it, never
 //!   buffered; an upstream error is passed through unchanged.
 //! * `x-ctxfit-bypass: 1` forwards a request untouched; `x-ctxfit-profile: NAME` picks a profile;
@@ -45,6 +49,8 @@ use crate::idle::{BoxError, Idle};
 use crate::state::{Store, StoreError, StoreLimits};
 use crate::usage::{reported_usage, UsageTap};
 
+mod coding;
+use coding::Coding;
 mod intake;
 use intake::{make_room, need_of_body, need_of_size};
 mod stats;
@@ -59,6 +65,9 @@ pub struct ProxyConfig {
     pub anthropic: Uri,
     /// Origin of the OpenAI API (`https://api.openai.com`).
     pub openai: Uri,
+    /// Origin of ChatGPT's backend (`https://chatgpt.com`), where requests under `/backend-api/` go: Codex CLI
+    /// signed in with ChatGPT sends its Responses requests to `/backend-api/codex/responses`.
+    pub chatgpt: Uri,
     /// The policy (profiles) and the profile used when a request names none (`None`: the policy's
     /// `default_profile`, else its only profile, else `smart`: [`PolicyFile::default_name`]).
     pub policy: PolicyFile,
@@ -100,6 +109,7 @@ impl Default for ProxyConfig {
         ProxyConfig {
             anthropic: Uri::from_static("https://api.anthropic.com"),
             openai: Uri::from_static("https://api.openai.com"),
+            chatgpt: Uri::from_static("https://chatgpt.com"),
             policy: PolicyFile::default(),
             profile: None,
             max_body: 64 << 20,
@@ -341,6 +351,9 @@ fn unsupported_transfer_coding(headers: &HeaderMap) -> Option<String> {
     None
 }
 
+/// Where ChatGPT's backend answers: requests under it go to [`ProxyConfig::chatgpt`].
+const CHATGPT_PATHS: &str = "/backend-api/";
+
 fn api_of(method: &Method, path: &str) -> Option<Api> {
     if method != Method::POST {
         return None;
@@ -348,7 +361,8 @@ fn api_of(method: &Method, path: &str) -> Option<Api> {
     match path {
         "/v1/messages" | "/v1/messages/count_tokens" => Some(Api::AnthropicMessages),
         "/v1/chat/completions" => Some(Api::OpenAiChat),
-        "/v1/responses" => Some(Api::OpenAiResponses),
+        // ChatGPT's backend speaks the Responses API for Codex CLI signed in with ChatGPT
+        "/v1/responses" | "/backend-api/codex/responses" => Some(Api::OpenAiResponses),
         _ => None,
     }
 }
@@ -405,6 +419,8 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
                 || req.headers().contains_key("anthropic-version")));
     let origin = if anthropic {
         &shared.config.anthropic
+    } else if path.starts_with(CHATGPT_PATHS) {
+        &shared.config.chatgpt
     } else {
         &shared.config.openai
     };
@@ -415,22 +431,25 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
     let (parts, body) = req.into_parts();
     let mut headers = forwarded_headers(&parts.headers);
     let bypass = header(&parts.headers, "x-ctxfit-bypass").is_some_and(|v| v.trim() == "1");
-    // a body the client compressed (Codex CLI's `enable_request_compression` sends zstd) is not read: it goes
-    // through untouched, and the answer says why
+    // a body the client compressed is read when its coding is one the proxy knows (Codex CLI signed in with
+    // ChatGPT sends zstd); in another (`br`, a list of codings) it goes through untouched, and the answer says why
     let encoding = header(&parts.headers, "content-encoding")
         .map(str::trim)
         .filter(|e| !e.is_empty() && !e.eq_ignore_ascii_case("identity"));
+    let coding = encoding.and_then(Coding::parse);
+    let unreadable = encoding.is_some() && coding.is_none();
     let mut extra = HeaderMap::new();
 
-    let Some(api) = api.filter(|_| !bypass && encoding.is_none()) else {
+    let Some(api) = api.filter(|_| !bypass && !unreadable) else {
         // untouched: streamed through as it comes
         if let Some(api) = api {
             count(&shared, api, |s| {
                 s.requests += 1;
                 s.bypassed += 1;
             });
-            if let Some(e) =
-                encoding.and_then(|e| HeaderValue::from_str(&format!("content-encoding {e}")).ok())
+            if let Some(e) = encoding
+                .filter(|_| unreadable)
+                .and_then(|e| HeaderValue::from_str(&format!("content-encoding {e}")).ok())
             {
                 extra.insert("x-ctxfit-untouched", e);
             }
@@ -481,6 +500,49 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
                     .insert("connection", HeaderValue::from_static("close"));
             }
             return r;
+        }
+    };
+    // a compressed body is inflated (bounded by --max-body, and by the memory its compaction will take); the
+    // compressed bytes stay, to go as they came if the request is not compacted
+    let raw = bytes;
+    let bytes = match coding {
+        None => raw.clone(),
+        Some(c) => {
+            let inflated = coding::decode(c, &raw, shared.config.max_body)
+                .map_err(|e| {
+                    let status = match e {
+                        coding::Undecoded::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+                        coding::Undecoded::Corrupt(_) => StatusCode::BAD_REQUEST,
+                    };
+                    (status, e.message(c))
+                })
+                .and_then(|v| match room_for(v.len()) {
+                    Ok(()) => Ok(Bytes::from(v)),
+                    Err(Refusal::TooLarge(m)) => Err((StatusCode::PAYLOAD_TOO_LARGE, m)),
+                    Err(Refusal::Busy(m) | Refusal::Bad(m)) => {
+                        Err((StatusCode::SERVICE_UNAVAILABLE, m))
+                    }
+                });
+            match inflated {
+                Ok(b) => b,
+                Err((status, message)) => {
+                    count(&shared, api, |s| {
+                        s.requests += 1;
+                        s.refused += 1;
+                    });
+                    let message = if message.starts_with("ctxfit proxy:") {
+                        message
+                    } else {
+                        format!("ctxfit proxy: {message}")
+                    };
+                    let mut r = api_error(Some(api), status, &message);
+                    if status == StatusCode::SERVICE_UNAVAILABLE {
+                        r.headers_mut()
+                            .insert("retry-after", HeaderValue::from_static("5"));
+                    }
+                    return r;
+                }
+            }
         }
     };
     // a Responses request that continues a stored response, or whose input is one string, is not ours
@@ -555,6 +617,8 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
                     HeaderValue::from_static("1"),
                 );
             }
+            // what was compacted goes uncompressed
+            headers.remove("content-encoding");
             Bytes::from(f.body)
         }
         None => {
@@ -562,7 +626,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
                 s.requests += 1;
                 s.bypassed += 1;
             });
-            bytes
+            raw
         }
     };
     headers.insert("content-length", HeaderValue::from(body.len()));

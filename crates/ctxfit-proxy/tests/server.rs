@@ -48,8 +48,13 @@ fn serve(stream: TcpStream, log: &Mutex<Vec<(String, Vec<u8>)>>) {
             if h.trim().is_empty() {
                 break;
             }
-            if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+            let lower = h.to_ascii_lowercase();
+            if let Some(v) = lower.strip_prefix("content-length:") {
                 length = v.trim().parse().unwrap();
+            }
+            // (a coding the body arrived in is noted beside its request line)
+            if let Some(v) = lower.strip_prefix("content-encoding:") {
+                line = format!("{} [content-encoding: {}]", line.trim(), v.trim());
             }
         }
         let mut body = vec![0; length];
@@ -107,6 +112,11 @@ fn proxy(rt: &tokio::runtime::Runtime, upstream: &Upstream) -> String {
         openai: upstream.url.parse().unwrap(),
         ..ProxyConfig::default()
     };
+    serving(rt, config)
+}
+
+/// The proxy on 127.0.0.1 with `config`: its address.
+fn serving(rt: &tokio::runtime::Runtime, config: ProxyConfig) -> String {
     let running = rt.block_on(start(config, "127.0.0.1:0")).unwrap();
     running.addr.to_string()
 }
@@ -237,11 +247,7 @@ fn a_body_that_stops_arriving_or_states_more_than_the_cap_is_answered_before_it_
         max_body: 1 << 20,
         ..ProxyConfig::default()
     };
-    let addr = rt
-        .block_on(start(config, "127.0.0.1:0"))
-        .unwrap()
-        .addr
-        .to_string();
+    let addr = serving(&rt, config);
     // a size over the cap: 413 from the stated length, before any of the body is sent
     let mut s = TcpStream::connect(&addr).unwrap();
     write!(
@@ -279,27 +285,138 @@ fn a_body_that_stops_arriving_or_states_more_than_the_cap_is_answered_before_it_
     assert!(up.received.lock().unwrap().is_empty());
 }
 
+fn zstd(bytes: &[u8]) -> Vec<u8> {
+    ruzstd::encoding::compress_to_vec(bytes, ruzstd::encoding::CompressionLevel::Fastest)
+}
+
 #[test]
-fn a_compressed_body_goes_through_untouched_and_the_answer_says_why() {
+fn a_compressed_body_is_inflated_compacted_and_sent_on_uncompressed() {
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let up = upstream();
-    let addr = proxy(&rt, &up);
-    // what Codex CLI sends with `enable_request_compression`: zstd, which the proxy does not read
-    let body = b"\x28\xb5\x2f\xfd not JSON to the proxy";
+    let (openai, chatgpt) = (upstream(), upstream());
+    let config = ProxyConfig {
+        anthropic: openai.url.parse().unwrap(),
+        openai: openai.url.parse().unwrap(),
+        chatgpt: chatgpt.url.parse().unwrap(),
+        max_body: 1 << 20,
+        ..ProxyConfig::default()
+    };
+    let addr = serving(&rt, config);
+    let output = (1..=2000)
+        .map(|i| format!("{i}: line {i}\n"))
+        .collect::<String>();
+    let request = serde_json::to_vec(&serde_json::json!({
+        "model": "gpt-5.1-codex", "stream": true, "store": false,
+        "input": [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "count"}]},
+            {"type": "function_call", "name": "exec_command", "arguments": "{\"cmd\":\"seq 1 2000\"}", "call_id": "c1"},
+            {"type": "function_call_output", "call_id": "c1", "output": output},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Counted."}]},
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "again"}]},
+        ]
+    }))
+    .unwrap();
+    // Codex CLI signed in with ChatGPT: zstd, to ChatGPT's backend, which has its own upstream
+    let packed = zstd(&request);
+    assert!(packed.len() * 2 < request.len());
+    let head = "POST /backend-api/codex/responses HTTP/1.1\r\ncontent-encoding: zstd\r\nauthorization: Bearer t";
+    let (status, headers, answer) = send(&addr, head, &packed);
+    assert_eq!(status, 200, "{answer}");
+    assert!(header(&headers, "x-ctxfit-conversation").is_some());
+    assert_eq!(header(&headers, "x-ctxfit-untouched"), None);
+    {
+        let got = chatgpt.received.lock().unwrap();
+        assert_eq!(got.len(), 1);
+        // the request inflated, on its own path, without its coding, and compacted: the stale output cut to an
+        // excerpt (the last message is the user's: the model answered the output already)
+        assert_eq!(got[0].0, "POST /backend-api/codex/responses HTTP/1.1");
+        let sent: serde_json::Value = serde_json::from_slice(&got[0].1).unwrap();
+        let kept = sent["input"][2]["output"].as_str().unwrap();
+        assert!(
+            kept.starts_with("1: line 1\n") && kept.contains("lines omitted]"),
+            "{kept:.200}"
+        );
+        assert!(got[0].1.len() * 4 < request.len(), "{}", got[0].1.len());
+    }
+    let tokens_after = header(&headers, "x-ctxfit-tokens-after")
+        .unwrap()
+        .to_owned();
+    assert!(openai.received.lock().unwrap().is_empty());
+    // gzip to the Responses API: the same
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&request).unwrap();
     let (status, headers, answer) = send(
         &addr,
-        "POST /v1/responses HTTP/1.1\r\ncontent-encoding: zstd\r\nauthorization: Bearer k",
-        body,
+        "POST /v1/responses HTTP/1.1\r\ncontent-encoding: gzip\r\nauthorization: Bearer k",
+        &gz.finish().unwrap(),
     );
     assert_eq!(status, 200, "{answer}");
+    assert!(header(&headers, "x-ctxfit-conversation").is_some());
+    assert_eq!(
+        header(&headers, "x-ctxfit-tokens-after"),
+        Some(tokens_after.as_str())
+    );
+    assert_eq!(
+        openai.received.lock().unwrap()[0].0,
+        "POST /v1/responses HTTP/1.1"
+    );
+    // a request the proxy does not compact (it continues a stored response) goes as the client compressed it
+    let stored = zstd(
+        br#"{"model":"m","input":[{"role":"user","content":"and?"}],"previous_response_id":"r1"}"#,
+    );
+    let (status, headers, _) = send(&addr, head, &stored);
+    assert_eq!(status, 200);
+    assert!(header(&headers, "x-ctxfit-conversation").is_none());
+    assert_eq!(
+        chatgpt.received.lock().unwrap().last().unwrap(),
+        &(
+            "POST /backend-api/codex/responses HTTP/1.1 [content-encoding: zstd]".to_owned(),
+            stored
+        )
+    );
+    // a coding the proxy does not read: untouched, and the answer says why
+    let brotli = b"\x1b\x03\x00 brotli bytes".to_vec();
+    let (status, headers, _) = send(
+        &addr,
+        "POST /v1/responses HTTP/1.1\r\ncontent-encoding: br\r\nauthorization: Bearer k",
+        &brotli,
+    );
+    assert_eq!(status, 200);
     assert_eq!(
         header(&headers, "x-ctxfit-untouched"),
-        Some("content-encoding zstd")
+        Some("content-encoding br")
     );
-    assert_eq!(header(&headers, "x-ctxfit-conversation"), None);
-    let received = up.received.lock().unwrap();
-    assert_eq!(received.len(), 1);
-    assert_eq!(received[0].1, body);
+    assert_eq!(openai.received.lock().unwrap().last().unwrap().1, brotli);
+    // a frame that inflates past --max-body, and bytes that are not zstd: refused in the API's shape, before the
+    // upstream hears of them
+    let heard = chatgpt.received.lock().unwrap().len();
+    let bomb = zstd(&vec![b' '; 16 << 20]);
+    assert!(bomb.len() < 16 << 10);
+    let (status, _, answer) = send(&addr, head, &bomb);
+    assert_eq!(status, 413, "{answer}");
+    assert!(
+        answer.contains("inflates past the proxy's limit of 1048576 bytes"),
+        "{answer}"
+    );
+    let (status, _, answer) = send(&addr, head, b"\x28\xb5\x2f\xfd not a frame");
+    assert_eq!(status, 400, "{answer}");
+    let error: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("ctxfit proxy: the request body is not valid zstd"),
+        "{message}"
+    );
+    assert_eq!(chatgpt.received.lock().unwrap().len(), heard);
+    // ChatGPT's other endpoints go to its upstream as they came
+    let (status, _, _) = send(
+        &addr,
+        "GET /backend-api/wham/accounts/check HTTP/1.1\r\nauthorization: Bearer t",
+        b"",
+    );
+    assert_eq!(status, 200);
+    assert_eq!(
+        chatgpt.received.lock().unwrap().last().unwrap().0,
+        "GET /backend-api/wham/accounts/check HTTP/1.1"
+    );
 }
 
 #[test]
