@@ -524,7 +524,10 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
                     }
                 });
             match inflated {
-                Ok(b) => b,
+                Ok(b) => {
+                    count(&shared, api, |s| s.inflated += 1);
+                    b
+                }
                 Err((status, message)) => {
                     count(&shared, api, |s| {
                         s.requests += 1;

@@ -406,6 +406,10 @@ fn a_compressed_body_is_inflated_compacted_and_sent_on_uncompressed() {
         "{message}"
     );
     assert_eq!(chatgpt.received.lock().unwrap().len(), heard);
+    // the stats count the bodies inflated: the zstd and the gzip ones, and the one not compacted
+    let (_, _, stats) = send(&addr, "GET /ctxfit/stats HTTP/1.1", b"");
+    let stats: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(stats["apis"]["openai-responses"]["inflated"], 3, "{stats}");
     // ChatGPT's other endpoints go to its upstream as they came
     let (status, _, _) = send(
         &addr,

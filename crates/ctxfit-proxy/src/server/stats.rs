@@ -9,6 +9,8 @@ pub(super) struct ApiStats {
     pub(super) compacted: u64,
     pub(super) bypassed: u64,
     pub(super) refused: u64,
+    /// Requests whose body the client compressed, inflated to be read.
+    pub(super) inflated: u64,
     pub(super) tokens_in: u64,
     pub(super) tokens_forwarded: u64,
     /// Answers whose usage the provider reported, and what it reported: the input it counted (what it bills),
@@ -69,6 +71,7 @@ pub(super) fn stats_json(shared: &Shared) -> String {
                     "compacted": s.compacted,
                     "bypassed": s.bypassed,
                     "refused": s.refused,
+                    "inflated": s.inflated,
                     "tokens_in": s.tokens_in,
                     "tokens_forwarded": s.tokens_forwarded,
                     "tokens_saved": s.tokens_in.saturating_sub(s.tokens_forwarded),
@@ -115,7 +118,7 @@ type Family = (&'static str, &'static str, fn(&ApiStats) -> u64);
 pub(super) fn metrics_text(shared: &Shared) -> String {
     let stats = snapshot(shared);
     let mut out = String::new();
-    let families: [Family; 9] = [
+    let families: [Family; 10] = [
         (
             "ctxfit_proxy_requests_total",
             "Requests received, per API.",
@@ -125,6 +128,11 @@ pub(super) fn metrics_text(shared: &Shared) -> String {
             "ctxfit_proxy_compacted_total",
             "Requests compacted, per API.",
             |s| s.compacted,
+        ),
+        (
+            "ctxfit_proxy_inflated_total",
+            "Requests whose body the client compressed (zstd, gzip, deflate), inflated to be compacted, per API.",
+            |s| s.inflated,
         ),
         (
             "ctxfit_proxy_tokens_in_total",
