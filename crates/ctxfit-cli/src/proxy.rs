@@ -24,6 +24,13 @@ pub struct Args {
     /// Origin of ChatGPT's backend, where requests under `/backend-api/` go (Codex CLI signed in with ChatGPT).
     #[arg(long, default_value = "https://chatgpt.com")]
     upstream_chatgpt: String,
+    /// Serve HTTPS with this certificate chain (PEM) instead of plain HTTP: Codex CLI signed in with ChatGPT
+    /// sends only to an `https://` base URL. Needs --tls-key.
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    tls_cert: Option<std::path::PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    tls_key: Option<std::path::PathBuf>,
     /// Policy file (TOML or JSON).
     #[arg(long)]
     policy: Option<String>,
@@ -138,6 +145,9 @@ pub fn run(args: Args) -> Result<()> {
         cache_ttl: args.cache_ttl.map(Duration::from_secs),
         max_memory: (args.max_memory > 0).then_some(args.max_memory),
         memory_in_use: Some(|| crate::ALLOCATOR.allocated()),
+        tls: (args.tls_cert.clone())
+            .zip(args.tls_key.clone())
+            .map(|(cert, key)| ctxfit_proxy::server::TlsFiles { cert, key }),
         state_limits: StoreLimits {
             max_conversations: args.state_max_conversations,
             ttl: (args.state_ttl > 0).then(|| Duration::from_secs(args.state_ttl)),
@@ -155,7 +165,8 @@ pub fn run(args: Args) -> Result<()> {
                 _ => BadInput(e.to_string()),
             })?;
         eprintln!(
-            "ctxfit proxy: listening on http://{}, profile {} (Anthropic → {}, OpenAI → {}, ChatGPT → {})",
+            "ctxfit proxy: listening on {}://{}, profile {} (Anthropic → {}, OpenAI → {}, ChatGPT → {})",
+            if args.tls_cert.is_some() { "https" } else { "http" },
             running.addr,
             runs.as_deref().unwrap_or("smart"),
             args.upstream_anthropic,

@@ -52,6 +52,7 @@ use crate::usage::{reported_usage, UsageTap};
 mod coding;
 use coding::Coding;
 mod intake;
+mod tls;
 use intake::{make_room, need_of_body, need_of_size};
 mod stats;
 use stats::{count, metrics_text, stats_json, ApiStats};
@@ -102,6 +103,16 @@ pub struct ProxyConfig {
     pub max_memory: Option<usize>,
     /// The bytes of heap in use (the binary's counting allocator); without it no memory cap applies.
     pub memory_in_use: Option<fn() -> usize>,
+    /// Serve HTTPS with this certificate and key (`--tls-cert`, `--tls-key`) instead of plain HTTP: Codex CLI
+    /// signed in with ChatGPT sends only to an `https://` base URL.
+    pub tls: Option<TlsFiles>,
+}
+
+/// A certificate chain and its private key, PEM files, for the proxy's own HTTPS.
+#[derive(Debug, Clone)]
+pub struct TlsFiles {
+    pub cert: std::path::PathBuf,
+    pub key: std::path::PathBuf,
 }
 
 impl Default for ProxyConfig {
@@ -125,6 +136,7 @@ impl Default for ProxyConfig {
             max_memory: None,
             memory_in_use: None,
             state_limits: StoreLimits::default(),
+            tls: None,
         }
     }
 }
@@ -171,6 +183,8 @@ pub enum StartError {
         addr: String,
         source: std::io::Error,
     },
+    #[error("{0}")]
+    Tls(String),
 }
 
 fn settings(config: &ProxyConfig, profile: Option<&str>) -> Result<Settings, String> {
@@ -208,6 +222,10 @@ pub async fn start(config: ProxyConfig, addr: &str) -> Result<Running, StartErro
         None => None,
     };
     let gateway = gateway(&config, store.as_ref(), default.clone()).map_err(StartError::Policy)?;
+    let tls = match &config.tls {
+        Some(files) => Some(tls::acceptor(files).map_err(StartError::Tls)?),
+        None => None,
+    };
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|source| StartError::Listen {
@@ -255,17 +273,20 @@ pub async fn start(config: ProxyConfig, addr: &str) -> Result<Running, StartErro
             };
             let _ = stream.set_nodelay(true);
             let shared = Arc::clone(&shared);
+            let tls = tls.clone();
             tokio::spawn(async move {
-                let service = service_fn(move |req| {
-                    let shared = Arc::clone(&shared);
-                    async move { Ok::<_, Infallible>(handle(shared, req).await) }
-                });
-                // a connection that fails (the client went away) ends alone
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .timer(hyper_util::rt::TokioTimer::new())
-                    .header_read_timeout(header_timeout)
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
+                match tls {
+                    None => serve(stream, shared, header_timeout).await,
+                    // the handshake has the time the headers have: a client that stalls in it holds nothing
+                    Some(acceptor) => {
+                        let handshake = acceptor.accept(stream);
+                        if let Ok(Ok(stream)) =
+                            tokio::time::timeout(header_timeout, handshake).await
+                        {
+                            serve(stream, shared, header_timeout).await;
+                        }
+                    }
+                }
             });
         }
     });
@@ -274,6 +295,23 @@ pub async fn start(config: ProxyConfig, addr: &str) -> Result<Running, StartErro
         task,
         store,
     })
+}
+
+/// Serve the requests of one connection, plain or over TLS.
+async fn serve<IO>(io: IO, shared: Arc<Shared>, header_timeout: Duration)
+where
+    IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let service = service_fn(move |req| {
+        let shared = Arc::clone(&shared);
+        async move { Ok::<_, Infallible>(handle(shared, req).await) }
+    });
+    // a connection that fails (the client went away) ends alone
+    let _ = hyper::server::conn::http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(header_timeout)
+        .serve_connection(TokioIo::new(io), service)
+        .await;
 }
 
 fn full(bytes: impl Into<Bytes>) -> Body {

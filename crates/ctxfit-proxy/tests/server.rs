@@ -509,3 +509,68 @@ fn a_responses_request_is_compacted_only_when_it_carries_its_whole_conversation(
     assert!(body.contains("line 2"), "{body}");
     assert_eq!(up.received.lock().unwrap().len(), heard);
 }
+
+#[test]
+fn over_tls_the_proxy_answers_as_over_plain_http_and_a_stalled_handshake_holds_nothing() {
+    use rustls_pki_types::pem::PemObject;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio_rustls::rustls::{ClientConfig, RootCertStore};
+
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let up = upstream();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tls");
+    let config = ProxyConfig {
+        anthropic: up.url.parse().unwrap(),
+        openai: up.url.parse().unwrap(),
+        header_timeout: std::time::Duration::from_millis(300),
+        tls: Some(ctxfit_proxy::server::TlsFiles {
+            cert: dir.join("localhost.pem"),
+            key: dir.join("localhost-key.pem"),
+        }),
+        ..ProxyConfig::default()
+    };
+    let addr = serving(&rt, config);
+    let mut roots = RootCertStore::empty();
+    for cert in rustls_pki_types::CertificateDer::pem_file_iter(dir.join("ca.pem")).unwrap() {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let provider = std::sync::Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let client = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(client));
+    let body = messages_body(&["list the files"]);
+    let answer = rt.block_on(async {
+        let tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        let name = rustls_pki_types::ServerName::try_from("localhost").unwrap();
+        let mut tls = connector.connect(name, tcp).await.unwrap();
+        let head = format!(
+            "POST /v1/messages HTTP/1.1\r\nhost: localhost\r\nx-api-key: k\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            body.len()
+        );
+        tls.write_all(head.as_bytes()).await.unwrap();
+        tls.write_all(&body).await.unwrap();
+        let mut out = Vec::new();
+        let _ = tls.read_to_end(&mut out).await;
+        String::from_utf8(out).unwrap()
+    });
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("x-ctxfit-conversation:"), "{answer}");
+    let sent: serde_json::Value =
+        serde_json::from_slice(&up.received.lock().unwrap()[0].1).unwrap();
+    assert_eq!(
+        sent,
+        serde_json::from_slice::<serde_json::Value>(&body).unwrap()
+    );
+    // a client that says nothing after connecting is let go when the headers' time is up
+    let started = std::time::Instant::now();
+    let mut silent = TcpStream::connect(&addr).unwrap();
+    silent
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let mut buf = [0u8; 16];
+    assert_eq!(silent.read(&mut buf).unwrap_or(0), 0);
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}

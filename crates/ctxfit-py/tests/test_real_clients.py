@@ -9,9 +9,11 @@ answers. Each client runs the session twice, once with a pause longer than the p
 `CTXFIT_REQUIRE_CLIENTS=1`; elsewhere the tests skip when the clients are not installed.
 """
 
+import base64
 import json
 import os
 import re
+import ssl
 import subprocess
 import threading
 import time
@@ -55,13 +57,13 @@ def project(tmp_path):
 NOWHERE = "http://127.0.0.1:9"
 
 
-def start_proxy(anthropic, openai):
+def start_proxy(anthropic, openai, *more):
     p = subprocess.Popen(
         [str(ctxfit_binary()), "proxy", "--listen", "127.0.0.1:0", "--upstream-anthropic", anthropic,
-         "--upstream-openai", openai, "--cache-ttl", str(CACHE_TTL)],
+         "--upstream-openai", openai, "--cache-ttl", str(CACHE_TTL), *more],
         stderr=subprocess.PIPE, text=True,
     )
-    m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", p.stderr.readline())
+    m = re.search(r"listening on https?://127\.0\.0\.1:(\d+)", p.stderr.readline())
     assert m, "the proxy did not start"
     lines = []
     threading.Thread(target=lambda: lines.extend(p.stderr), daemon=True).start()
@@ -577,3 +579,96 @@ def test_codex_cli_built_in_provider_tries_the_websocket_once_then_http(tmp_path
     # the WebSocket was tried first, and once: every request after it went over HTTP
     assert exchanges.index(upgrades[0]) == 0
     assert "Reconnecting" not in out.stderr
+
+
+# the test certificates of the proxy's TLS (`crates/ctxfit-proxy/tests/tls/make.sh`): a CA, and one it signed for
+# 127.0.0.1
+TLS = REPO / "crates" / "ctxfit-proxy" / "tests" / "tls"
+ACCOUNT = "acct-ctxfit-test"
+
+
+class ScriptedChatGPT(ScriptedResponses):
+    """ChatGPT's backend as Codex CLI signed in with ChatGPT uses it: the account's workspace routing (no
+    constraint: the base URL's own origin), then the Responses API at `/backend-api/codex/responses`; anything
+    else it asks for (models, plugins, analytics) is not there."""
+
+    received = []
+
+    def do_GET(self):
+        if self.path.startswith("/backend-api/wham/accounts/check"):
+            return self.send_json(200, {"accounts": [{"id": ACCOUNT, "workspace_backend_origin": "NO_CONSTRAINT",
+                                                      "account_routing_override": "NO_CONSTRAINT"}],
+                                        "account_ordering": [ACCOUNT]})
+        return super().do_GET()
+
+
+def chatgpt_sign_in(home):
+    """What `codex login` leaves for a ChatGPT account (`auth.json`), with tokens that no server has signed and
+    that expire in 2100: Codex reads their claims, and never refreshes them."""
+    def part(obj):
+        return base64.urlsafe_b64encode(json.dumps(obj).encode()).rstrip(b"=").decode()
+
+    def token(claims):
+        return f'{part({"alg": "none", "typ": "JWT"})}.{part(claims)}.unsigned'
+
+    claims = {"exp": 4102444800, "https://api.openai.com/auth": {
+        "chatgpt_plan_type": "plus", "chatgpt_account_id": ACCOUNT, "chatgpt_user_id": "user-ctxfit-test"}}
+    (home / "auth.json").write_text(json.dumps({
+        "OPENAI_API_KEY": None,
+        "tokens": {"id_token": token({"email": "test@example.com", **claims}), "access_token": token(claims),
+                   "refresh_token": "never-used", "account_id": ACCOUNT},
+        "last_refresh": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }))
+
+
+def test_codex_cli_signed_in_with_chatgpt_through_the_proxy_over_tls(tmp_path):
+    """docs/proxy.md: Codex CLI signed in with ChatGPT sends only to an `https://` base URL, and compresses each
+    request with zstd. Through the proxy over TLS (its certificate's CA given to Codex), every request is inflated,
+    compacted as one conversation and sent to ChatGPT's backend uncompressed; nothing goes to the other APIs."""
+    codex = client("codex")
+    project(tmp_path)
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    chatgpt_sign_in(home)
+    ScriptedChatGPT.received = []
+    ScriptedChatGPT.script = [("exec_command", {"cmd": "seq 1 3000"}), ("exec_command", {"cmd": "seq 1 20"}),
+                              "All done."]
+    ScriptedChatGPT.pause_before = None
+    httpd, upstream = serve(ScriptedChatGPT)
+    proxy, port, lines = start_proxy(NOWHERE, NOWHERE, "--upstream-chatgpt", upstream,
+                                     "--tls-cert", str(TLS / "localhost.pem"), "--tls-key", str(TLS / "localhost-key.pem"))
+    origin = f"https://127.0.0.1:{port}"
+    (home / "config.toml").write_text(f'model = "gpt-5.1-codex"\nopenai_base_url = "{origin}/backend-api/codex"\n'
+                                      f'chatgpt_base_url = "{origin}/backend-api/"\n')
+    env = {**os.environ, "CODEX_HOME": str(home), "CODEX_CA_CERTIFICATE": str(TLS / "ca.pem")}
+    env.pop("OPENAI_API_KEY", None)
+    try:
+        out = subprocess.run([codex, "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access", "--json",
+                              "Count"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180,
+                             stdin=subprocess.DEVNULL)
+        context = ssl.create_default_context(cafile=str(TLS / "ca.pem"))
+        with urllib.request.urlopen(f"{origin}/ctxfit/stats", timeout=10, context=context) as answer:
+            stats = json.load(answer)
+    finally:
+        proxy.terminate()
+        proxy.wait(10)
+        httpd.shutdown()
+        httpd.server_close()
+    assert out.returncode == 0, out.stderr[-3000:]
+    events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    assert [e["item"]["text"] for e in events if e.get("type") == "item.completed"
+            and e["item"].get("type") == "agent_message"] == ["All done."], out.stdout[-2000:]
+    # the three model requests reached ChatGPT's backend as JSON (the upstream parsed each), from one conversation
+    requests = [body for path, _, body in ScriptedChatGPT.received if path == "/backend-api/codex/responses"]
+    assert len(requests) == 3, [path for path, _, _ in ScriptedChatGPT.received]
+    responses = stats["apis"]["openai-responses"]
+    assert (responses["requests"], responses["compacted"], responses["inflated"]) == (3, 3, 3), stats
+    assert stats["conversations"] == 1, stats
+    # the long output, sent whole while it was the newest, went as an excerpt of its own lines once stale
+    def outputs(request):
+        return [i["output"] for i in request["input"] if i.get("type") == "function_call_output"]
+    whole, cut = outputs(requests[1])[0], outputs(requests[2])[0]
+    assert "lines omitted" in cut and len(cut) < len(whole) / 2, cut
+    assert cut.splitlines()[:8] == whole.splitlines()[:8] and cut.splitlines()[-6:-2] == whole.splitlines()[-4:]
+    assert responses["tokens_saved"] > 0
+    assert not any(SECRET in line for line in lines)

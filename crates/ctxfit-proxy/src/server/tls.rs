@@ -1,0 +1,51 @@
+//! The proxy's own HTTPS (`--tls-cert`, `--tls-key`).
+//!
+//! What: a rustls acceptor from a PEM certificate chain and its PEM private key (PKCS#8, PKCS#1 or SEC1), HTTP/1.1
+//! over it. Why: Codex CLI signed in with ChatGPT sends only to an `https://` base URL, so the proxy must speak
+//! TLS itself to sit in front of it (the client is told to trust the certificate: `CODEX_CA_CERTIFICATE`).
+//! Example: `ctxfit proxy --tls-cert localhost.pem --tls-key localhost-key.pem` listens on
+//! `https://127.0.0.1:8788`; a file that holds no certificate, or no key, stops it before it listens, named.
+
+use std::sync::Arc;
+
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_rustls::rustls::ServerConfig;
+use tokio_rustls::TlsAcceptor;
+
+use super::TlsFiles;
+
+/// The acceptor for `files`, or what is wrong with them, in words that name the file.
+pub(super) fn acceptor(files: &TlsFiles) -> Result<TlsAcceptor, String> {
+    let (cert, key) = (files.cert.display(), files.key.display());
+    let chain = CertificateDer::pem_file_iter(&files.cert)
+        .map_err(|e| format!("--tls-cert {cert}: {}", pem_error(e)))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("--tls-cert {cert}: {}", pem_error(e)))?;
+    if chain.is_empty() {
+        return Err(format!(
+            "--tls-cert {cert}: no certificate in it (a PEM file with a `BEGIN CERTIFICATE` block)"
+        ));
+    }
+    let private = PrivateKeyDer::from_pem_file(&files.key)
+        .map_err(|e| format!("--tls-key {key}: {}", pem_error(e)))?;
+    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let mut config = ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS: {e}"))?
+        .with_no_client_auth()
+        .with_single_cert(chain, private)
+        .map_err(|e| format!("--tls-cert {cert} and --tls-key {key}: {e}"))?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+fn pem_error(e: rustls_pki_types::pem::Error) -> String {
+    match e {
+        rustls_pki_types::pem::Error::Io(e) => format!("cannot read it: {e}"),
+        rustls_pki_types::pem::Error::NoItemsFound => {
+            "no private key in it (a PEM file with a `BEGIN PRIVATE KEY` block)".to_owned()
+        }
+        other => format!("not a PEM file of that kind: {other:?}"),
+    }
+}
