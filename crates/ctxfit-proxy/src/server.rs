@@ -279,10 +279,18 @@ pub async fn start(config: ProxyConfig, addr: &str) -> Result<Running, StartErro
                     None => serve(stream, shared, header_timeout).await,
                     // the handshake has the time the headers have: a client that stalls in it holds nothing
                     Some(acceptor) => {
-                        let handshake = acceptor.accept(stream);
-                        if let Ok(Ok(stream)) =
-                            tokio::time::timeout(header_timeout, handshake).await
+                        let started = tokio::time::Instant::now();
+                        // plain HTTP sent to the HTTPS port is told so, rather than cut off without a word
+                        if let Ok(false) =
+                            tokio::time::timeout(header_timeout, tls::begins_handshake(&stream))
+                                .await
                         {
+                            tls::refuse_plain_http(stream).await;
+                            return;
+                        }
+                        let handshake = acceptor.accept(stream);
+                        let left = header_timeout.saturating_sub(started.elapsed());
+                        if let Ok(Ok(stream)) = tokio::time::timeout(left, handshake).await {
                             serve(stream, shared, header_timeout).await;
                         }
                     }

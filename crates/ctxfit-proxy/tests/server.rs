@@ -564,6 +564,10 @@ fn over_tls_the_proxy_answers_as_over_plain_http_and_a_stalled_handshake_holds_n
         sent,
         serde_json::from_slice::<serde_json::Value>(&body).unwrap()
     );
+    // plain HTTP on the HTTPS port is told so
+    let (status, _, answer) = send(&addr, "GET /ctxfit/stats HTTP/1.1", b"");
+    assert_eq!(status, 400);
+    assert!(answer.contains("this port speaks HTTPS"), "{answer}");
     // a client that says nothing after connecting is let go when the headers' time is up
     let started = std::time::Instant::now();
     let mut silent = TcpStream::connect(&addr).unwrap();

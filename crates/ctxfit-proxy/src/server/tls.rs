@@ -10,6 +10,8 @@ use std::sync::Arc;
 
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
 use tokio_rustls::rustls::ServerConfig;
 use tokio_rustls::TlsAcceptor;
 
@@ -48,4 +50,22 @@ fn pem_error(e: rustls_pki_types::pem::Error) -> String {
         }
         other => format!("not a PEM file of that kind: {other:?}"),
     }
+}
+
+/// Whether a connection's first byte opens a TLS handshake (a record of type 22); `false` for anything else —
+/// `GET`, `POST`: plain HTTP — and for a connection closed before it sent a byte.
+pub(super) async fn begins_handshake(stream: &TcpStream) -> bool {
+    let mut first = [0u8; 1];
+    matches!(stream.peek(&mut first).await, Ok(1) if first[0] == 0x16)
+}
+
+/// Answer a plain HTTP request on the HTTPS port with a 400 that says so, and close.
+pub(super) async fn refuse_plain_http(mut stream: TcpStream) {
+    let body = r#"{"type":"error","error":{"type":"invalid_request_error","message":"ctxfit proxy: this port speaks HTTPS (--tls-cert): send the request to https://, not http://"}}"#;
+    let answer = format!(
+        "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = stream.write_all(answer.as_bytes()).await;
+    let _ = stream.shutdown().await;
 }
