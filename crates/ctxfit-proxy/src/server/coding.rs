@@ -153,6 +153,33 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
+        /// Damaged frames — a real frame with bytes changed, cut short, or noise behind zstd's magic number — are
+        /// refused or inflated within the cap, never a panic.
+        #[test]
+        fn a_damaged_frame_never_panics(
+            flips in proptest::collection::vec((0usize..4096, proptest::prelude::any::<u8>()), 0..6),
+            cut in 0usize..4096,
+            noise in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64),
+        ) {
+            let body = (0..400).map(|i| format!("{i}: line {}\n", i * 7)).collect::<String>();
+            let mut packed = zstd(body.as_bytes());
+            for (at, byte) in flips {
+                let n = packed.len();
+                packed[at % n] = byte;
+            }
+            packed.truncate(cut.max(4).min(packed.len()));
+            let mut framed = b"\x28\xb5\x2f\xfd".to_vec();
+            framed.extend(noise);
+            for input in [&packed, &framed] {
+                if let Ok(out) = decode(Coding::Zstd, input, 64 << 10) {
+                    proptest::prop_assert!(out.len() <= 64 << 10);
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_bomb_is_refused_at_the_cap_and_garbage_is_named() {
         let packed = zstd(&vec![b'a'; 8 << 20]);
