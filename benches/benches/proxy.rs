@@ -2,7 +2,8 @@
 //! message's content a list of blocks, the `cache_control` breakpoint on the newest): parsing the body into its
 //! messages (in full, and split by its structure alone as the gateway takes it), and the conversation's identity
 //! (a SHA-256 chain over every message with the markers left out; alone, and with the conversation's previous
-//! request known, as the gateway keeps it) — beside one SHA-256 pass over the whole body, in the same run.
+//! request known, as the gateway keeps it) — beside one SHA-256 pass over the whole body, and the inflating of
+//! the body compressed with zstd (as Codex CLI signed in with ChatGPT sends it), in the same run.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ctxfit_benches::history::{corpus_turns, generate_history};
@@ -97,6 +98,17 @@ fn benches(c: &mut Criterion) {
             })
             .hashes
             .len()
+        })
+    });
+    // a body the client compressed (Codex CLI signed in with ChatGPT: zstd) is inflated before it is split
+    let packed =
+        ruzstd::encoding::compress_to_vec(&body[..], ruzstd::encoding::CompressionLevel::Fastest);
+    group.bench_function("inflate_zstd", |b| {
+        b.iter(|| {
+            let mut out = Vec::with_capacity(body.len());
+            let mut frame = ruzstd::decoding::StreamingDecoder::new(&packed[..]).unwrap();
+            std::io::Read::read_to_end(&mut frame, &mut out).unwrap();
+            out.len()
         })
     });
     group.bench_function("sha256_of_the_body", |b| {
