@@ -531,15 +531,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
     let bytes = match intake::read_body(body, stated, bounds).await {
         Ok(b) => b,
         Err(unread) => {
-            count(&shared, api, |s| {
-                s.requests += 1;
-                s.refused += 1;
-            });
-            let mut r = api_error(Some(api), unread.status(), &unread.message());
-            if unread.status() == StatusCode::SERVICE_UNAVAILABLE {
-                r.headers_mut()
-                    .insert("retry-after", HeaderValue::from_static("5"));
-            }
+            let mut r = refused(&shared, api, unread.status(), &unread.message());
             if unread.status() == StatusCode::REQUEST_TIMEOUT {
                 // the rest of the body may still come: the connection cannot carry another request
                 r.headers_mut()
@@ -548,51 +540,17 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
             return r;
         }
     };
-    // a compressed body is inflated (bounded by --max-body, and by the memory its compaction will take); the
-    // compressed bytes stay, to go as they came if the request is not compacted
+    // a compressed body is inflated; the compressed bytes stay, to go as they came if it is not compacted
     let raw = bytes;
     let bytes = match coding {
         None => raw.clone(),
-        Some(c) => {
-            let inflated = coding::decode(c, &raw, shared.config.max_body)
-                .map_err(|e| {
-                    let status = match e {
-                        coding::Undecoded::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
-                        coding::Undecoded::Corrupt(_) => StatusCode::BAD_REQUEST,
-                    };
-                    (status, e.message(c))
-                })
-                .and_then(|v| match room_for(v.len()) {
-                    Ok(()) => Ok(Bytes::from(v)),
-                    Err(Refusal::TooLarge(m)) => Err((StatusCode::PAYLOAD_TOO_LARGE, m)),
-                    Err(Refusal::Busy(m) | Refusal::Bad(m)) => {
-                        Err((StatusCode::SERVICE_UNAVAILABLE, m))
-                    }
-                });
-            match inflated {
-                Ok(b) => {
-                    count(&shared, api, |s| s.inflated += 1);
-                    b
-                }
-                Err((status, message)) => {
-                    count(&shared, api, |s| {
-                        s.requests += 1;
-                        s.refused += 1;
-                    });
-                    let message = if message.starts_with("ctxfit proxy:") {
-                        message
-                    } else {
-                        format!("ctxfit proxy: {message}")
-                    };
-                    let mut r = api_error(Some(api), status, &message);
-                    if status == StatusCode::SERVICE_UNAVAILABLE {
-                        r.headers_mut()
-                            .insert("retry-after", HeaderValue::from_static("5"));
-                    }
-                    return r;
-                }
+        Some(c) => match inflate(c, &raw, shared.config.max_body, &room_for) {
+            Ok(b) => {
+                count(&shared, api, |s| s.inflated += 1);
+                b
             }
-        }
+            Err((status, message)) => return refused(&shared, api, status, &message),
+        },
     };
     // a Responses request that continues a stored response, or whose input is one string, is not ours
     let compactable = api != Api::OpenAiResponses || responses_compactable(&bytes);
@@ -611,21 +569,8 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
         ) {
             Ok(f) => Some(f),
             Err(refusal) => {
-                count(&shared, api, |s| {
-                    s.requests += 1;
-                    s.refused += 1;
-                });
-                let (status, message) = match refusal {
-                    Refusal::Busy(m) => (StatusCode::SERVICE_UNAVAILABLE, m),
-                    Refusal::Bad(m) => (StatusCode::BAD_REQUEST, m),
-                    Refusal::TooLarge(m) => (StatusCode::PAYLOAD_TOO_LARGE, m),
-                };
-                let mut r = api_error(Some(api), status, &format!("ctxfit proxy: {message}"));
-                if status == StatusCode::SERVICE_UNAVAILABLE {
-                    r.headers_mut()
-                        .insert("retry-after", HeaderValue::from_static("5"));
-                }
-                return r;
+                let (status, message) = refusal.answer();
+                return refused(&shared, api, status, &format!("ctxfit proxy: {message}"));
             }
         }
     } else {
@@ -690,6 +635,43 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
     relay(&shared, Some(api), up, extra, usage_of).await
 }
 
+/// A request of `api` refused before the upstream hears of it: counted, and answered in the API's shape (a 503
+/// says when to retry).
+fn refused(shared: &Shared, api: Api, status: StatusCode, message: &str) -> Response<Body> {
+    count(shared, api, |s| {
+        s.requests += 1;
+        s.refused += 1;
+    });
+    let mut r = api_error(Some(api), status, message);
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        r.headers_mut()
+            .insert("retry-after", HeaderValue::from_static("5"));
+    }
+    r
+}
+
+/// A body compressed in `coding`, inflated within `max_body` bytes and with room made for its compaction under
+/// `--max-memory`; else the status and message to refuse it with.
+fn inflate(
+    coding: Coding,
+    raw: &[u8],
+    max_body: usize,
+    room_for: &dyn Fn(usize) -> Result<(), Refusal>,
+) -> Result<Bytes, (StatusCode, String)> {
+    let inflated = coding::decode(coding, raw, max_body).map_err(|e| {
+        let status = match e {
+            coding::Undecoded::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            coding::Undecoded::Corrupt(_) => StatusCode::BAD_REQUEST,
+        };
+        (status, e.message(coding))
+    })?;
+    room_for(inflated.len()).map_err(|refusal| {
+        let (status, message) = refusal.answer();
+        (status, format!("ctxfit proxy: {message}"))
+    })?;
+    Ok(Bytes::from(inflated))
+}
+
 fn upstream_uri(origin: &Uri, request: &Uri) -> Result<Uri, String> {
     let path = request.path_and_query().map_or("/", |p| p.as_str());
     let base = origin.to_string();
@@ -704,6 +686,17 @@ enum Refusal {
     Bad(String),
     Busy(String),
     TooLarge(String),
+}
+
+impl Refusal {
+    /// The status it is answered with, and its words.
+    fn answer(self) -> (StatusCode, String) {
+        match self {
+            Refusal::Busy(m) => (StatusCode::SERVICE_UNAVAILABLE, m),
+            Refusal::Bad(m) => (StatusCode::BAD_REQUEST, m),
+            Refusal::TooLarge(m) => (StatusCode::PAYLOAD_TOO_LARGE, m),
+        }
+    }
 }
 
 impl From<String> for Refusal {
