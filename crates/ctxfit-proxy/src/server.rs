@@ -338,6 +338,11 @@ fn json_response(status: StatusCode, body: String) -> Response<Body> {
 
 /// An error in the API's own shape.
 fn api_error(api: Option<Api>, status: StatusCode, message: &str) -> Response<Body> {
+    json_response(status, error_body(api, status, message))
+}
+
+/// The body of an error in the API's own shape (Anthropic's when no API is known).
+fn error_body(api: Option<Api>, status: StatusCode, message: &str) -> String {
     let kind = match status {
         StatusCode::PAYLOAD_TOO_LARGE => "request_too_large",
         StatusCode::BAD_GATEWAY | StatusCode::GATEWAY_TIMEOUT => "api_error",
@@ -353,7 +358,7 @@ fn api_error(api: Option<Api>, status: StatusCode, message: &str) -> Response<Bo
             "error": {"message": message, "type": kind, "param": null, "code": null},
         }),
     };
-    json_response(status, body.to_string())
+    body.to_string()
 }
 
 /// Headers that belong to one connection, not to the request.

@@ -7,8 +7,9 @@
 //! larger than that. What is compacted goes upstream uncompressed, without `Content-Encoding`; what is not
 //! (a Responses request that continues a stored response) goes as the client compressed it.
 //!
-//! Example: `Content-Encoding: zstd` and 180 KB of zstd holding a 1.2 MB Responses request: inflated, compacted,
-//! forwarded as ~0.6 MB of JSON; a frame that inflates past `--max-body` gets 413 in the API's error shape.
+//! Example: a Responses request sent with `Content-Encoding: zstd` is inflated, its stale outputs cut to excerpts,
+//! and forwarded as JSON without `Content-Encoding`; a frame that inflates past `--max-body` gets 413 in the
+//! API's error shape, and bytes that are not zstd get 400.
 
 use std::io::Read;
 

@@ -61,7 +61,11 @@ pub(super) async fn begins_handshake(stream: &TcpStream) -> bool {
 
 /// Answer a plain HTTP request on the HTTPS port with a 400 that says so, and close.
 pub(super) async fn refuse_plain_http(mut stream: TcpStream) {
-    let body = r#"{"type":"error","error":{"type":"invalid_request_error","message":"ctxfit proxy: this port speaks HTTPS (--tls-cert): send the request to https://, not http://"}}"#;
+    let body = super::error_body(
+        None,
+        hyper::StatusCode::BAD_REQUEST,
+        "ctxfit proxy: this port speaks HTTPS (--tls-cert): send the request to https://, not http://",
+    );
     let answer = format!(
         "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
