@@ -285,7 +285,7 @@ pub async fn start(config: ProxyConfig, addr: &str) -> Result<Running, StartErro
                             tokio::time::timeout(header_timeout, tls::begins_handshake(&stream))
                                 .await
                         {
-                            tls::refuse_plain_http(stream).await;
+                            tls::refuse_plain_http(stream, header_timeout).await;
                             return;
                         }
                         let handshake = acceptor.accept(stream);

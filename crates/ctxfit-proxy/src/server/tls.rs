@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_rustls::rustls::ServerConfig;
 use tokio_rustls::TlsAcceptor;
@@ -59,8 +59,20 @@ pub(super) async fn begins_handshake(stream: &TcpStream) -> bool {
     matches!(stream.peek(&mut first).await, Ok(1) if first[0] == 0x16)
 }
 
-/// Answer a plain HTTP request on the HTTPS port with a 400 that says so, and close.
-pub(super) async fn refuse_plain_http(mut stream: TcpStream) {
+/// Answer a plain HTTP request on the HTTPS port with a 400 that says so, and close — once its head has
+/// arrived (at most 16 KiB of it, within `wait`), so that a client still writing it is not cut off mid-write.
+pub(super) async fn refuse_plain_http(mut stream: TcpStream, wait: std::time::Duration) {
+    let mut head = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let _ = tokio::time::timeout(wait, async {
+        while head.len() < 16 << 10 && !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => head.extend_from_slice(&chunk[..n]),
+            }
+        }
+    })
+    .await;
     let body = super::error_body(
         None,
         hyper::StatusCode::BAD_REQUEST,
