@@ -40,6 +40,7 @@ class Scripted(JsonAnswers):
     """Common to both upstreams: what was received, the script, the pause before one step."""
 
     received = []  # (path, raw body, parsed body)
+    heads = []  # the headers of each request received, in the same order
     script = []  # per step: a tool call (name, input) or the final text (a str)
     pause_before = None  # (step, seconds): the upstream waits that long before answering that step
 
@@ -55,6 +56,7 @@ class Scripted(JsonAnswers):
         raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         body = json.loads(raw) if raw else {}
         type(self).received.append((self.path, raw, body))
+        type(self).heads.append({k.lower(): v for k, v in self.headers.items()})
         return body
 
     def wait_for(self, step):
@@ -84,6 +86,7 @@ class Scripted(JsonAnswers):
 
 class ScriptedAnthropic(Scripted):
     received = []
+    heads = []
     sub_script = []  # a sub-agent's: [a word its task holds, then its steps]
 
     def do_POST(self):
@@ -145,6 +148,7 @@ class ScriptedAnthropic(Scripted):
 
 class ScriptedResponses(Scripted):
     received = []
+    heads = []
 
     def do_POST(self):
         body = self.read_body()
@@ -239,8 +243,9 @@ class Relay:
 
     def exchanges(self):
         """Every request the client sent and the answer it got, in order per connection: dicts with `method`,
-        `path`, `body` (the client's bytes), `status`, `headers` (of the answer, lower-case), `first`, `last`
-        (when the answer's first and last bytes arrived) and `cut` (the connection closed before the answer's end)."""
+        `path`, `sent` (the request's headers), `body` (the client's bytes), `status`, `headers` (of the answer;
+        both lower-case), `first`, `last` (when the answer's first and last bytes arrived) and `cut` (the
+        connection closed before the answer's end)."""
         out = []
         for sent, answers in self.connections:
             data = b"".join(b for _, b in answers)
@@ -253,7 +258,7 @@ class Relay:
                 return next(t for end, t in ends if end > offset)
 
             pos = 0
-            for method, path, _, body in http_messages(bytes(sent)):
+            for method, path, asked, body in http_messages(bytes(sent)):
                 start = pos
                 try:
                     status, headers, _, pos = read_message(data, pos, head=method == "HEAD")
@@ -265,12 +270,12 @@ class Relay:
                         status, headers, _, _ = read_message(data, start, head=True)
                     except (ValueError, IndexError):
                         status, headers = None, {}
-                    out.append({"method": method, "path": path, "body": body, "status": status, "headers": headers,
-                                "first": time_at(start) if status else None,
+                    out.append({"method": method, "path": path, "sent": asked, "body": body, "status": status,
+                                "headers": headers, "first": time_at(start) if status else None,
                                 "last": ends[-1][1] if status else None, "cut": True})
                     break
-                out.append({"method": method, "path": path, "body": body, "status": status, "headers": headers,
-                            "first": time_at(start), "last": time_at(pos - 1), "cut": False})
+                out.append({"method": method, "path": path, "sent": asked, "body": body, "status": status,
+                            "headers": headers, "first": time_at(start), "last": time_at(pos - 1), "cut": False})
         return out
 
 

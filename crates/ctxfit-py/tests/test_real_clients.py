@@ -76,6 +76,7 @@ def run_clients(handler, script, commands, env, cwd, prepare=None, pause_before=
     received, in order. `{origin}` in a command and the environment is the relay's origin; `prepare(origin)`
     writes what else needs it."""
     handler.received = []
+    handler.heads = []
     handler.script = script
     handler.sub_script = list(sub_script)
     handler.pause_before = pause_before
@@ -253,6 +254,22 @@ CLAUDE_ENV = {"ANTHROPIC_BASE_URL": "{origin}", "ANTHROPIC_API_KEY": SECRET, "DI
               "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}
 
 
+def fix_the_last_handler(big):
+    """Claude Code's scripted session: it reads the large file, runs a long and a short shell command, edits the
+    file and finishes."""
+    return [
+        ("Read", {"file_path": str(big)}),
+        ("Bash", {"command": "seq 1 3000", "description": "Count to 3000"}),
+        ("Bash", {"command": "grep -n 'code=7)' src/big.py", "description": "Find handler 7"}),
+        ("Edit", {"file_path": str(big), "old_string": "code=1499)", "new_string": "code=-1)"}),
+        "All done.",
+    ]
+
+
+FIX_OPTIONS = ["--output-format", "json", "--allowedTools", "Read,Edit,Bash(seq:*),Bash(grep:*)",
+               "--permission-mode", "acceptEdits"]
+
+
 def test_claude_code_through_the_proxy(tmp_path):
     claude = client("claude")
     runs = {}
@@ -260,16 +277,9 @@ def test_claude_code_through_the_proxy(tmp_path):
         cwd = tmp_path / ("paused" if pause else "steady")
         cwd.mkdir()
         big = project(cwd)
-        script = [
-            ("Read", {"file_path": str(big)}),
-            ("Bash", {"command": "seq 1 3000", "description": "Count to 3000"}),
-            ("Bash", {"command": "grep -n 'code=7)' src/big.py", "description": "Find handler 7"}),
-            ("Edit", {"file_path": str(big), "old_string": "code=1499)", "new_string": "code=-1)"}),
-            "All done.",
-        ]
+        script = fix_the_last_handler(big)
         env = {**os.environ, "HOME": str(cwd / "home"), **CLAUDE_ENV}
-        command = [claude, "-p", "Fix the last handler", "--output-format", "json",
-                   "--allowedTools", "Read,Edit,Bash(seq:*),Bash(grep:*)", "--permission-mode", "acceptEdits"]
+        command = [claude, "-p", "Fix the last handler", *FIX_OPTIONS]
         out, exchanges, received = run_session(ScriptedAnthropic, script, pause, command, env, cwd)
         result = json.loads(out.stdout)
         assert (result["is_error"], result["result"], result["num_turns"]) == (False, "All done.", 5), result
@@ -291,6 +301,40 @@ def test_claude_code_through_the_proxy(tmp_path):
     steady, paused = check_pause(runs[False], runs[True], 1)
     assert paused[:2] == pytest.approx(steady[:2], abs=50)
     assert sum(paused[2:]) < sum(steady[2:]) - 5000, (steady, paused)
+
+
+def test_claude_code_signed_in_with_a_subscription_through_the_proxy(tmp_path):
+    """docs/proxy.md: Claude Code signed in with a Claude plan (`/login`, OAuth, no API key) needs nothing more
+    than `ANTHROPIC_BASE_URL` either. Its token goes upstream as the client sent it, in `Authorization`, with the
+    beta header that goes with it; the session is one conversation, forwarded as sent but for the cuts; the proxy
+    prints no token."""
+    claude = client("claude")
+    big = project(tmp_path)
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    # what `/login` leaves on Linux: tokens that no server has issued, expiring in 2100, so never refreshed
+    token = f"sk-ant-oat01-{SECRET}"
+    (home / ".claude" / ".credentials.json").write_text(json.dumps({"claudeAiOauth": {
+        "accessToken": token, "refreshToken": "sk-ant-ort01-never-used", "expiresAt": 4102444800000,
+        "scopes": ["user:inference", "user:profile"], "subscriptionType": "max"}}))
+    script = fix_the_last_handler(big)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_") and k != "CLAUDE_CODE_OAUTH_TOKEN"}
+    env.update({k: v for k, v in CLAUDE_ENV.items() if k != "ANTHROPIC_API_KEY"}, HOME=str(home))
+    command = [claude, "-p", "Fix the last handler", *FIX_OPTIONS]
+    out, exchanges, received = run_session(ScriptedAnthropic, script, None, command, env, tmp_path)
+    result = json.loads(out.stdout)
+    assert (result["is_error"], result["result"], result["num_turns"]) == (False, "All done.", 5), result
+    assert big.read_text().endswith("code=-1)\n"), "the edit did not land"
+    check_session(out, exchanges, received, "/v1/messages", "messages")
+    # the client authenticated with its token, and the upstream received exactly what the client sent for it
+    def credentials(headers):
+        return headers.get("authorization"), headers.get("x-api-key"), headers.get("anthropic-beta")
+
+    sent = sorted(credentials(e["sent"]) for e in exchanges if e["method"] == "POST")
+    assert sent == sorted(credentials(h) for h in ScriptedAnthropic.heads) and sent, (sent, ScriptedAnthropic.heads)
+    for authorization, api_key, beta in sent:
+        assert (authorization, api_key) == (f"Bearer {token}", None) and "oauth" in (beta or ""), beta
+    assert ScriptedAnthropic.proxy_stats["conversations"] == 1, ScriptedAnthropic.proxy_stats
 
 
 def sub_agent_session(tmp_path, background, pause=None):
@@ -632,6 +676,7 @@ def test_codex_cli_signed_in_with_chatgpt_through_the_proxy_over_tls(tmp_path):
     home.mkdir()
     access_token = chatgpt_sign_in(home)
     ScriptedChatGPT.received = []
+    ScriptedChatGPT.heads = []
     ScriptedChatGPT.script = [("exec_command", {"cmd": "seq 1 3000"}), ("exec_command", {"cmd": "seq 1 20"}),
                               "All done."]
     ScriptedChatGPT.pause_before = None
