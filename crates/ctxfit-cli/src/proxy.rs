@@ -25,10 +25,10 @@ pub struct Args {
     #[arg(long, default_value = "https://chatgpt.com")]
     upstream_chatgpt: String,
     /// Serve HTTPS with this certificate chain (PEM) instead of plain HTTP: Codex CLI signed in with ChatGPT
-    /// sends only to an `https://` base URL. Needs --tls-key.
-    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    /// sends only to an `https://` base URL.
+    #[arg(long, value_name = "PEM")]
     tls_cert: Option<std::path::PathBuf>,
-    /// The private key of --tls-cert (PEM).
+    /// The private key of --tls-cert (PEM); without it, the key is read from the --tls-cert file.
     #[arg(long, value_name = "PEM", requires = "tls_cert")]
     tls_key: Option<std::path::PathBuf>,
     /// Policy file (TOML or JSON).
@@ -145,9 +145,10 @@ pub fn run(args: Args) -> Result<()> {
         cache_ttl: args.cache_ttl.map(Duration::from_secs),
         max_memory: (args.max_memory > 0).then_some(args.max_memory),
         memory_in_use: Some(|| crate::ALLOCATOR.allocated()),
-        tls: (args.tls_cert.clone())
-            .zip(args.tls_key.clone())
-            .map(|(cert, key)| ctxfit_proxy::server::TlsFiles { cert, key }),
+        tls: (args.tls_cert.clone()).map(|cert| ctxfit_proxy::server::TlsFiles {
+            cert,
+            key: args.tls_key.clone(),
+        }),
         state_limits: StoreLimits {
             max_conversations: args.state_max_conversations,
             ttl: (args.state_ttl > 0).then(|| Duration::from_secs(args.state_ttl)),

@@ -108,11 +108,12 @@ pub struct ProxyConfig {
     pub tls: Option<TlsFiles>,
 }
 
-/// A certificate chain and its private key, PEM files, for the proxy's own HTTPS.
+/// A certificate chain and its private key, PEM files, for the proxy's own HTTPS: the key in a file of its own, or
+/// (`key: None`) in the certificate's file, after or before the chain.
 #[derive(Debug, Clone)]
 pub struct TlsFiles {
     pub cert: std::path::PathBuf,
-    pub key: std::path::PathBuf,
+    pub key: Option<std::path::PathBuf>,
 }
 
 impl Default for ProxyConfig {

@@ -510,28 +510,19 @@ fn a_responses_request_is_compacted_only_when_it_carries_its_whole_conversation(
     assert_eq!(up.received.lock().unwrap().len(), heard);
 }
 
-#[test]
-fn over_tls_the_proxy_answers_as_over_plain_http_and_a_stalled_handshake_holds_nothing() {
+/// The test certificates of `tests/tls/` (`make.sh`): a CA, and a certificate for 127.0.0.1 and localhost.
+fn tls_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tls")
+}
+
+/// A request sent over TLS to the proxy at `addr`, trusting the test CA: the whole answer.
+fn over_tls(rt: &tokio::runtime::Runtime, addr: &str, head: &str, body: &[u8]) -> String {
     use rustls_pki_types::pem::PemObject;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio_rustls::rustls::{ClientConfig, RootCertStore};
 
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let up = upstream();
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tls");
-    let config = ProxyConfig {
-        anthropic: up.url.parse().unwrap(),
-        openai: up.url.parse().unwrap(),
-        header_timeout: std::time::Duration::from_millis(300),
-        tls: Some(ctxfit_proxy::server::TlsFiles {
-            cert: dir.join("localhost.pem"),
-            key: dir.join("localhost-key.pem"),
-        }),
-        ..ProxyConfig::default()
-    };
-    let addr = serving(&rt, config);
     let mut roots = RootCertStore::empty();
-    for cert in rustls_pki_types::CertificateDer::pem_file_iter(dir.join("ca.pem")).unwrap() {
+    for cert in rustls_pki_types::CertificateDer::pem_file_iter(tls_dir().join("ca.pem")).unwrap() {
         roots.add(cert.unwrap()).unwrap();
     }
     let provider = std::sync::Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
@@ -541,21 +532,40 @@ fn over_tls_the_proxy_answers_as_over_plain_http_and_a_stalled_handshake_holds_n
         .with_root_certificates(roots)
         .with_no_client_auth();
     let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(client));
-    let body = messages_body(&["list the files"]);
-    let answer = rt.block_on(async {
-        let tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    rt.block_on(async {
+        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
         let name = rustls_pki_types::ServerName::try_from("localhost").unwrap();
         let mut tls = connector.connect(name, tcp).await.unwrap();
         let head = format!(
-            "POST /v1/messages HTTP/1.1\r\nhost: localhost\r\nx-api-key: k\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            "{head}\r\nhost: localhost\r\nx-api-key: k\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
             body.len()
         );
         tls.write_all(head.as_bytes()).await.unwrap();
-        tls.write_all(&body).await.unwrap();
+        tls.write_all(body).await.unwrap();
         let mut out = Vec::new();
         let _ = tls.read_to_end(&mut out).await;
         String::from_utf8(out).unwrap()
-    });
+    })
+}
+
+#[test]
+fn over_tls_the_proxy_answers_as_over_plain_http_and_a_stalled_handshake_holds_nothing() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let up = upstream();
+    let dir = tls_dir();
+    let config = ProxyConfig {
+        anthropic: up.url.parse().unwrap(),
+        openai: up.url.parse().unwrap(),
+        header_timeout: std::time::Duration::from_millis(300),
+        tls: Some(ctxfit_proxy::server::TlsFiles {
+            cert: dir.join("localhost.pem"),
+            key: Some(dir.join("localhost-key.pem")),
+        }),
+        ..ProxyConfig::default()
+    };
+    let addr = serving(&rt, config);
+    let body = messages_body(&["list the files"]);
+    let answer = over_tls(&rt, &addr, "POST /v1/messages HTTP/1.1", &body);
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(answer.contains("x-ctxfit-conversation:"), "{answer}");
     let sent: serde_json::Value =
@@ -577,4 +587,47 @@ fn over_tls_the_proxy_answers_as_over_plain_http_and_a_stalled_handshake_holds_n
     let mut buf = [0u8; 16];
     assert_eq!(silent.read(&mut buf).unwrap_or(0), 0);
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}
+
+#[test]
+fn tls_files_are_read_before_listening_and_a_key_may_share_the_certificates_file() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let dir = tls_dir();
+    let scratch = tempfile::tempdir().unwrap();
+    // one PEM file holding the chain and its key, as some servers keep them: no --tls-key needed
+    let both = scratch.path().join("both.pem");
+    let mut text = std::fs::read_to_string(dir.join("localhost.pem")).unwrap();
+    text += &std::fs::read_to_string(dir.join("localhost-key.pem")).unwrap();
+    std::fs::write(&both, text).unwrap();
+    let files = |cert: std::path::PathBuf, key: Option<std::path::PathBuf>| ProxyConfig {
+        tls: Some(ctxfit_proxy::server::TlsFiles { cert, key }),
+        ..ProxyConfig::default()
+    };
+    let addr = serving(&rt, files(both, None));
+    let answer = over_tls(&rt, &addr, "GET /ctxfit/stats HTTP/1.1", b"");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    // what is wrong is said before anything listens, naming the option and the file
+    let refused = |config: ProxyConfig| match rt.block_on(start(config, "127.0.0.1:0")) {
+        Ok(_) => panic!("the proxy started"),
+        Err(e) => e.to_string(),
+    };
+    let cert_only = refused(files(dir.join("localhost.pem"), None));
+    assert!(
+        cert_only.contains("--tls-cert")
+            && cert_only.contains("localhost.pem (no --tls-key given): no private key in it"),
+        "{cert_only}"
+    );
+    let key_as_cert = refused(files(dir.join("localhost-key.pem"), None));
+    assert!(
+        key_as_cert.contains("localhost-key.pem: no certificate in it"),
+        "{key_as_cert}"
+    );
+    let missing = refused(files(
+        dir.join("localhost.pem"),
+        Some(scratch.path().join("absent.pem")),
+    ));
+    assert!(
+        missing.contains("--tls-key") && missing.contains("absent.pem: cannot read it"),
+        "{missing}"
+    );
 }

@@ -4,7 +4,9 @@
 //! over it. Why: Codex CLI signed in with ChatGPT sends only to an `https://` base URL, so the proxy must speak
 //! TLS itself to sit in front of it (the client is told to trust the certificate: `CODEX_CA_CERTIFICATE`).
 //! Example: `ctxfit proxy --tls-cert localhost.pem --tls-key localhost-key.pem` listens on
-//! `https://127.0.0.1:8788`; a file that holds no certificate, or no key, stops it before it listens, named.
+//! `https://127.0.0.1:8788` (without `--tls-key`, the key is read from the certificate's file, as servers that
+//! keep both in one PEM file write it); a file that holds no certificate, or no key, stops it before it listens,
+//! named.
 
 use std::sync::Arc;
 
@@ -19,7 +21,7 @@ use super::TlsFiles;
 
 /// The acceptor for `files`, or what is wrong with them, in words that name the file.
 pub(super) fn acceptor(files: &TlsFiles) -> Result<TlsAcceptor, String> {
-    let (cert, key) = (files.cert.display(), files.key.display());
+    let cert = files.cert.display();
     let chain = CertificateDer::pem_file_iter(&files.cert)
         .map_err(|e| format!("--tls-cert {cert}: {}", pem_error(e)))?
         .collect::<Result<Vec<_>, _>>()
@@ -29,8 +31,13 @@ pub(super) fn acceptor(files: &TlsFiles) -> Result<TlsAcceptor, String> {
             "--tls-cert {cert}: no certificate in it (a PEM file with a `BEGIN CERTIFICATE` block)"
         ));
     }
-    let private = PrivateKeyDer::from_pem_file(&files.key)
-        .map_err(|e| format!("--tls-key {key}: {}", pem_error(e)))?;
+    let private = match &files.key {
+        Some(key) => PrivateKeyDer::from_pem_file(key)
+            .map_err(|e| format!("--tls-key {}: {}", key.display(), pem_error(e)))?,
+        None => PrivateKeyDer::from_pem_file(&files.cert)
+            .map_err(|e| format!("--tls-cert {cert} (no --tls-key given): {}", pem_error(e)))?,
+    };
+    let key = files.key.as_deref().unwrap_or(&files.cert).display();
     let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
     let mut config = ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
