@@ -424,6 +424,67 @@ fn a_compressed_body_is_inflated_compacted_and_sent_on_uncompressed() {
 }
 
 #[test]
+fn a_request_that_is_not_compacted_goes_to_the_upstream_whose_api_it_speaks() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (anthropic, openai, chatgpt) = (upstream(), upstream(), upstream());
+    let addr = serving(
+        &rt,
+        ProxyConfig {
+            anthropic: anthropic.url.parse().unwrap(),
+            openai: openai.url.parse().unwrap(),
+            chatgpt: chatgpt.url.parse().unwrap(),
+            ..ProxyConfig::default()
+        },
+    );
+    let cases = [
+        // Anthropic's, by its headers
+        ("GET /v1/models HTTP/1.1\r\nx-api-key: k", &anthropic),
+        (
+            "GET /v1/models HTTP/1.1\r\nanthropic-version: 2023-06-01",
+            &anthropic,
+        ),
+        // by its path: Claude Code's reachability check names no API; a Claude plan's account
+        ("GET /api/hello HTTP/1.1", &anthropic),
+        (
+            "GET /api/oauth/profile HTTP/1.1\r\nauthorization: Bearer t",
+            &anthropic,
+        ),
+        // ChatGPT's backend, by its path; the OpenAI API otherwise
+        (
+            "GET /backend-api/wham/accounts/check HTTP/1.1\r\nauthorization: Bearer t",
+            &chatgpt,
+        ),
+        (
+            "GET /v1/models HTTP/1.1\r\nauthorization: Bearer t",
+            &openai,
+        ),
+        ("GET /v1/files HTTP/1.1", &openai),
+    ];
+    for (head, to) in cases {
+        let (status, _, answer) = send(&addr, head, b"");
+        assert_eq!(status, 200, "{head}: {answer}");
+        let line = head.split("\r\n").next().unwrap();
+        assert_eq!(
+            to.received.lock().unwrap().last().unwrap().0,
+            line,
+            "{head}"
+        );
+    }
+    let heard = |u: &Upstream| u.received.lock().unwrap().len();
+    assert_eq!(
+        (heard(&anthropic), heard(&chatgpt), heard(&openai)),
+        (4, 1, 2)
+    );
+    // the proxy answers a reachability check that names nothing, itself
+    let (status, _, _) = send(&addr, "HEAD / HTTP/1.1", b"");
+    assert_eq!(status, 200);
+    assert_eq!(
+        (heard(&anthropic), heard(&chatgpt), heard(&openai)),
+        (4, 1, 2)
+    );
+}
+
+#[test]
 fn a_transfer_coding_other_than_chunked_is_refused_in_the_apis_shape() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let up = upstream();

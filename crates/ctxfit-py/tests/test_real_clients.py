@@ -304,10 +304,11 @@ def test_claude_code_through_the_proxy(tmp_path):
 
 
 def test_claude_code_signed_in_with_a_subscription_through_the_proxy(tmp_path):
-    """docs/proxy.md: Claude Code signed in with a Claude plan (`/login`, OAuth, no API key) needs nothing more
-    than `ANTHROPIC_BASE_URL` either. Its token goes upstream as the client sent it, in `Authorization`, with the
-    beta header that goes with it; the session is one conversation, forwarded as sent but for the cuts; the proxy
-    prints no token."""
+    """docs/proxy.md: Claude Code signed in with a Claude plan (`/login`, OAuth, no API key), its traffic besides
+    the model's left on as a user has it, needs nothing more than `ANTHROPIC_BASE_URL` either. Its token goes
+    upstream as the client sent it, in `Authorization`, with the beta header that goes with it; its reachability
+    check reaches Anthropic's upstream; the session is one conversation, forwarded as sent but for the cuts; the
+    proxy prints no token."""
     claude = client("claude")
     big = project(tmp_path)
     home = tmp_path / "home"
@@ -318,14 +319,19 @@ def test_claude_code_signed_in_with_a_subscription_through_the_proxy(tmp_path):
         "accessToken": token, "refreshToken": "sk-ant-ort01-never-used", "expiresAt": 4102444800000,
         "scopes": ["user:inference", "user:profile"], "subscriptionType": "max"}}))
     script = fix_the_last_handler(big)
+    # as a user runs it: its traffic besides the model's not turned off (it checks the API is reachable first)
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_") and k != "CLAUDE_CODE_OAUTH_TOKEN"}
-    env.update({k: v for k, v in CLAUDE_ENV.items() if k != "ANTHROPIC_API_KEY"}, HOME=str(home))
+    env.update({k: v for k, v in CLAUDE_ENV.items()
+                if k not in ("ANTHROPIC_API_KEY", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC")}, HOME=str(home))
     command = [claude, "-p", "Fix the last handler", *FIX_OPTIONS]
     out, exchanges, received = run_session(ScriptedAnthropic, script, None, command, env, tmp_path)
     result = json.loads(out.stdout)
     assert (result["is_error"], result["result"], result["num_turns"]) == (False, "All done.", 5), result
     assert big.read_text().endswith("code=-1)\n"), "the edit did not land"
     check_session(out, exchanges, received, "/v1/messages", "messages")
+    # every request reached Anthropic's upstream — Claude Code 2.1.332's `HEAD /api/hello`, which names no API, too
+    # (the OpenAI upstream, where nothing listens, would have made it a 502)
+    assert all(e["status"] == 200 for e in exchanges), [(e["method"], e["path"], e["status"]) for e in exchanges]
     # the client authenticated with its token, and the upstream received exactly what the client sent for it
     def credentials(headers):
         return headers.get("authorization"), headers.get("x-api-key"), headers.get("anthropic-beta")
