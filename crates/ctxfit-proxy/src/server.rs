@@ -5,8 +5,9 @@
 //!   Responses, when the client sends the whole conversation in `input` and no `previous_response_id`) are
 //!   compacted by the [`Gateway`] of the request's profile; `POST /v1/messages/count_tokens` counts the request
 //!   as it would be sent (compacted by a gateway of its own, so no conversation changes); every other request is forwarded untouched, to the
-//!   Anthropic upstream when it carries `x-api-key` or `anthropic-version` or its path is under `/api/` (Claude
-//!   Code's reachability check, `HEAD /api/hello`, names no API otherwise), else to ChatGPT's backend when its
+//!   Anthropic upstream when it carries `x-api-key`, `anthropic-version` or `anthropic-beta`, or its path is under
+//!   `/api/` and it carries no credentials (Claude Code's reachability check, `HEAD /api/hello`), else to
+//!   ChatGPT's backend when its
 //!   path is under `/backend-api/` (where `POST /backend-api/codex/responses` is compacted as `/v1/responses`
 //!   is), else to the OpenAI one.
 //! * A body compressed with `zstd`, `gzip` or `deflate` is inflated (bounded by the body cap) and compacted, and
@@ -407,8 +408,9 @@ fn unsupported_transfer_coding(headers: &HeaderMap) -> Option<String> {
 /// Where ChatGPT's backend answers: requests under it go to [`ProxyConfig::chatgpt`].
 const CHATGPT_PATHS: &str = "/backend-api/";
 
-/// Anthropic's endpoints beside its versioned API (`/api/hello`, which Claude Code asks before it starts, with
-/// no header that names Anthropic; a Claude plan's `/api/oauth/…`): the OpenAI API has none there.
+/// Anthropic's endpoints beside its versioned API: `/api/hello`, which Claude Code asks before it starts, with
+/// no header that names Anthropic. The OpenAI API has none there; servers that speak it beside other things
+/// may (Open WebUI's `/api/chat/completions`), so a request with credentials goes by its headers alone.
 const ANTHROPIC_PATHS: &str = "/api/";
 
 fn api_of(method: &Method, path: &str) -> Option<Api> {
@@ -472,9 +474,11 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
     }
     let anthropic = matches!(api, Some(Api::AnthropicMessages))
         || (api.is_none()
-            && (req.headers().contains_key("x-api-key")
-                || req.headers().contains_key("anthropic-version")
-                || path.starts_with(ANTHROPIC_PATHS)));
+            && (["x-api-key", "anthropic-version", "anthropic-beta"]
+                .iter()
+                .any(|h| req.headers().contains_key(*h))
+                || (path.starts_with(ANTHROPIC_PATHS)
+                    && !req.headers().contains_key(hyper::header::AUTHORIZATION))));
     let origin = if anthropic {
         &shared.config.anthropic
     } else if path.starts_with(CHATGPT_PATHS) {

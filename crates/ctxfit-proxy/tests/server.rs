@@ -439,26 +439,17 @@ fn a_request_that_is_not_compacted_goes_to_the_upstream_whose_api_it_speaks() {
     let cases = [
         // Anthropic's, by its headers
         ("GET /v1/models HTTP/1.1\r\nx-api-key: k", &anthropic),
-        (
-            "GET /v1/models HTTP/1.1\r\nanthropic-version: 2023-06-01",
-            &anthropic,
-        ),
-        // by its path: Claude Code's reachability check names no API; a Claude plan's account
+        ("GET /v1/models HTTP/1.1\r\nanthropic-version: 2023-06-01", &anthropic),
+        // a Claude plan's token, with the beta header that goes with it
+        ("GET /api/oauth/profile HTTP/1.1\r\nauthorization: Bearer t\r\nanthropic-beta: oauth-2025-04-20", &anthropic),
+        // by its path, when it carries no credentials: Claude Code's reachability check names no API
         ("GET /api/hello HTTP/1.1", &anthropic),
-        (
-            "GET /api/oauth/profile HTTP/1.1\r\nauthorization: Bearer t",
-            &anthropic,
-        ),
-        // ChatGPT's backend, by its path; the OpenAI API otherwise
-        (
-            "GET /backend-api/wham/accounts/check HTTP/1.1\r\nauthorization: Bearer t",
-            &chatgpt,
-        ),
-        (
-            "GET /v1/models HTTP/1.1\r\nauthorization: Bearer t",
-            &openai,
-        ),
+        // ChatGPT's backend, by its path; the OpenAI API otherwise — a key under `/api/` too (Open WebUI speaks
+        // the OpenAI API there): a credential is never sent where its headers do not say it belongs
+        ("GET /backend-api/wham/accounts/check HTTP/1.1\r\nauthorization: Bearer t", &chatgpt),
+        ("GET /v1/models HTTP/1.1\r\nauthorization: Bearer t", &openai),
         ("GET /v1/files HTTP/1.1", &openai),
+        ("GET /api/models HTTP/1.1\r\nauthorization: Bearer t", &openai),
     ];
     for (head, to) in cases {
         let (status, _, answer) = send(&addr, head, b"");
@@ -473,14 +464,14 @@ fn a_request_that_is_not_compacted_goes_to_the_upstream_whose_api_it_speaks() {
     let heard = |u: &Upstream| u.received.lock().unwrap().len();
     assert_eq!(
         (heard(&anthropic), heard(&chatgpt), heard(&openai)),
-        (4, 1, 2)
+        (4, 1, 3)
     );
     // the proxy answers a reachability check that names nothing, itself
     let (status, _, _) = send(&addr, "HEAD / HTTP/1.1", b"");
     assert_eq!(status, 200);
     assert_eq!(
         (heard(&anthropic), heard(&chatgpt), heard(&openai)),
-        (4, 1, 2)
+        (4, 1, 3)
     );
 }
 
