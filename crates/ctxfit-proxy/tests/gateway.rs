@@ -387,3 +387,54 @@ fn a_profiles_retrieval_tool_is_left_off_behind_the_proxy() {
     }
     assert!(compacted > 0, "no request was compacted");
 }
+
+#[test]
+fn a_history_whose_old_results_the_client_cleared_is_a_new_conversation_sent_as_written() {
+    // Claude Code 2.1.332, back after a long pause (its cache expired), replaces old tool results with a
+    // placeholder before its next request: that history is not the one the proxy knew, so its compaction starts
+    // over from it as sent — and goes on from there
+    let g = Gateway::new(smart()).unwrap();
+    let file: String = (0..3000)
+        .map(|i| format!("line {i} of the file\n"))
+        .collect();
+    let result = |id: &str, text: &str| serde_json::json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": text}]});
+    let call = |id: &str, command: &str| serde_json::json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Bash", "input": {"command": command}}]});
+    let mut messages = vec![
+        serde_json::json!({"role": "user", "content": "look at the file"}),
+        call("toolu_1", "cat big.txt"),
+        result("toolu_1", &file),
+        call("toolu_2", "wc -l big.txt"),
+        result("toolu_2", "3000 big.txt"),
+    ];
+    let body = |messages: &[serde_json::Value]| {
+        serde_json::to_vec(
+            &serde_json::json!({"model": "m", "max_tokens": 8, "messages": messages}),
+        )
+        .unwrap()
+    };
+    let first = g
+        .forward(Api::AnthropicMessages, &body(&messages), None)
+        .unwrap();
+    messages[2] = result("toolu_1", "[Old tool result content cleared]");
+    messages.push(serde_json::json!({"role": "assistant", "content": "It has 3000 lines."}));
+    messages.push(serde_json::json!({"role": "user", "content": "now count the words"}));
+    let cleared = g
+        .forward(Api::AnthropicMessages, &body(&messages), None)
+        .unwrap();
+    assert!(!cleared.continued);
+    assert_ne!(cleared.conversation, first.conversation);
+    let sent = forwarded_messages(Api::AnthropicMessages, &cleared.body);
+    assert_eq!(
+        sent[2]["content"][0]["content"], "[Old tool result content cleared]",
+        "the client's placeholder goes as it wrote it"
+    );
+    assert_eq!(sent.len(), messages.len());
+    messages.push(call("toolu_3", "wc -w big.txt"));
+    messages.push(result("toolu_3", "9000 big.txt"));
+    let next = g
+        .forward(Api::AnthropicMessages, &body(&messages), None)
+        .unwrap();
+    assert!(next.continued);
+    assert_eq!(next.conversation, cleared.conversation);
+    assert_eq!(g.conversations(), 2);
+}
