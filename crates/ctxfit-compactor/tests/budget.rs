@@ -468,3 +468,45 @@ fn a_caller_reading_only_what_changed_holds_the_request_the_projection_writes() 
         projection.changes_since(Default::default()).count()
     );
 }
+
+#[test]
+fn a_cut_keeps_the_blocks_it_does_not_know_such_as_a_deferred_tools_reference() {
+    // Claude Code's `ToolSearch` answers with `tool_reference` blocks, which make a deferred tool callable: text
+    // beside them may go, they stay — under escalation's pointer and under a rule's (observation masking's)
+    let mut conv = long_session();
+    let reference = json!({"type": "tool_reference", "tool_name": "mcp__weather__get_forecast"});
+    let text = source("search", 300);
+    conv.messages[2] = ctxfit_model::read_message(
+        ctxfit_model::WireFormat::Anthropic,
+        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_00",
+            "content": [{"type": "text", "text": text}, reference]}]}),
+        "",
+    )
+    .unwrap();
+    let least = floor(&conv);
+    let mut masking = compactor("", "mask-last-10");
+    let pointers = [
+        "[tool result of 300 lines (~",
+        // (the pointer's `{lines}` is the result's line count)
+        "Old tool output: (300 lines omitted)",
+    ];
+    for (c, pointer) in [&mut unbounded(least), &mut masking]
+        .into_iter()
+        .zip(pointers)
+    {
+        c.compact_history(&conv, None);
+        let projected = c.project(&conv);
+        let result = projected.messages[2].tool_results().next().unwrap();
+        let sent = result.content.joined_text();
+        assert!(sent.starts_with(pointer), "{sent}");
+        match result.content.blocks.as_slice() {
+            [ctxfit_model::Block::Text(_), ctxfit_model::Block::Unknown(kept)] => {
+                assert_eq!(kept, &reference)
+            }
+            other => panic!("{other:?}"),
+        }
+        // compacting the compacted history again changes nothing
+        let again = c.project(&projected);
+        assert_eq!(again.messages[2], projected.messages[2]);
+    }
+}

@@ -78,6 +78,10 @@ impl KeepMostRecent {
         self.pointer
             .replace("{tool}", ctx.tool_name)
             .replace("{input}", &input)
+            .replace(
+                "{lines}",
+                &ctx.content.joined_text().lines().count().to_string(),
+            )
     }
 }
 

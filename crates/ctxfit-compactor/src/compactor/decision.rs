@@ -28,12 +28,28 @@ impl<'c> View<'c> {
         }
     }
 
-    /// A replacement of the viewed content as a replacement of the result.
+    /// A replacement of the viewed content as a replacement of the result — with the result's blocks of kinds
+    /// the model does not know, which no cut drops: a block such as Anthropic's `tool_reference` (Claude Code's
+    /// `ToolSearch` answers with them) is what makes a deferred tool callable, not text to shorten; kept in
+    /// their order after what the cut left, unless the replacement holds them already.
     pub(super) fn back(&self, original: &Content, replacement: Content) -> Content {
-        match self {
+        let mut back = match self {
             View::Plain(_) => replacement,
             View::Wrapped(w, _) => w.wrap_content(original, replacement),
+        };
+        let unknown = |c: &Content| {
+            (c.blocks.iter())
+                .filter(|b| matches!(b, Block::Unknown(_)))
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        let (kept, had) = (unknown(&back), unknown(original));
+        if !had.is_empty() && kept != had {
+            back.blocks.retain(|b| !matches!(b, Block::Unknown(_)));
+            back.blocks.extend(had);
+            back.shape = ctxfit_model::Shape::List;
         }
+        back
     }
 }
 
