@@ -75,13 +75,15 @@ impl KeepMostRecent {
         } else {
             input
         };
-        self.pointer
+        let pointer = self
+            .pointer
             .replace("{tool}", ctx.tool_name)
-            .replace("{input}", &input)
-            .replace(
-                "{lines}",
-                &ctx.content.joined_text().lines().count().to_string(),
-            )
+            .replace("{input}", &input);
+        if !pointer.contains("{lines}") {
+            return pointer;
+        }
+        let lines = ctx.content.joined_text().lines().count();
+        pointer.replace("{lines}", &lines.to_string())
     }
 }
 
