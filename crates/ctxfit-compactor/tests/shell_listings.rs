@@ -106,3 +106,26 @@ fn shell_listings_across_every_tool_is_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn a_pointers_fields_are_filled_in_one_pass_so_an_input_naming_one_stays_as_written() {
+    // `{lines}` is the result's line count; a command that itself spells `{lines}` or `{tool}` is not rewritten
+    let policy = POLICY.replace(
+        "shell_listings = true }",
+        "shell_listings = true, pointer = \"[{tool} {input}: {lines} lines; {other}]\" }",
+    );
+    let hits = (1..=30)
+        .map(|i| format!("src/m{i}.py:{i}:    width = {{lines}} * {i}"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let conv = session(&[
+        ("grep -rn '{lines}{tool}' src", &hits),
+        ("grep -rn y src", "src/c.py:3: y"),
+    ]);
+    let results = results_after(&policy, &conv);
+    assert_eq!(
+        results[0],
+        r#"[bash {"command":"grep -rn '{lines}{tool}' src"}: 30 lines; {other}]"#
+    );
+    assert_eq!(results[1], "src/c.py:3: y");
+}

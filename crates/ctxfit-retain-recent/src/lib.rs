@@ -75,15 +75,30 @@ impl KeepMostRecent {
         } else {
             input
         };
-        let pointer = self
-            .pointer
-            .replace("{tool}", ctx.tool_name)
-            .replace("{input}", &input);
-        if !pointer.contains("{lines}") {
-            return pointer;
+        // one pass over the template, so that a tool's name or input holding `{lines}` is written as it is
+        let mut out = String::with_capacity(self.pointer.len() + input.len());
+        let mut rest = self.pointer.as_str();
+        while let Some(at) = rest.find('{') {
+            out.push_str(&rest[..at]);
+            rest = &rest[at..];
+            let field = if rest.starts_with("{tool}") {
+                out.push_str(ctx.tool_name);
+                "{tool}"
+            } else if rest.starts_with("{input}") {
+                out.push_str(&input);
+                "{input}"
+            } else if rest.starts_with("{lines}") {
+                let lines = ctx.content.joined_text().lines().count();
+                out.push_str(&lines.to_string());
+                "{lines}"
+            } else {
+                out.push('{');
+                "{"
+            };
+            rest = &rest[field.len()..];
         }
-        let lines = ctx.content.joined_text().lines().count();
-        pointer.replace("{lines}", &lines.to_string())
+        out.push_str(rest);
+        out
     }
 }
 
