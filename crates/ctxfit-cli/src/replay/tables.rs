@@ -58,6 +58,16 @@ pub(super) fn table(rows: &[PolicyRow], models: &[PriceModel]) -> String {
             );
         out.push_str(&format!("  {:>6.1}%  {:>14}\n", 100.0 * r.recall, costlier));
     }
+    // the last column, said under the table it ends
+    if let (Some(m), true) = (
+        models.first(),
+        rows.iter().any(|r| !r.costlier_sessions.is_empty()),
+    ) {
+        out.push_str(&format!(
+            "costlier: sessions that cost more than with no compaction ({} prices), and the worst one's excess\n",
+            m.name()
+        ));
+    }
     // a request budget that the rest of a request did not fit: what the guard refuses live
     for r in rows.iter().filter(|r| r.over_request_budget > 0) {
         out.push_str(&format!(
@@ -113,14 +123,7 @@ pub(super) fn table(rows: &[PolicyRow], models: &[PriceModel]) -> String {
             out.push('\n');
         }
     }
-    if let (Some(m), true) = (
-        models.first(),
-        rows.iter().any(|r| !r.costlier_sessions.is_empty()),
-    ) {
-        out.push_str(&format!(
-            "costlier: sessions that cost more than with no compaction ({} prices), and the worst one's excess\n",
-            m.name()
-        ));
+    if rows.iter().any(|r| !r.costlier_sessions.is_empty()) {
         out.push_str(&session_tail(rows, models, width));
     }
     if rows.iter().any(|r| r.policy == "oracle") {
