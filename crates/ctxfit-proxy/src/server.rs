@@ -5,11 +5,11 @@
 //!   Responses, when the client sends the whole conversation in `input` and no `previous_response_id`) are
 //!   compacted by the [`Gateway`] of the request's profile; `POST /v1/messages/count_tokens` counts the request
 //!   as it would be sent (compacted by a gateway of its own, so no conversation changes); every other request is forwarded untouched, to the
-//!   Anthropic upstream when it carries `x-api-key`, `anthropic-version` or `anthropic-beta`, or its path is under
-//!   `/api/` and it carries no credentials (Claude Code's reachability check, `HEAD /api/hello`), else to
-//!   ChatGPT's backend when its
-//!   path is under `/backend-api/` (where `POST /backend-api/codex/responses` is compacted as `/v1/responses`
-//!   is), else to the OpenAI one.
+//!   Anthropic upstream when it carries `x-api-key`, `anthropic-version` or `anthropic-beta`, or it carries no
+//!   credentials and is Claude Code's reachability check (`HEAD /api/hello`) or under `/api/` while the OpenAI
+//!   upstream is the OpenAI API (a server of the user's own, such as Ollama, has an API of its own there), else
+//!   to ChatGPT's backend when its path is under `/backend-api/` (where `POST /backend-api/codex/responses` is
+//!   compacted as `/v1/responses` is), else to the OpenAI one.
 //! * A body compressed with `zstd`, `gzip` or `deflate` is inflated (bounded by the body cap) and compacted, and
 //!   goes on uncompressed; one in another coding goes through untouched (`coding`).
 //! * The answer — server-sent events included — is relayed frame by frame as the upstream sends it, never
@@ -408,10 +408,26 @@ fn unsupported_transfer_coding(headers: &HeaderMap) -> Option<String> {
 /// Where ChatGPT's backend answers: requests under it go to [`ProxyConfig::chatgpt`].
 const CHATGPT_PATHS: &str = "/backend-api/";
 
-/// Anthropic's endpoints beside its versioned API: `/api/hello`, which Claude Code asks before it starts, with
-/// no header that names Anthropic. The OpenAI API has none there; servers that speak it beside other things
-/// may (Open WebUI's `/api/chat/completions`), so a request with credentials goes by its headers alone.
+/// Anthropic's endpoints beside its versioned API (Claude Code's settings, metrics, profile) are under `/api/`;
+/// the OpenAI API has none there.
 const ANTHROPIC_PATHS: &str = "/api/";
+/// Claude Code's reachability check, sent before it starts with no header that names Anthropic.
+const ANTHROPIC_HELLO: &str = "/api/hello";
+/// The OpenAI API's own host. A server that speaks the OpenAI API beside an API of its own may have that one under
+/// `/api/` too (Ollama's `/api/chat`, `/api/tags`; Open WebUI's `/api/…`).
+const OPENAI_API_HOST: &str = "api.openai.com";
+
+/// Whether a request whose headers name no API, and that carries no credentials, is Anthropic's by its path:
+/// Claude Code's reachability check always; anything else under `/api/` only when the OpenAI upstream is the
+/// OpenAI API itself, which has nothing there — sent to a server of the user's own (Ollama), a request of its
+/// native API goes there, never to a third party.
+fn anthropic_by_path(path: &str, openai: &Uri) -> bool {
+    path == ANTHROPIC_HELLO
+        || (path.starts_with(ANTHROPIC_PATHS)
+            && openai
+                .host()
+                .is_some_and(|h| h.eq_ignore_ascii_case(OPENAI_API_HOST)))
+}
 
 fn api_of(method: &Method, path: &str) -> Option<Api> {
     if method != Method::POST {
@@ -477,8 +493,8 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
             && (["x-api-key", "anthropic-version", "anthropic-beta"]
                 .iter()
                 .any(|h| req.headers().contains_key(*h))
-                || (path.starts_with(ANTHROPIC_PATHS)
-                    && !req.headers().contains_key(hyper::header::AUTHORIZATION))));
+                || (!req.headers().contains_key(hyper::header::AUTHORIZATION)
+                    && anthropic_by_path(&path, &shared.config.openai))));
     let origin = if anthropic {
         &shared.config.anthropic
     } else if path.starts_with(CHATGPT_PATHS) {
@@ -843,5 +859,27 @@ async fn relay(
                 &format!("ctxfit proxy: {why}"),
             )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unkeyed_request_under_api_is_anthropics_only_where_the_openai_upstream_has_nothing_there()
+    {
+        let official: Uri = "https://api.openai.com".parse().unwrap();
+        let ollama: Uri = "http://127.0.0.1:11434".parse().unwrap();
+        // Claude Code's reachability check, whatever the OpenAI upstream
+        assert!(anthropic_by_path("/api/hello", &official));
+        assert!(anthropic_by_path("/api/hello", &ollama));
+        // Claude Code's other endpoints, when the OpenAI upstream is the OpenAI API (nothing under /api/ there)
+        assert!(anthropic_by_path("/api/claude_code/settings", &official));
+        // a server of the user's own that serves an API of its own under /api/: its requests stay with it
+        assert!(!anthropic_by_path("/api/tags", &ollama));
+        assert!(!anthropic_by_path("/api/chat", &ollama));
+        assert!(!anthropic_by_path("/v1/models", &official));
+        assert!(!anthropic_by_path("/api/hello/x", &ollama));
     }
 }

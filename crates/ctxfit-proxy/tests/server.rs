@@ -444,6 +444,9 @@ fn a_request_that_is_not_compacted_goes_to_the_upstream_whose_api_it_speaks() {
         ("GET /api/oauth/profile HTTP/1.1\r\nauthorization: Bearer t\r\nanthropic-beta: oauth-2025-04-20", &anthropic),
         // by its path, when it carries no credentials: Claude Code's reachability check names no API
         ("GET /api/hello HTTP/1.1", &anthropic),
+        // but the rest of `/api/` stays with an OpenAI upstream that is not the OpenAI API: a server of the
+        // user's own (Ollama's native API) is never sent to a third party
+        ("GET /api/tags HTTP/1.1", &openai),
         // ChatGPT's backend, by its path; the OpenAI API otherwise — a key under `/api/` too (Open WebUI speaks
         // the OpenAI API there): a credential is never sent where its headers do not say it belongs
         ("GET /backend-api/wham/accounts/check HTTP/1.1\r\nauthorization: Bearer t", &chatgpt),
@@ -464,14 +467,14 @@ fn a_request_that_is_not_compacted_goes_to_the_upstream_whose_api_it_speaks() {
     let heard = |u: &Upstream| u.received.lock().unwrap().len();
     assert_eq!(
         (heard(&anthropic), heard(&chatgpt), heard(&openai)),
-        (4, 1, 3)
+        (4, 1, 4)
     );
     // the proxy answers a reachability check that names nothing, itself
     let (status, _, _) = send(&addr, "HEAD / HTTP/1.1", b"");
     assert_eq!(status, 200);
     assert_eq!(
         (heard(&anthropic), heard(&chatgpt), heard(&openai)),
-        (4, 1, 3)
+        (4, 1, 4)
     );
 }
 
