@@ -59,10 +59,8 @@ pub(super) fn table(rows: &[PolicyRow], models: &[PriceModel]) -> String {
         out.push_str(&format!("  {:>6.1}%  {:>14}\n", 100.0 * r.recall, costlier));
     }
     // the last column, said under the table it ends
-    if let (Some(m), true) = (
-        models.first(),
-        rows.iter().any(|r| !r.costlier_sessions.is_empty()),
-    ) {
+    let costlier = rows.iter().any(|r| !r.costlier_sessions.is_empty());
+    if let (Some(m), true) = (models.first(), costlier) {
         out.push_str(&format!(
             "costlier: sessions that cost more than with no compaction ({} prices), and the worst one's excess\n",
             m.name()
@@ -123,7 +121,7 @@ pub(super) fn table(rows: &[PolicyRow], models: &[PriceModel]) -> String {
             out.push('\n');
         }
     }
-    if rows.iter().any(|r| !r.costlier_sessions.is_empty()) {
+    if costlier {
         out.push_str(&session_tail(rows, models, width));
     }
     if rows.iter().any(|r| r.policy == "oracle") {

@@ -37,16 +37,13 @@ impl<'c> View<'c> {
             View::Plain(_) => replacement,
             View::Wrapped(w, _) => w.wrap_content(original, replacement),
         };
-        let unknown = |c: &Content| {
-            (c.blocks.iter())
-                .filter(|b| matches!(b, Block::Unknown(_)))
-                .cloned()
-                .collect::<Vec<_>>()
-        };
-        let (kept, had) = (unknown(&back), unknown(original));
-        if !had.is_empty() && kept != had {
+        fn unknown(c: &Content) -> impl Iterator<Item = &Block> {
+            c.blocks.iter().filter(|b| matches!(b, Block::Unknown(_)))
+        }
+        // (compared in place: a cut of a result that holds none, nearly every one, copies nothing)
+        if unknown(original).next().is_some() && !unknown(&back).eq(unknown(original)) {
             back.blocks.retain(|b| !matches!(b, Block::Unknown(_)));
-            back.blocks.extend(had);
+            back.blocks.extend(unknown(original).cloned());
             back.shape = ctxfit_model::Shape::List;
         }
         back
