@@ -41,6 +41,15 @@ pub enum Problem {
         what: &'static str,
         shape: &'static str,
     },
+    /// An item of a content list that is not a block — not an object with a `type` string (`[1, 2]`, `["text"]`,
+    /// `[{"text": "x"}]`): no API takes it, so the history was built wrong. Kept as written. Said once per
+    /// message: the first such item, and how many more the message holds.
+    NotABlock {
+        message: usize,
+        item: usize,
+        found: &'static str,
+        more: usize,
+    },
 }
 
 impl fmt::Display for Problem {
@@ -85,6 +94,24 @@ impl fmt::Display for Problem {
                 "message {message}: {what} not of its format's shape ({shape}); kept as written, not read as a \
                  tool call or result"
             ),
+            Problem::NotABlock {
+                message,
+                item,
+                found,
+                more,
+            } => {
+                write!(
+                    f,
+                    "message {message}: content item {item} is {found}, not a block (the API takes only objects \
+                     with a `type` string)"
+                )?;
+                match more {
+                    0 => {}
+                    1 => f.write_str(", nor is 1 more item of the message")?,
+                    n => write!(f, ", nor are {n} more items of the message")?,
+                }
+                f.write_str("; kept as written")
+            }
         }
     }
 }
@@ -167,6 +194,15 @@ pub fn message_problems(format: WireFormat, mi: usize, msg: &Message) -> Vec<Pro
             });
         }
     }
+    let mut odd = msg.content.blocks.iter().enumerate();
+    if let Some((item, kind)) = odd.find_map(|(i, b)| not_a_block(b).map(|k| (i, k))) {
+        found.push(Problem::NotABlock {
+            message: mi,
+            item,
+            found: kind,
+            more: odd.filter(|(_, b)| not_a_block(b).is_some()).count(),
+        });
+    }
     for block in &msg.content.blocks {
         if let Some((what, shape)) = malformed_tool_item(format, msg, block) {
             found.push(Problem::MalformedToolItem {
@@ -177,6 +213,16 @@ pub fn message_problems(format: WireFormat, mi: usize, msg: &Message) -> Vec<Pro
         }
     }
     found
+}
+
+/// What a content item kept verbatim is, when it is not a block: an object without a `type` string, or no object.
+fn not_a_block(block: &Block) -> Option<&'static str> {
+    match block {
+        Block::Unknown(Value::Object(m)) if m.get("type").is_some_and(Value::is_string) => None,
+        Block::Unknown(Value::Object(_)) => Some("an object without a `type` string"),
+        Block::Unknown(other) => Some(crate::wire::kind_of(other)),
+        _ => None,
+    }
 }
 
 /// A block kept verbatim that its type says is a tool call or result: what it is, and the shape it should have.

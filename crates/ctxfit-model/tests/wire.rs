@@ -367,6 +367,29 @@ fn tool_blocks_and_items_of_another_shape_are_named() {
 }
 
 #[test]
+fn content_items_that_are_not_blocks_are_named_and_kept_as_written() {
+    let conv = from_value(json!({"messages": [
+        {"role": "user", "content": [1, "text", {"text": "no type"}, {"type": 7}, {"type": "text", "text": "ok"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "ok"}, {"text": "no type"}, null]},
+        {"role": "user", "content": [[]]}
+    ]}))
+    .unwrap();
+    assert_eq!(
+        problem_texts(&conv),
+        [
+            "message 0: content item 0 is a number, not a block (the API takes only objects with a `type` string), nor are 3 more items of the message; kept as written",
+            "message 1: content item 1 is an object without a `type` string, not a block (the API takes only objects with a `type` string), nor is 1 more item of the message; kept as written",
+            "message 2: content item 0 is a list, not a block (the API takes only objects with a `type` string); kept as written",
+        ]
+    );
+    let written = serde_json::to_string(&to_value(&conv)).unwrap();
+    assert!(
+        written.contains(r#"[1,"text",{"text":"no type"},{"type":7},{"type":"text","text":"ok"}]"#),
+        "{written}"
+    );
+}
+
+#[test]
 fn parallel_calls_sharing_an_id_take_their_results_in_order() {
     let conv = from_value(json!({"messages": [
         {"role": "user", "content": "go"},

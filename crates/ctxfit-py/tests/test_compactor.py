@@ -296,6 +296,13 @@ def test_what_reads_but_is_probably_wrong_is_warned_once():
         compactor.compact(messages)
 
 
+
+def test_content_items_that_are_not_blocks_are_warned_and_kept():
+    compactor = ctxfit.Compactor("smart")
+    messages = [{"role": "user", "content": [1, 2]}]
+    with pytest.warns(UserWarning, match=r"message 0: content item 0 is a number, not a block"):
+        assert compactor.compact(messages) == messages
+
 def test_request_budget_guard():
     policy = 'default_profile = "tight"\n[profiles.tight]\nextends = "smart"\nrequest_budget = 50\nwarning_threshold = 1\n'
     compactor = ctxfit.Compactor(policy=policy)
