@@ -170,9 +170,10 @@ pub(crate) fn replay(dir: &Path, policies: &[String]) -> Result<(Vec<Value>, Vec
     Ok((rows, sessions))
 }
 
-/// A share as a signed percentage with a true minus sign: `-0.051` → `−5.1%`.
+/// A share as a signed percentage with a true minus sign: `-0.051` → `−5.1%`; exactly nothing (a negated zero
+/// too) → `+0.0%`.
 pub(crate) fn signed(x: f64) -> String {
-    format!("{:+.1}%", 100.0 * x).replace('-', "−")
+    format!("{:+.1}%", if x == 0.0 { 0.0 } else { 100.0 * x }).replace('-', "−")
 }
 
 /// Tokens saved (a positive share) as a change of input: `0.051` → `−5.1%`; nothing saved → `0`.

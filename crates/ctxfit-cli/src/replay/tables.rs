@@ -2,8 +2,13 @@
 
 use super::*;
 
+/// A signed percentage to one decimal; a change of exactly nothing is `+0.0%` (`none` against itself; a negated
+/// zero would print `-0.0%`), a saving that rounds to nothing `-0.0%`.
 fn percent(v: Option<f64>) -> String {
-    v.map_or_else(|| "—".into(), |v| format!("{:+.1}%", 100.0 * v))
+    v.map_or_else(
+        || "—".into(),
+        |v| format!("{:+.1}%", if v == 0.0 { 0.0 } else { 100.0 * v }),
+    )
 }
 
 pub(super) fn table(rows: &[PolicyRow], models: &[PriceModel]) -> String {

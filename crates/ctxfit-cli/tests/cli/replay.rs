@@ -41,6 +41,8 @@ fn replay_the_sample_under_every_policy() {
             "smart"
         ]
     );
+    // `none` against itself reads +0.0% in every column, never -0.0%
+    assert!(!out.contains("-0.0%"), "{out}");
     assert!(
         out.lines().nth(1).unwrap().contains("+0.0%   100.0%")
             && out.lines().nth(2).unwrap().contains("100%")
