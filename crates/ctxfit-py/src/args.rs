@@ -162,3 +162,44 @@ fn shortened(written: String) -> String {
         _ => written,
     }
 }
+
+/// A file or folder argument as Python's file functions take one: a `str`, an `os.PathLike` (`pathlib.Path`), or
+/// `bytes` — what `os.listdir(b".")` and `os.fsencode` give, the one spelling of a name that is not UTF-8
+/// (`open` and `os.stat` take them all alike). Anything else is a `TypeError` naming what was given.
+#[derive(Debug, Clone)]
+pub struct FilePath(pub std::path::PathBuf);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for FilePath {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        // `os.fspath` gives a str or bytes of whatever is a path (a bytes-valued `PathLike` too)
+        let spelled = obj
+            .py()
+            .import("os")?
+            .call_method1("fspath", (obj,))
+            .map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "expected a path (str, bytes or os.PathLike), got {}",
+                    type_name(&obj)
+                ))
+            })?;
+        if let Ok(bytes) = spelled.cast::<pyo3::types::PyBytes>() {
+            #[cfg(unix)]
+            {
+                use std::os::unix::ffi::OsStrExt;
+                return Ok(FilePath(
+                    std::ffi::OsStr::from_bytes(bytes.as_bytes()).into(),
+                ));
+            }
+            #[cfg(not(unix))]
+            {
+                let text = std::str::from_utf8(bytes.as_bytes()).map_err(|_| {
+                    PyValueError::new_err("a path given as bytes must be UTF-8 on this system")
+                })?;
+                return Ok(FilePath(text.into()));
+            }
+        }
+        spelled.extract::<std::path::PathBuf>().map(FilePath)
+    }
+}

@@ -26,7 +26,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use rayon::prelude::*;
 
-use crate::args::{Real, Whole};
+use crate::args::{FilePath, Real, Whole};
 use crate::compactor::{wire_format, Compactor};
 use crate::errors::{bad_input, unknown, CtxfitError, InternalError, PromptTooLarge};
 use crate::json::{to_py, to_value};
@@ -519,10 +519,11 @@ fn load(py: Python<'_>, file: &Path, format: Option<&str>) -> PyResult<Vec<Sessi
 #[pyo3(signature = (path, index = 0, *, format = None))]
 fn load_session<'py>(
     py: Python<'py>,
-    path: std::path::PathBuf,
+    path: FilePath,
     index: isize,
     format: Option<&str>,
 ) -> PyResult<Bound<'py, PyList>> {
+    let FilePath(path) = path;
     let name = path.display().to_string();
     let sessions = load(py, &path, format)?;
     let count = sessions.len();
@@ -565,9 +566,10 @@ fn load_session<'py>(
 #[pyo3(signature = (path, *, format = None))]
 fn load_sessions<'py>(
     py: Python<'py>,
-    path: std::path::PathBuf,
+    path: FilePath,
     format: Option<&str>,
 ) -> PyResult<Bound<'py, PyList>> {
+    let FilePath(path) = path;
     let out = PyList::empty(py);
     for s in load(py, &path, format)? {
         let d = PyDict::new(py);
@@ -591,36 +593,51 @@ fn load_sessions<'py>(
 /// Replay recorded sessions (files or folders) request by request under each policy: `ctxfit replay --json`'s
 /// document (`prices`, a row per policy in `policies`, every replay in `sessions`). Policies: `none`, `oracle`
 /// (evaluation only: it reads the future), built-in profiles, policy files (`FILE:PROFILE` for one of a file's
-/// profiles); one name or a list; default: all of those built in (an empty list is refused).
-/// `cache_ttl`: seconds the provider keeps a cached prefix (0: forever), for logs that record times.
+/// profiles); one name or a list; default: all of those built in (an empty list is refused). `prices`: `anthropic`
+/// (the default), `openai`, `uncached`, `all`, or several, as a list or comma-separated. `cache_ttl`: seconds the
+/// provider keeps a cached prefix (0: forever), for logs that record times.
 ///
 /// >>> report = ctxfit.replay(["sessions/"], ["none", "oracle", "smart"], prices="all")  # doctest: +SKIP
 /// >>> [(row["policy"], row["tokens_saved"], row["recall"]) for row in report["policies"]]  # doctest: +SKIP
 #[pyfunction]
-#[pyo3(signature = (paths, policies = None, *, prices = "anthropic", estimator = "fast", cache_ttl = Whole::of(ctxfit_compactor::DEFAULT_CACHE_TTL)))]
+#[pyo3(signature = (paths, policies = None, *, prices = None, estimator = "fast", cache_ttl = Whole::of(ctxfit_compactor::DEFAULT_CACHE_TTL)))]
 fn replay<'py>(
     py: Python<'py>,
     paths: &Bound<'py, PyAny>,
     policies: Option<&Bound<'py, PyAny>>,
-    prices: &str,
+    prices: Option<&Bound<'py, PyAny>>,
     estimator: &str,
     cache_ttl: Whole,
 ) -> PyResult<Bound<'py, PyAny>> {
     let cache_ttl = cache_ttl.get("cache_ttl")?;
-    // one policy may be given as a string, several as a list
-    let policies: Option<Vec<String>> = match policies {
-        None => None,
-        Some(p) if p.is_none() => None,
-        Some(p) => Some(match p.extract::<String>() {
-            Ok(one) => vec![one],
-            Err(_) => p.extract::<Vec<String>>().map_err(|_| {
-                pyo3::exceptions::PyTypeError::new_err(
-                    "policies: expected a policy name or a list of them",
-                )
-            })?,
-        }),
+    // one policy, or price model, may be given as a string, several as a list
+    let names = |arg: Option<&Bound<'py, PyAny>>, what: &str| -> PyResult<Option<Vec<String>>> {
+        let Some(arg) = arg.filter(|a| !a.is_none()) else {
+            return Ok(None);
+        };
+        match arg.extract::<String>() {
+            Ok(one) => Ok(Some(vec![one])),
+            Err(_) => arg.extract::<Vec<String>>().map(Some).map_err(|_| {
+                pyo3::exceptions::PyTypeError::new_err(format!(
+                    "{what}: expected a name or a list of names, got {}",
+                    arg.get_type()
+                        .name()
+                        .map(|n| n.to_string())
+                        .unwrap_or_default()
+                ))
+            }),
+        }
     };
-    let paths: Vec<std::path::PathBuf> = if let Ok(s) = paths.extract::<std::path::PathBuf>() {
+    let policies = names(policies, "policies")?;
+    let prices = names(prices, "prices")?.unwrap_or_else(|| vec!["anthropic".to_owned()]);
+    if prices.is_empty() {
+        return Err(bad_input(
+            "replay() was given no price models: pass one's name or a list of them (None: anthropic)",
+        ));
+    }
+    // a str, bytes or os.PathLike is one path; any other iterable a list of them (bytes are one path, not a
+    // list of numbers)
+    let paths: Vec<std::path::PathBuf> = if let Ok(FilePath(s)) = paths.extract::<FilePath>() {
         vec![s]
     } else {
         let got = || {
@@ -638,7 +655,7 @@ fn replay<'py>(
                     got()
                 ))
             })?
-            .map(|p| p?.extract::<std::path::PathBuf>())
+            .map(|p| p?.extract::<FilePath>().map(|FilePath(p)| p))
             .collect::<PyResult<_>>()?
     };
     if paths.is_empty() {
@@ -653,7 +670,7 @@ fn replay<'py>(
         ));
     }
     let mut models = Vec::new();
-    for name in prices.split(',').map(str::trim) {
+    for name in prices.iter().flat_map(|p| p.split(',')).map(str::trim) {
         let add: Vec<PriceModel> = if name == "all" {
             PriceModel::ALL.to_vec()
         } else {

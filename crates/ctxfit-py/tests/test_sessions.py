@@ -236,8 +236,12 @@ def test_replay_refuses_unknown_policies(corpus):
     # the same policy twice would add two runs into one row: refused
     with pytest.raises(ctxfit.CtxfitError, match="both run as `smart`"):
         ctxfit.replay(corpus / "trajectories" / "swe-agent", ["smart", "smart"])
-    with pytest.raises(TypeError, match="a policy name or a list of them"):
+    with pytest.raises(TypeError, match="policies: expected a name or a list of names, got int"):
         ctxfit.replay(corpus / "trajectories" / "swe-agent", 3)
+    with pytest.raises(ctxfit.CtxfitError, match="given no price models"):
+        ctxfit.replay(corpus / "trajectories" / "swe-agent", ["none"], prices=[])
+    with pytest.raises(TypeError, match="prices: expected a name or a list of names, got dict"):
+        ctxfit.replay(corpus / "trajectories" / "swe-agent", ["none"], prices={"anthropic": 1})
     # nothing to replay is a mistake, said as the CLI says it of an empty folder
     with pytest.raises(ctxfit.CtxfitError, match="given no paths"):
         ctxfit.replay([], ["smart"])
@@ -246,6 +250,15 @@ def test_replay_refuses_unknown_policies(corpus):
 def test_replay_takes_one_policy_as_a_string(corpus):
     doc = ctxfit.replay(corpus / "trajectories" / "swe-agent", "smart")
     assert [row["policy"] for row in doc["policies"]] == ["smart"]
+    assert list(doc["prices"]) == ["anthropic"], doc["prices"]
+
+
+def test_replay_takes_price_models_as_a_list_or_comma_separated(corpus):
+    folder = corpus / "trajectories" / "swe-agent"
+    listed = ctxfit.replay(folder, "smart", prices=["anthropic", "openai"])
+    assert listed["prices"] == ctxfit.replay(folder, "smart", prices="anthropic, openai")["prices"]
+    assert list(listed["prices"]) == ["anthropic", "openai"]
+    assert set(listed["policies"][0]["costs"]) == {"anthropic", "openai"}
 
 
 def test_replay_counts_what_a_request_budget_refuses(corpus, tmp_path):
@@ -309,6 +322,17 @@ def test_file_names_that_are_not_utf8_are_read_by_their_own_bytes(corpus, tmp_pa
     assert len(ctxfit.load_sessions(tmp_path / listed)) == 1
     report = ctxfit.replay(tmp_path, "smart")
     assert report["policies"][0]["sessions"] == 1
+    # the same names as bytes, as os.listdir(b"...") gives them: one path each, as open() takes them
+    (as_bytes,) = os.listdir(os.fsencode(tmp_path))
+    folder = os.fsencode(tmp_path)
+    assert len(ctxfit.load_sessions(os.path.join(folder, as_bytes))) == 1
+    assert ctxfit.load_session(os.path.join(folder, as_bytes))
+    assert ctxfit.replay([os.path.join(folder, as_bytes)], "smart")["policies"][0]["sessions"] == 1
+    assert ctxfit.replay(folder, "smart")["policies"][0]["sessions"] == 1
+    with pytest.raises(TypeError, match=r"expected a path \(str, bytes or os.PathLike\), got int"):
+        ctxfit.load_sessions(3)
+    with pytest.raises(TypeError, match="takes a path or a list of paths, got int"):
+        ctxfit.replay(3, "smart")
 
 
 def test_an_input_of_tiny_values_is_refused_before_it_is_read(tmp_path):

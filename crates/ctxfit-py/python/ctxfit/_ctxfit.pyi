@@ -10,7 +10,7 @@ __version__: str
 Message = Dict[str, Any]
 WireFormat = Literal["anthropic", "openai", "responses"]
 StripLevel = Literal["minimal", "moderate", "aggressive"]
-StrPath = Union[str, "PathLike[str]"]
+StrPath = Union[str, bytes, "PathLike[str]", "PathLike[bytes]"]
 
 class CtxfitError(ValueError):
     """Input ctxfit cannot use: malformed messages or session files, an unknown profile, a bad policy.
@@ -241,15 +241,16 @@ def replay(
     paths: Union[StrPath, Iterable[StrPath]],
     policies: Union[str, List[str], None] = None,
     *,
-    prices: str = "anthropic",
+    prices: Union[str, List[str], None] = None,
     estimator: str = "fast",
     cache_ttl: int = 300,
 ) -> Dict[str, Any]:
     """Replay recorded sessions (files or folders) request by request under each policy — ``none``,
     ``oracle`` (evaluation only: it reads the future), built-in profiles, policy files — as ``ctxfit replay
     --json`` does: ``{"prices": ..., "policies": [row per policy], "sessions": [every replay]}``; ``None``: every
-    policy built in (an empty list, or no paths, raises ``CtxfitError``). ``prices``:
-    ``anthropic``, ``openai``, ``uncached``, ``all``, or several comma-separated. ``cache_ttl``: seconds the
+    policy built in (an empty list, or no paths, raises ``CtxfitError``). ``prices``
+    (default ``anthropic``): ``anthropic``, ``openai``, ``uncached``, ``all``, or several, as a list or
+    comma-separated. ``cache_ttl``: seconds the
     provider keeps a cached prefix (0: forever); where a log records times (Claude Code, Codex CLI, mini-swe-agent), a request
     sent longer than that after the one before is written to the cache whole, under every policy."""
 
