@@ -1,6 +1,7 @@
 //! Fuzz target: any bytes, as the body of a request to the proxy for each API, are split, checked and compacted
 //! without a panic; the structural split agrees with the full parse on every body the parse accepts; a body
-//! that is forwarded was JSON and is written as JSON; and the same body sent again is forwarded again.
+//! that is forwarded was JSON (or mended: its lone surrogate escapes written U+FFFD) and is written as JSON; and
+//! the same body sent again is forwarded again.
 
 #![no_main]
 
@@ -39,7 +40,7 @@ fuzz_target!(|data: &[u8]| {
     let first = gateway.forward(api, body, None);
     if let Ok(sent) = &first {
         assert!(
-            serde_json::from_slice::<IgnoredAny>(body).is_ok(),
+            sent.mended > 0 || serde_json::from_slice::<IgnoredAny>(body).is_ok(),
             "a malformed body was forwarded"
         );
         assert!(

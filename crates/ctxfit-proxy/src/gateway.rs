@@ -52,6 +52,9 @@ pub struct Forwarded {
     /// The profile it was compacted under.
     pub profile: String,
     pub report: Report,
+    /// Lone surrogate escapes (half an emoji, cut by a client) written as U+FFFD so that the body reads: the
+    /// provider would have refused it ([`Gateway::forward_shared`]).
+    pub mended: usize,
 }
 
 struct Conv {
@@ -367,13 +370,37 @@ impl Gateway {
 
     /// [`Gateway::forward`] of a body the caller shares rather than lends: the conversation keeps it, without a
     /// copy, for its next request's chain ([`Chain::of_known`]).
+    ///
+    /// A body that does not read because it holds lone surrogate escapes (`"\ud83d"`: half of an emoji a client
+    /// cut in two by UTF-16 code units, which the Anthropic API refuses as "no low surrogate in string", request
+    /// after request, since each repeats it) is read with each written `\ufffd` (U+FFFD, what a decoder puts for
+    /// what is no character) and forwarded so; [`Forwarded::mended`] says how many. Only a body that fails to read
+    /// is looked at for them: the others cost nothing more.
     pub fn forward_shared(
         &self,
         api: Api,
         bytes: Bytes,
         session: Option<&str>,
     ) -> Result<Forwarded, GatewayError> {
-        let bytes = &bytes;
+        match self.forward_as_sent(api, &bytes, session) {
+            Err(GatewayError::Body(e)) => match crate::scan::mend_lone_surrogates(&bytes) {
+                Some((mended, n)) => {
+                    let mut f = self.forward_as_sent(api, &Bytes::from(mended), session)?;
+                    f.mended = n;
+                    Ok(f)
+                }
+                None => Err(GatewayError::Body(e)),
+            },
+            other => other,
+        }
+    }
+
+    fn forward_as_sent(
+        &self,
+        api: Api,
+        bytes: &Bytes,
+        session: Option<&str>,
+    ) -> Result<Forwarded, GatewayError> {
         // split by structure alone: the messages the conversation has read are known by their hashes (bytes it
         // has parsed before), the rest is checked below as it is read; a check that fails names the place as a
         // full parse does
@@ -608,6 +635,7 @@ impl Gateway {
             continued,
             profile: self.settings.profile.clone(),
             report,
+            mended: 0,
         })
     }
 }

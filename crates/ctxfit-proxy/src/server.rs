@@ -18,6 +18,9 @@
 //!   `x-ctxfit-session: ID` names the conversation. The answer carries `x-ctxfit-conversation`,
 //!   `x-ctxfit-tokens-before`, `x-ctxfit-tokens-after` and `x-ctxfit-tokens-saved`, and
 //!   `x-ctxfit-cache-expired: 1` when the request came after a pause longer than the provider's cache lives.
+//! * A body that does not read for its lone surrogate escapes (`"\ud83d"`, half of an emoji a client cut in two:
+//!   the Anthropic API refuses it, and every later request that repeats it) is forwarded with each written
+//!   `\ufffd`; the answer says how many in `x-ctxfit-mended` ([`Gateway::forward_shared`]).
 //! * `GET /ctxfit/stats` (JSON) and `GET /metrics` (Prometheus text): requests, tokens in and forwarded, tokens
 //!   saved, conversations, per API.
 //! * `HEAD /`, a client's reachability check that names no API (Claude Code sends one first), is answered by the
@@ -621,9 +624,16 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
             count(&shared, api, |s| {
                 s.requests += 1;
                 s.compacted += 1;
+                s.mended += u64::from(f.mended > 0);
                 s.tokens_in += before;
                 s.tokens_forwarded += after;
             });
+            if f.mended > 0 {
+                extra.insert(
+                    HeaderName::from_static("x-ctxfit-mended"),
+                    HeaderValue::from(f.mended),
+                );
+            }
             for (k, v) in [
                 ("x-ctxfit-conversation", f.conversation.clone()),
                 ("x-ctxfit-tokens-before", before.to_string()),

@@ -290,39 +290,40 @@ fn a_continued_conversation_still_refuses_a_malformed_body_with_its_place() {
 }
 
 #[test]
-fn a_lone_surrogate_is_refused_in_its_own_words_wherever_it_is() {
-    // the body's split keeps a message's bytes as written; reading one that holds half a UTF-16 pair names it
+fn a_lone_surrogate_is_mended_wherever_it_is() {
+    // the body's split keeps a message's bytes as written; one that holds half a UTF-16 pair, anywhere, is
+    // forwarded with the half written U+FFFD (the provider would refuse it), the rest as the client wrote it
     let g = Gateway::new(smart()).unwrap();
     let first = br#"{"model":"m","messages":[{"role":"user","content":"look"}]}"#;
-    g.forward(Api::AnthropicMessages, first, None).unwrap();
-    for (body, part) in [
+    let look = g.forward(Api::AnthropicMessages, first, None).unwrap();
+    for (body, continues, sent) in [
         // a new conversation
         (
             r#"{"model":"m","messages":[{"role":"user","content":"x \ud800 y"}]}"#,
-            "messages[0]",
+            false,
+            r#"{"model":"m","messages":[{"role":"user","content":"x \ufffd y"}]}"#,
         ),
         // a continued one: the new message
         (
             r#"{"model":"m","messages":[{"role":"user","content":"look"},{"role":"assistant","content":"\udc00"}]}"#,
-            "messages[1]",
+            true,
+            r#"{"model":"m","messages":[{"role":"user","content":"look"},{"role":"assistant","content":"\ufffd"}]}"#,
         ),
         // the system prompt
         (
             r#"{"model":"m","system":"a \ud800\u0041","messages":[{"role":"user","content":"other"}]}"#,
-            "system",
+            false,
+            r#"{"model":"m","system":"a \ufffd\u0041","messages":[{"role":"user","content":"other"}]}"#,
         ),
     ] {
-        let err = g
+        let f = g
             .forward(Api::AnthropicMessages, body.as_bytes(), None)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.starts_with(&format!("{part}: a lone surrogate \\u")),
-            "{err}"
-        );
-        assert!(err.contains("at line 1 column"), "{err}");
+            .unwrap();
+        assert_eq!((f.mended, f.continued), (1, continues), "{body}");
+        assert_eq!(String::from_utf8(f.body).unwrap(), sent);
+        assert_eq!(f.conversation == look.conversation, continues);
     }
-    assert_eq!(g.conversations(), 1);
+    assert_eq!(g.conversations(), 3);
 }
 
 #[test]
@@ -437,4 +438,54 @@ fn a_history_whose_old_results_the_client_cleared_is_a_new_conversation_sent_as_
     assert!(next.continued);
     assert_eq!(next.conversation, cleared.conversation);
     assert_eq!(g.conversations(), 2);
+}
+
+#[test]
+fn half_an_emoji_a_client_cut_off_is_written_u_fffd_and_the_conversation_goes_on() {
+    // JavaScript's `slice` cut a tool result inside an emoji's UTF-16 pair; `JSON.stringify` wrote the half
+    // left as a lone escape, which the Anthropic API refuses ("no low surrogate in string") on this request and
+    // on every later one, which repeats it
+    let g = Gateway::new(smart()).unwrap();
+    let body = |extra: &str| {
+        format!(
+            r#"{{"model":"m","max_tokens":8,"messages":[{{"role":"user","content":"what is in notes.md?"}},{{"role":"assistant","content":[{{"type":"tool_use","id":"toolu_1","name":"Read","input":{{"file_path":"notes.md"}}}}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":"done \ud83d\ude00 and cut \ud83d"}}]}}{extra}]}}"#
+        )
+        .into_bytes()
+    };
+    let first = g
+        .forward(Api::AnthropicMessages, &body(""), None)
+        .expect("forwarded, not refused");
+    assert_eq!(first.mended, 1);
+    let sent = forwarded_messages(Api::AnthropicMessages, &first.body);
+    assert_eq!(
+        sent[2]["content"][0]["content"], "done \u{1F600} and cut \u{FFFD}",
+        "the pair kept, the lone half written U+FFFD"
+    );
+    // the next request repeats the lone half: the same conversation, mended the same way
+    let next = g
+        .forward(
+            Api::AnthropicMessages,
+            &body(r#",{"role":"assistant","content":"It is cut."},{"role":"user","content":"thanks"}"#),
+            None,
+        )
+        .unwrap();
+    assert!(next.continued);
+    assert_eq!(next.conversation, first.conversation);
+    assert_eq!(next.mended, 1);
+    assert_eq!(g.conversations(), 1);
+    // a body that does not read for another reason is refused as before, in the same words
+    let broken = String::from_utf8(body("")).unwrap().replace("]}", "]");
+    let err = g
+        .forward(Api::AnthropicMessages, broken.as_bytes(), None)
+        .unwrap_err();
+    assert!(err.to_string().contains("malformed JSON"), "{err}");
+    // a body whose only fault is not a lone half is not touched either: no escape is written for it
+    let plain = g
+        .forward(Api::AnthropicMessages, &messages_body_plain(), None)
+        .unwrap();
+    assert_eq!(plain.mended, 0);
+}
+
+fn messages_body_plain() -> Vec<u8> {
+    br#"{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"a pair \ud83d\ude00 and a backslash \\ud800"}]}"#.to_vec()
 }

@@ -686,3 +686,28 @@ fn tls_files_are_read_before_listening_and_a_key_may_share_the_certificates_file
         "{missing}"
     );
 }
+
+#[test]
+fn half_an_emoji_cut_off_by_the_client_goes_on_written_u_fffd_and_is_counted() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let up = upstream();
+    let addr = proxy(&rt, &up);
+    let body =
+        br#"{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"cut \ud83d"}]}"#;
+    let (status, headers, answer) = send(&addr, "POST /v1/messages HTTP/1.1", body);
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(header(&headers, "x-ctxfit-mended"), Some("1"));
+    {
+        let got = up.received.lock().unwrap();
+        let sent: serde_json::Value = serde_json::from_slice(&got[0].1).unwrap();
+        assert_eq!(sent["messages"][0]["content"], "cut \u{FFFD}");
+    }
+    let (_, _, stats) = send(&addr, "GET /ctxfit/stats HTTP/1.1", b"");
+    let stats: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(stats["apis"]["anthropic-messages"]["mended"], 1, "{stats}");
+    let (_, _, metrics) = send(&addr, "GET /metrics HTTP/1.1", b"");
+    assert!(
+        metrics.contains("ctxfit_proxy_mended_total{api=\"anthropic-messages\"} 1"),
+        "{metrics}"
+    );
+}

@@ -11,6 +11,8 @@ pub(super) struct ApiStats {
     pub(super) refused: u64,
     /// Requests whose body the client compressed, inflated to be read.
     pub(super) inflated: u64,
+    /// Requests whose lone surrogate escapes were written U+FFFD so that they read (`Forwarded::mended`).
+    pub(super) mended: u64,
     pub(super) tokens_in: u64,
     pub(super) tokens_forwarded: u64,
     /// Answers whose usage the provider reported, and what it reported: the input it counted (what it bills),
@@ -72,6 +74,7 @@ pub(super) fn stats_json(shared: &Shared) -> String {
                     "bypassed": s.bypassed,
                     "refused": s.refused,
                     "inflated": s.inflated,
+                    "mended": s.mended,
                     "tokens_in": s.tokens_in,
                     "tokens_forwarded": s.tokens_forwarded,
                     "tokens_saved": s.tokens_in.saturating_sub(s.tokens_forwarded),
@@ -118,7 +121,7 @@ type Family = (&'static str, &'static str, fn(&ApiStats) -> u64);
 pub(super) fn metrics_text(shared: &Shared) -> String {
     let stats = snapshot(shared);
     let mut out = String::new();
-    let families: [Family; 10] = [
+    let families: [Family; 11] = [
         (
             "ctxfit_proxy_requests_total",
             "Requests received, per API.",
@@ -133,6 +136,11 @@ pub(super) fn metrics_text(shared: &Shared) -> String {
             "ctxfit_proxy_inflated_total",
             "Requests whose body the client compressed (zstd, gzip, deflate), inflated to be compacted, per API.",
             |s| s.inflated,
+        ),
+        (
+            "ctxfit_proxy_mended_total",
+            "Requests whose lone surrogate escapes (half an emoji a client cut in two, which the provider refuses) were written U+FFFD, per API.",
+            |s| s.mended,
         ),
         (
             "ctxfit_proxy_tokens_in_total",
