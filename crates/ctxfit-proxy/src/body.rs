@@ -57,6 +57,9 @@ pub enum BodyError {
     },
     #[error("`{0}` must be a list")]
     NotAList(&'static str),
+    /// Well-formed JSON, but not an object: no API takes it (what it is instead).
+    #[error("the request body must be a JSON object, found {0}")]
+    NotAnObject(&'static str),
     #[error("the request has no `{0}`")]
     Missing(&'static str),
     /// The messages field written twice: which of them the provider reads is not defined (JSON leaves it open),
@@ -127,6 +130,8 @@ impl BodyError {
 
 /// What the messages field must be.
 const EXPECTED_LIST: &str = "a list of messages";
+/// What the body must be.
+const EXPECTED_OBJECT: &str = "a JSON object";
 
 /// The messages list, each message borrowed as written.
 struct ListSeed;
@@ -164,7 +169,7 @@ impl<'de> DeserializeSeed<'de> for SplitSeed {
         impl<'de> Visitor<'de> for V {
             type Value = Split<'de>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
+                f.write_str(EXPECTED_OBJECT)
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let (mut fields, mut messages) = (Vec::new(), None);
@@ -209,6 +214,24 @@ impl<'a> RequestBody<'a> {
             // a Responses `input` may be one string: nothing to compact
             Err(e) if e.to_string().contains(EXPECTED_LIST) => {
                 return Err(BodyError::NotAList(key))
+            }
+            // a list, a string, a number: JSON, but no request
+            Err(e)
+                if e.classify() == serde_json::error::Category::Data
+                    && e.to_string().contains(EXPECTED_OBJECT) =>
+            {
+                // (the object was refused at its first byte: the rest may not even be JSON)
+                if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+                    return Err(BodyError::json(&e, bytes));
+                }
+                let start = bytes.iter().find(|b| !b.is_ascii_whitespace());
+                return Err(BodyError::NotAnObject(match start {
+                    Some(b'[') => "a list",
+                    Some(b'"') => "a string",
+                    Some(b't' | b'f') => "a boolean",
+                    Some(b'n') => "null",
+                    _ => "a number",
+                }));
             }
             Err(e) => return Err(BodyError::json(&e, bytes)),
         };
@@ -624,6 +647,27 @@ mod tests {
             RequestBody::parse(Api::OpenAiResponses, br#"{"input":"hello"}"#).err(),
             Some(BodyError::NotAList("input"))
         );
+        // JSON, but no object: said as such, not as malformed JSON
+        for (body, found) in [
+            (&b" [[1]]"[..], "a list"),
+            (b"\"x\"", "a string"),
+            (b"42", "a number"),
+            (b"-1.5", "a number"),
+            (b"true", "a boolean"),
+            (b"null", "null"),
+        ] {
+            let err = RequestBody::split(Api::AnthropicMessages, body).err();
+            assert_eq!(err, Some(BodyError::NotAnObject(found)));
+            assert_eq!(
+                err.unwrap().to_string(),
+                format!("the request body must be a JSON object, found {found}")
+            );
+        }
+        // a list cut short is malformed JSON, named by its place
+        assert!(matches!(
+            RequestBody::parse(Api::AnthropicMessages, b"[1,").err(),
+            Some(BodyError::Json { .. })
+        ));
         // the messages twice: the proxy would compact one, the provider might read the other
         for body in [
             &br#"{"messages":[{"role":"user","content":"a"}],"model":"m","messages":[]}"#[..],

@@ -748,14 +748,14 @@ impl From<String> for Refusal {
 }
 
 /// Whether a Responses body is one the gateway compacts: its whole conversation in `input` (a list), no
-/// `previous_response_id` — told from its structure alone, not a parse of the whole body. A malformed body, or
-/// one with `input` twice, is the gateway's too, which names it.
+/// `previous_response_id` — told from its structure alone, not a parse of the whole body. A malformed body, one
+/// that is no JSON object, or one with `input` twice, is the gateway's too, which names it.
 fn responses_compactable(bytes: &[u8]) -> bool {
     match RequestBody::split(Api::OpenAiResponses, bytes) {
         Ok(body) => body
             .field("previous_response_id")
             .is_none_or(|id| id == "null"),
-        Err(BodyError::Json { .. } | BodyError::Twice(_)) => true,
+        Err(BodyError::Json { .. } | BodyError::Twice(_) | BodyError::NotAnObject(_)) => true,
         Err(_) => false,
     }
 }
