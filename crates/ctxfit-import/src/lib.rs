@@ -414,6 +414,26 @@ pub fn import_str(text: &str, format: Option<SourceFormat>) -> Result<Vec<Sessio
             Ok(sessions)
         }
         Err(e) => {
+            // half of an emoji a client cut in two by UTF-16 code units, which its JSON writer put as a lone
+            // escape (real Claude Code logs hold them): read as U+FFFD, and said
+            if let Some(mended) = ctxfit_model::mend_lone_surrogates_in(text) {
+                let mut sessions = import_str(&mended.text, format)?;
+                // where the first is, as a JSON error is placed
+                let before = &text[..mended.first];
+                let line = 1 + before.matches('\n').count();
+                let column = 1 + before.rsplit('\n').next().unwrap_or("").chars().count();
+                let more = match mended.count {
+                    1 => String::new(),
+                    n => format!(" ({n} in all)"),
+                };
+                for s in &mut sessions {
+                    s.problems.push(format!(
+                        "line {line}, column {column}: a lone surrogate escape (half of a UTF-16 pair, such as an \
+                         emoji a client cut in two) read as U+FFFD{more}"
+                    ));
+                }
+                return Ok(sessions);
+            }
             // a log still being written: the lines before its last, and the cut named as a problem
             let Some((lines, line)) = cut_short_last_line(text) else {
                 return Err(e);

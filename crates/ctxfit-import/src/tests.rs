@@ -47,6 +47,41 @@ fn two_values_on_one_line_are_read_as_the_two_they_are() {
 }
 
 #[test]
+fn half_an_emoji_a_client_cut_off_is_read_as_u_fffd_and_said_where() {
+    // Claude Code cuts a long tool result by UTF-16 code units; the half of an emoji left is logged as a lone
+    // escape, which no JSON reader here takes: the session reads, the half as U+FFFD, and the log's place is said
+    let text = format!(
+        "{}\n{}\n{}",
+        line("user", "1", "hi"),
+        line("assistant", "2", r"cut \ud83d and \ud83d\ude00 kept"),
+        line("user", "3", r"\udc00")
+    );
+    let sessions = import_str(&text, None).unwrap();
+    let messages = &sessions[0].conversation.messages;
+    assert_eq!(messages.len(), 3);
+    assert_eq!(
+        messages[1].content.joined_text(),
+        "cut \u{FFFD} and \u{1F600} kept"
+    );
+    let column = line("assistant", "2", "").find("\"}}").unwrap() + 1 + "cut ".len();
+    assert_eq!(
+        sessions[0].problems,
+        [format!(
+            "line 2, column {column}: a lone surrogate escape (half of a UTF-16 pair, such as an emoji a client \
+             cut in two) read as U+FFFD (2 in all)"
+        )]
+    );
+    // with a last line cut short too: both said
+    let cut = format!(
+        "{}\n{}",
+        line("user", "1", r"a \ud800"),
+        &line("user", "2", "b")[..30]
+    );
+    let sessions = import_str(&cut, None).unwrap();
+    assert_eq!(sessions[0].problems.len(), 2, "{:?}", sessions[0].problems);
+}
+
+#[test]
 fn a_log_cut_short_in_its_last_line_reads_without_it_and_says_so() {
     let (a, b, c) = (
         line("user", "1", "hi"),

@@ -50,6 +50,7 @@ mod index;
 mod numbers;
 pub mod openai;
 pub mod responses;
+mod surrogates;
 mod wire;
 
 pub use block::{Block, Content, Shape, TextBlock, ThinkingBlock, ToolResult, ToolUse};
@@ -65,6 +66,7 @@ pub use index::{ToolCallIndex, ToolCallSite};
 pub use numbers::{keep_number_spelling, keep_number_spelling_in};
 /// The JSON types the model exposes (tool inputs, extra fields).
 pub use serde_json::{Map, Value};
+pub use surrogates::{mend_lone_surrogates, mend_lone_surrogates_in, Mended};
 
 /// Read a conversation from JSON text, detecting its format.
 pub fn from_json_str(text: &str) -> Result<Conversation, ModelError> {

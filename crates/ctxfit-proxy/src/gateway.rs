@@ -383,10 +383,10 @@ impl Gateway {
         session: Option<&str>,
     ) -> Result<Forwarded, GatewayError> {
         match self.forward_as_sent(api, &bytes, session) {
-            Err(GatewayError::Body(e)) => match crate::scan::mend_lone_surrogates(&bytes) {
-                Some((mended, n)) => {
-                    let mut f = self.forward_as_sent(api, &Bytes::from(mended), session)?;
-                    f.mended = n;
+            Err(GatewayError::Body(e)) => match ctxfit_model::mend_lone_surrogates(&bytes) {
+                Some(mended) => {
+                    let mut f = self.forward_as_sent(api, &Bytes::from(mended.text), session)?;
+                    f.mended = mended.count;
                     Ok(f)
                 }
                 None => Err(GatewayError::Body(e)),

@@ -77,85 +77,9 @@ pub(crate) fn value_end(json: &[u8], start: usize) -> usize {
     json.len()
 }
 
-/// The code unit of the `\uXXXX` escape whose backslash is at `at`, if one is there.
-fn escape_at(json: &[u8], at: usize) -> Option<u16> {
-    let hex = json.get(at + 2..at + 6)?;
-    if json.get(at + 1) != Some(&b'u') || !hex.iter().all(u8::is_ascii_hexdigit) {
-        return None;
-    }
-    u16::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()
-}
-
-/// The text with every lone surrogate escape — half of a UTF-16 pair, `\ud83d` without its `\ude00` after it,
-/// or a low half alone — written `\ufffd` (U+FFFD, what a decoder puts for what is no character), and how many
-/// there were; `None` when there are none. Escapes are found by walking backslashes, so `\\ud800` (a backslash,
-/// then the letters `ud800`) is no escape. The replacement is as long as what it replaces: nothing else moves.
-///
-/// Why: a client that cuts text by UTF-16 code units (JavaScript's `slice`) can cut an emoji in two, and
-/// `JSON.stringify` writes the half that is left as such an escape. The Anthropic API refuses the request ("no
-/// low surrogate in string"), and every later request of the conversation, which repeats it.
-pub(crate) fn mend_lone_surrogates(json: &[u8]) -> Option<(Vec<u8>, usize)> {
-    let mut out: Option<Vec<u8>> = None;
-    let mut mended = 0;
-    let mut i = 0;
-    while let Some(k) = json.get(i..).and_then(|rest| memchr::memchr(b'\\', rest)) {
-        let at = i + k;
-        i = at + 2;
-        let Some(unit) = escape_at(json, at) else {
-            continue;
-        };
-        i = at + 6;
-        let lone = match unit {
-            0xD800..=0xDBFF => match escape_at(json, at + 6) {
-                Some(0xDC00..=0xDFFF) => {
-                    i = at + 12;
-                    false
-                }
-                _ => true,
-            },
-            0xDC00..=0xDFFF => true,
-            _ => false,
-        };
-        if lone {
-            out.get_or_insert_with(|| json.to_vec())[at..at + 6].copy_from_slice(b"\\ufffd");
-            mended += 1;
-        }
-    }
-    out.map(|text| (text, mended))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn lone_surrogate_escapes_are_mended_and_nothing_else() {
-        let mend = |t: &str| {
-            mend_lone_surrogates(t.as_bytes()).map(|(b, n)| (String::from_utf8(b).unwrap(), n))
-        };
-        // a pair, in either case, is a character: left as it is
-        assert_eq!(mend(r#"{"t":"\ud83d\ude00 \uD83D\uDE00"}"#), None);
-        // a high half cut off (JavaScript's slice), at the end or before other text; a low half alone
-        assert_eq!(
-            mend(r#"{"t":"ab\ud83d","u":"\ud83dx\ude00"}"#),
-            Some((r#"{"t":"ab\ufffd","u":"\ufffdx\ufffd"}"#.to_owned(), 3))
-        );
-        // two high halves in a row: both lone
-        assert_eq!(
-            mend(r#""\ud800\ud800""#),
-            Some((r#""\ufffd\ufffd""#.to_owned(), 2))
-        );
-        // an escaped backslash before the letters is no escape; other escapes pass
-        assert_eq!(mend(r#""C:\\ud800\n\u00e9\"""#), None);
-        // a high half whose low half follows an escaped backslash: lone
-        assert_eq!(
-            mend(r#""\ud800\\udc00""#),
-            Some((r#""\ufffd\\udc00""#.to_owned(), 1))
-        );
-        // cut short at the end of the text: nothing read past it
-        assert_eq!(mend(r#""\ud8"#), None);
-        assert_eq!(mend("\\"), None);
-    }
 
     #[test]
     fn ends_of_strings_and_values() {

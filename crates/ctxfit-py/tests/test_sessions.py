@@ -342,6 +342,15 @@ def test_an_input_of_tiny_values_is_refused_before_it_is_read(tmp_path):
         ctxfit.load_session(tmp_path / "tiny.jsonl")
 
 
+def test_half_an_emoji_cut_off_loads_as_u_fffd_and_warns(tmp_path):
+    # Python's json reads a lone surrogate escape into a str no UTF-8 can hold; the API refuses it: read as U+FFFD
+    chat = tmp_path / "chat.json"
+    chat.write_text('{"messages": [{"role": "user", "content": "cut \\ud83d here"}]}')
+    with pytest.warns(UserWarning, match=r"chat\.json: line 1, column 48: a lone surrogate escape .* read as U\+FFFD"):
+        messages = ctxfit.load_session(chat)
+    assert messages == [{"role": "user", "content": "cut \ufffd here"}]
+
+
 def test_a_key_written_twice_in_one_object_loads_its_last_value_and_warns(tmp_path):
     # what json.loads reads too (the last value), but said: the earlier value is gone
     chat = tmp_path / "chat.json"
