@@ -92,7 +92,17 @@ fn read(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, Odd> {
         return s
             .to_cow()
             .map(|text| Value::String(text.into_owned()))
-            .map_err(|e| Odd::Value(format!("a string JSON cannot hold ({e})"), String::new()));
+            .map_err(|e| {
+                Odd::Value(
+                    format!(
+                        "a string JSON cannot hold: a lone surrogate — half of an emoji cut in two, or a byte \
+                         decoded with errors=\"surrogateescape\" — which the API refuses too; write it as U+FFFD \
+                         first, as text.encode(\"utf-16\", \"surrogatepass\").decode(\"utf-16\", \"replace\") \
+                         does ({e})"
+                    ),
+                    String::new(),
+                )
+            });
     }
     if let Ok(i) = obj.cast::<PyInt>() {
         if let Ok(n) = i.extract::<i64>() {
