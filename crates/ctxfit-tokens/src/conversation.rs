@@ -63,8 +63,20 @@ pub fn count_block(est: &dyn TokenEstimator, block: &Block) -> usize {
         Block::ToolUse(u) => BLOCK_OVERHEAD + est.count_text(&u.name) + count_json(est, &u.input),
         Block::ToolResult(r) => BLOCK_OVERHEAD + count_content(est, &r.content),
         Block::Image(_) => IMAGE_TOKENS,
-        Block::RedactedThinking(m) | Block::Document(m) => {
+        Block::RedactedThinking(m) => {
             BLOCK_OVERHEAD + count_written(est, |buf| serde_json::to_writer(buf, m))
+        }
+        // a file's bytes (a PDF, audio) as the provider bills them, not as the text of their base64
+        Block::Document(m) if crate::payload::map_holds_payload(m) => {
+            let (payloads, rest) = crate::payload::take_from_map(m);
+            BLOCK_OVERHEAD + payloads + count_written(est, |buf| serde_json::to_writer(buf, &rest))
+        }
+        Block::Document(m) => {
+            BLOCK_OVERHEAD + count_written(est, |buf| serde_json::to_writer(buf, m))
+        }
+        Block::Unknown(v) if crate::payload::holds_payload(v) => {
+            let (payloads, rest) = crate::payload::take_payloads(v);
+            BLOCK_OVERHEAD + payloads + count_json(est, &rest)
         }
         Block::Unknown(v) => BLOCK_OVERHEAD + count_json(est, v),
     }
@@ -274,5 +286,27 @@ mod totals {
             count_conversation(&Chars4, &conv),
             2 * MESSAGE_OVERHEAD + 30
         );
+    }
+
+    #[test]
+    fn a_pdf_a_tool_read_counts_its_pages_not_its_base64() {
+        use crate::payload::tests::{b64, pdf};
+        // Claude Code's `Read` of a 4-page PDF: a document block in the tool result
+        let data = b64(&pdf(4, 200_000));
+        let conv = ctxfit_model::from_value(serde_json::json!({"messages": [
+            {"role": "user", "content": "read the spec"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Read", "input": {"file_path": "spec.pdf"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [
+                {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": data}}]}]}
+        ]}))
+        .unwrap();
+        let est = crate::FastEstimator;
+        let result = count_message(&est, &conv.messages[2]);
+        // four pages and the block's few fields, where the base64's text would be ~120,000 tokens
+        assert!(
+            (4 * crate::PDF_PAGE_TOKENS..4 * crate::PDF_PAGE_TOKENS + 60).contains(&result),
+            "{result}"
+        );
+        assert!(est.count_text(&data) > 50_000);
     }
 }

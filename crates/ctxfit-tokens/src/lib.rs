@@ -31,6 +31,7 @@ pub mod conversation;
 #[cfg(feature = "exact")]
 mod exact;
 mod fast;
+mod payload;
 mod weights;
 
 pub use budget::{BudgetError, BudgetStatus, TokenBudget};
@@ -41,6 +42,7 @@ pub use conversation::{
 #[cfg(feature = "exact")]
 pub use exact::ExactEstimator;
 pub use fast::{pair_counts, FastEstimator, CLASSES, CLASS_NAMES, FEATURES};
+pub use payload::{PDF_BYTES_PER_PAGE, PDF_PAGE_TOKENS};
 
 /// Something that turns text into a token count.
 pub trait TokenEstimator: Send + Sync {
