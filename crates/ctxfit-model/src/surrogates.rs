@@ -108,4 +108,38 @@ mod tests {
         assert_eq!(mend(r#""\ud8"#), None);
         assert_eq!(mend("\\"), None);
     }
+
+    #[test]
+    fn every_string_of_escapes_reads_once_mended_and_no_input_panics() {
+        // strings built of valid escapes and surrogate halves in every order: once mended, each reads as JSON
+        const PARTS: [&str; 7] = [
+            r"\ud83d", r"\ude00", r"\\", "a", r"\u00e9", r"\n", r"\uDBFF",
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..5_000 {
+            let len = (next() % 8) as usize;
+            let text: String = (0..len).map(|_| PARTS[(next() % 7) as usize]).collect();
+            let json = format!("\"{text}\"");
+            let read = match mend_lone_surrogates_in(&json) {
+                Some(m) => m.text,
+                None => json.clone(),
+            };
+            assert!(
+                serde_json::from_str::<String>(&read).is_ok(),
+                "{json} → {read}"
+            );
+            // and any prefix of it (cut anywhere, a byte at a time): no panic
+            for cut in 0..json.len() {
+                if json.is_char_boundary(cut) {
+                    let _ = mend_lone_surrogates(json[..cut].as_bytes());
+                }
+            }
+        }
+    }
 }
