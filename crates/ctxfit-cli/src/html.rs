@@ -147,6 +147,19 @@ fn explanation(args: &Args) -> Result<String> {
 /// A page's bytes from a file or standard input (gzip inflated); a PDF, an image or other binary data is refused
 /// by name rather than written out as mojibake.
 fn read_page(source: &Path) -> Result<Vec<u8>> {
+    // a file:// URL is no file's name: said, rather than "no such file"
+    let file_url = source.to_str().and_then(|t| {
+        t.get(..7)
+            .filter(|p| p.eq_ignore_ascii_case("file://"))
+            .map(|_| &t[7..])
+    });
+    if let Some(path) = file_url.filter(|_| !source.exists()) {
+        return Err(BadInput(format!(
+            "{}: file:// URLs are not fetched: give the file's path ({path})",
+            display_name(source)
+        ))
+        .into());
+    }
     let bytes = read_bytes(source)?;
     // a file named as a page is one, as a browser opens it by its name; any other is sniffed
     let named_a_page = source

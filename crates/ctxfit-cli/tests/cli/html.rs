@@ -37,6 +37,14 @@ fn html_cleans_a_file_or_stdin_and_reports_like_the_page_tool() {
     );
     let from_stdin = ctxfit(&["html", "-", "--level", "minimal"], Some(&html));
     assert_eq!(stdout(&from_stdin), stdout(&minimal));
+    // a file:// URL: its path asked for, not "no such file"
+    let o = ctxfit(&["html", "file:///tmp/page.html"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("file:// URLs are not fetched: give the file's path (/tmp/page.html)"),
+        "{}",
+        stderr(&o)
+    );
     // a PDF or an executable given as the page: refused by what it is, nothing written
     for (bytes, kind) in [
         (
