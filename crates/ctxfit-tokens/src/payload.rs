@@ -114,7 +114,7 @@ fn data_uri(s: &str) -> Option<&str> {
         return None;
     }
     let b64 = &rest[comma + 1..];
-    (b64.len() >= MIN_PAYLOAD).then_some(b64)
+    (b64.len() >= MIN_PAYLOAD && is_base64(b64)).then_some(b64)
 }
 
 fn is_base64(s: &str) -> bool {
