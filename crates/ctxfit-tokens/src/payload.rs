@@ -18,9 +18,9 @@
 
 use serde_json::{Map, Value};
 
-/// Tokens a PDF page costs: Anthropic bills a page as its text plus an image of it — 2,100 to 2,500 tokens
-/// measured for a page of text or a table on Claude 4.5 and 5.5, 1,600 for a scanned page; the upper end, so
-/// that a budget counted with it holds.
+/// Tokens a PDF page costs: Anthropic bills a page as its text plus an image of it — a public measurement
+/// (not ours) reports 2,100 to 2,500 tokens for a page of text or a table on Claude 4.5 and 5.5, 1,600 for a
+/// scanned page; the upper end, so that a budget counted with it holds.
 pub const PDF_PAGE_TOKENS: usize = 2_400;
 /// Bytes of PDF taken for a page when its page objects cannot be seen (compressed into object streams).
 pub const PDF_BYTES_PER_PAGE: usize = 50_000;
