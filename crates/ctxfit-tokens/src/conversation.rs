@@ -9,8 +9,7 @@ use crate::TokenEstimator;
 pub const MESSAGE_OVERHEAD: usize = 3;
 /// Tokens of a tool call's or result's framing (type, id, name).
 pub const BLOCK_OVERHEAD: usize = 3;
-/// An image is counted as Anthropic's cost of a ~1.15-megapixel image; its bytes are not text.
-pub const IMAGE_TOKENS: usize = 1_600;
+pub use crate::payload::IMAGE_TOKENS;
 
 /// Tokens of a content (the blocks' tokens, no framing).
 pub fn count_content(est: &dyn TokenEstimator, content: &Content) -> usize {

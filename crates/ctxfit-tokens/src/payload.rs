@@ -5,7 +5,7 @@
 //! `data`), OpenAI's `file_data` (Chat's `file` part, Responses' `input_file`) and `input_audio.data`, and any
 //! string that is a `data:…;base64,` URI. A PDF counts [`PDF_PAGE_TOKENS`] a page — its pages counted in its own
 //! structure (`/Type /Page` objects), else one per [`PDF_BYTES_PER_PAGE`] bytes when they are compressed out of
-//! sight — and any other payload as an image does ([`crate::conversation::IMAGE_TOKENS`]). The rest of the block is counted
+//! sight — and any other payload as an image does ([`IMAGE_TOKENS`]). The rest of the block is counted
 //! as its JSON text, as before.
 //!
 //! **Why.** Base64 reads as text at about two characters a token: a 300 KB PDF counted so is 180,000 tokens,
@@ -18,6 +18,8 @@
 
 use serde_json::{Map, Value};
 
+/// An image is counted as Anthropic's cost of a ~1.15-megapixel image; its bytes are not text.
+pub const IMAGE_TOKENS: usize = 1_600;
 /// Tokens a PDF page costs: Anthropic bills a page as its text plus an image of it — a public measurement
 /// (not ours) reports 2,100 to 2,500 tokens for a page of text or a table on Claude 4.5 and 5.5, 1,600 for a
 /// scanned page; the upper end, so that a budget counted with it holds.
@@ -127,7 +129,7 @@ fn is_base64(s: &str) -> bool {
 fn payload_tokens(b64: &str) -> usize {
     // "%PDF" is "JVBER" in base64
     if !b64.starts_with("JVBER") {
-        return crate::conversation::IMAGE_TOKENS;
+        return IMAGE_TOKENS;
     }
     let bytes = decode(b64);
     let pages = page_objects(&bytes);
@@ -233,10 +235,7 @@ pub(crate) mod tests {
         // pages compressed out of sight: one per 50 KB
         let hidden = b64(&[b"%PDF-1.5\n".to_vec(), vec![b'x'; 120_000]].concat());
         assert_eq!(payload_tokens(&hidden), 3 * PDF_PAGE_TOKENS);
-        assert_eq!(
-            payload_tokens(&b64(&[7u8; 5_000])),
-            crate::conversation::IMAGE_TOKENS
-        );
+        assert_eq!(payload_tokens(&b64(&[7u8; 5_000])), IMAGE_TOKENS);
     }
 
     #[test]
@@ -253,7 +252,7 @@ pub(crate) mod tests {
             "file_data": format!("data:application/pdf;base64,{pdf}")}});
         assert_eq!(take_payloads(&chat).0, 2 * PDF_PAGE_TOKENS);
         let audio = serde_json::json!({"type": "input_audio", "input_audio": {"data": b64(&[1u8; 3_000]), "format": "wav"}});
-        assert_eq!(take_payloads(&audio).0, crate::conversation::IMAGE_TOKENS);
+        assert_eq!(take_payloads(&audio).0, IMAGE_TOKENS);
         // base64 in a field the APIs do not give a file's bytes (an encrypted reasoning item) is text, as are a
         // short data URI and prose
         let opaque =
