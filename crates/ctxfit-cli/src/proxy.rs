@@ -88,12 +88,30 @@ pub struct Args {
     state_ttl: u64,
 }
 
-fn origin(flag: &str, url: &str) -> Result<Uri> {
+/// The upstream `url` of `--flag`: an origin. A provider's base URL with a path is refused with the two settings
+/// that take its place (the proxy, at `listen` — `http://127.0.0.1:8788` — keeps the client's path as it
+/// forwards).
+fn origin(flag: &str, url: &str, listen: &str) -> Result<Uri> {
     let uri: Uri = url
         .parse()
         .map_err(|e| BadInput(format!("--{flag} {url}: {e}")))?;
     match (uri.scheme_str(), uri.host(), uri.path()) {
         (Some("http" | "https"), Some(_), "" | "/") => Ok(uri),
+        (Some("http" | "https"), Some(host), path) => {
+            // a provider's base URL (OpenRouter's `https://openrouter.ai/api/v1`): its path belongs in the
+            // client's base URL, which the proxy keeps as it forwards
+            let origin = match uri.port_u16() {
+                Some(port) => format!("{}://{host}:{port}", uri.scheme_str().unwrap_or("https")),
+                None => format!("{}://{host}", uri.scheme_str().unwrap_or("https")),
+            };
+            let path = path.trim_end_matches('/');
+            Err(BadInput(format!(
+                "--{flag} {url}: give an origin, http(s)://host[:port], without a path: the path goes in the \
+                 client's base URL, which the proxy keeps as it forwards (--{flag} {origin}, and the client's \
+                 base URL {listen}{path})"
+            ))
+            .into())
+        }
         _ => Err(BadInput(format!(
             "--{flag} {url}: give an origin, http(s)://host[:port], without a path"
         ))
@@ -127,10 +145,16 @@ pub fn run(args: Args) -> Result<()> {
     let profile = args.profile.clone();
     // what runs when a request names no profile (a policy that cannot tell is refused by `start`, named)
     let runs = profile.clone().or_else(|| policy.default_name().ok());
+    let scheme = if args.tls_cert.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    let listen = format!("{scheme}://{}", args.listen);
     let config = ProxyConfig {
-        anthropic: origin("upstream-anthropic", &args.upstream_anthropic)?,
-        openai: origin("upstream-openai", &args.upstream_openai)?,
-        chatgpt: origin("upstream-chatgpt", &args.upstream_chatgpt)?,
+        anthropic: origin("upstream-anthropic", &args.upstream_anthropic, &listen)?,
+        openai: origin("upstream-openai", &args.upstream_openai, &listen)?,
+        chatgpt: origin("upstream-chatgpt", &args.upstream_chatgpt, &listen)?,
         policy,
         profile,
         max_body: args.max_body,

@@ -2,9 +2,11 @@
 //! upstream's answer as it arrives.
 //!
 //! * `POST /v1/messages` (Anthropic), `POST /v1/chat/completions` (OpenAI Chat), `POST /v1/responses` (OpenAI
-//!   Responses, when the client sends the whole conversation in `input` and no `previous_response_id`) are
-//!   compacted by the [`Gateway`] of the request's profile; `POST /v1/messages/count_tokens` counts the request
-//!   as it would be sent (compacted by a gateway of its own, so no conversation changes); every other request is forwarded untouched, to the
+//!   Responses, when the client sends the whole conversation in `input` and no `previous_response_id`) — each
+//!   also under a provider's own base path (`/api/v1/chat/completions`; by how the path ends) — are compacted by the
+//!   [`Gateway`] of the request's profile; `POST /v1/messages/count_tokens` counts the request as it would be
+//!   sent (compacted by a gateway of its own, so no conversation changes); every other request is forwarded
+//!   untouched, to the
 //!   Anthropic upstream when it carries `x-api-key`, `anthropic-version` or `anthropic-beta`, or it carries no
 //!   credentials and is Claude Code's reachability check (`HEAD /api/hello`) or under `/api/` while the OpenAI
 //!   upstream is the OpenAI API (a server of the user's own, such as Ollama, has an API of its own there), else
@@ -432,16 +434,24 @@ fn anthropic_by_path(path: &str, openai: &Uri) -> bool {
                 .is_some_and(|h| h.eq_ignore_ascii_case(OPENAI_API_HOST)))
 }
 
+/// The API a request speaks, by the end of its path: what the official SDKs append to a base URL
+/// (`/v1/messages`, `/chat/completions`, `/responses`), whatever the base URL's own path — `/v1` at the OpenAI
+/// API, `/api/v1` at OpenRouter, `/openai/v1` at Groq, `/openai/deployments/NAME` at Azure, `/api/anthropic` at
+/// a provider's Anthropic-compatible endpoint, `/backend-api/codex` at ChatGPT's backend (Codex CLI signed in
+/// with ChatGPT). Only `POST` creates a message; the other endpoints under these (`/v1/messages/batches`,
+/// `/v1/responses/ID/cancel`, an Assistants thread's `/messages`) end otherwise and go through untouched.
 fn api_of(method: &Method, path: &str) -> Option<Api> {
     if method != Method::POST {
         return None;
     }
-    match path {
-        "/v1/messages" | "/v1/messages/count_tokens" => Some(Api::AnthropicMessages),
-        "/v1/chat/completions" => Some(Api::OpenAiChat),
-        // ChatGPT's backend speaks the Responses API for Codex CLI signed in with ChatGPT
-        "/v1/responses" | "/backend-api/codex/responses" => Some(Api::OpenAiResponses),
-        _ => None,
+    if path.ends_with("/v1/messages") || path.ends_with("/v1/messages/count_tokens") {
+        Some(Api::AnthropicMessages)
+    } else if path.ends_with("/chat/completions") {
+        Some(Api::OpenAiChat)
+    } else if path.ends_with("/responses") {
+        Some(Api::OpenAiResponses)
+    } else {
+        None
     }
 }
 

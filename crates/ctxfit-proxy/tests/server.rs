@@ -565,6 +565,75 @@ fn a_responses_request_is_compacted_only_when_it_carries_its_whole_conversation(
     assert_eq!(up.received.lock().unwrap().len(), heard);
 }
 
+#[test]
+fn an_api_behind_a_providers_own_base_path_is_compacted_and_goes_on_to_that_path() {
+    // OpenRouter, Groq, Azure and the providers' Anthropic-compatible endpoints put the API under a path of
+    // their own; the SDKs append `/chat/completions`, `/responses` or `/v1/messages` to the base URL given
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (anthropic, openai) = (upstream(), upstream());
+    let addr = serving(
+        &rt,
+        ProxyConfig {
+            anthropic: anthropic.url.parse().unwrap(),
+            openai: openai.url.parse().unwrap(),
+            ..ProxyConfig::default()
+        },
+    );
+    let chat = br#"{"model":"m","messages":[{"role":"user","content":"list the files"}]}"#;
+    let responses = br#"{"model":"m","input":[{"role":"user","content":"list the files"}]}"#;
+    let messages = messages_body(&["list the files"]);
+    let cases: [(&str, &[u8], &Upstream, &str); 6] = [
+        ("POST /api/v1/chat/completions HTTP/1.1\r\nauthorization: Bearer k", chat, &openai, "openai-chat"),
+        ("POST /openai/v1/chat/completions HTTP/1.1\r\nauthorization: Bearer k", chat, &openai, "openai-chat"),
+        (
+            "POST /openai/deployments/gpt/chat/completions?api-version=2024-10-21 HTTP/1.1\r\napi-key: k",
+            chat,
+            &openai,
+            "openai-chat",
+        ),
+        ("POST /api/v1/responses HTTP/1.1\r\nauthorization: Bearer k", responses, &openai, "openai-responses"),
+        ("POST /api/anthropic/v1/messages HTTP/1.1\r\nx-api-key: k", &messages, &anthropic, "anthropic-messages"),
+        // a provider's Anthropic-compatible endpoint signed in with a bearer token, not `x-api-key`
+        ("POST /anthropic/v1/messages HTTP/1.1\r\nauthorization: Bearer k", &messages, &anthropic, "anthropic-messages"),
+    ];
+    for (head, body, to, api) in cases {
+        let (status, headers, answer) = send(&addr, head, body);
+        assert_eq!(status, 200, "{head}: {answer}");
+        assert!(
+            header(&headers, "x-ctxfit-conversation").is_some(),
+            "{head}: compacted, so named"
+        );
+        let line = head.split("\r\n").next().unwrap();
+        assert_eq!(
+            to.received.lock().unwrap().last().unwrap().0,
+            line,
+            "{head}"
+        );
+        let (_, _, stats) = send(&addr, "GET /ctxfit/stats HTTP/1.1", b"");
+        let stats: serde_json::Value = serde_json::from_str(&stats).unwrap();
+        assert!(
+            stats["apis"][api]["requests"].as_u64() > Some(0),
+            "{head}: {stats}"
+        );
+    }
+    // what only ends like one of them is not one: an Assistants thread's message, a batch, a response's
+    // cancellation go through untouched, unnamed
+    for head in [
+        "POST /v1/threads/thread_1/messages HTTP/1.1\r\nauthorization: Bearer k",
+        "POST /v1/messages/batches HTTP/1.1\r\nx-api-key: k",
+        "POST /v1/responses/resp_1/cancel HTTP/1.1\r\nauthorization: Bearer k",
+    ] {
+        let (status, headers, answer) = send(&addr, head, br#"{"role":"user","content":"hi"}"#);
+        assert_eq!(status, 200, "{head}: {answer}");
+        assert!(
+            header(&headers, "x-ctxfit-conversation").is_none(),
+            "{head}"
+        );
+    }
+    let heard = |u: &Upstream| u.received.lock().unwrap().len();
+    assert_eq!((heard(&anthropic), heard(&openai)), (3, 6));
+}
+
 /// The test certificates of `tests/tls/` (`make.sh`): a CA, and a certificate for 127.0.0.1 and localhost.
 fn tls_dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tls")

@@ -48,9 +48,11 @@ class Upstream(JsonAnswers):
             return self.send_json(200, {"type": "message"})
         if body.get("model") == "overloaded":
             return self.send_json(429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}})
-        if self.path == "/v1/messages/count_tokens":
+        # the API by the end of the path, as a provider that puts it under a base path of its own serves it
+        path = self.path.split("?")[0]
+        if path.endswith("/v1/messages/count_tokens"):
             return self.send_json(200, {"input_tokens": len(raw) // 4})
-        if self.path == "/v1/messages":
+        if path.endswith("/v1/messages"):
             if body.get("stream"):
                 return self.anthropic_stream()
             # a model named usage-N reports N input tokens (N - 100 of them read from the cache)
@@ -60,7 +62,7 @@ class Upstream(JsonAnswers):
                 "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn", "stop_sequence": None,
                 "usage": {"input_tokens": 100, "cache_read_input_tokens": reported - 100, "output_tokens": 1},
             })
-        if self.path == "/v1/chat/completions":
+        if path.endswith("/chat/completions"):
             if body.get("stream"):
                 return self.openai_stream()
             return self.send_json(200, {
@@ -445,6 +447,29 @@ def test_openai_chat_goes_through_and_conversations_stay_apart(proxy):
                {"role": "user", "content": "more"}]
     raw = oa.chat.completions.with_raw_response.create(model="m", messages=history)
     assert raw.headers["x-ctxfit-conversation"] == ids[0]
+
+
+def test_a_providers_own_base_path_is_compacted_there(proxy):
+    # OpenRouter's /api/v1, Azure's deployments, an Anthropic-compatible endpoint's /api/anthropic: the SDKs
+    # append the API's path to the base URL given, and the proxy sends each request on to that same path
+    clients = [
+        ("openai-chat", "/api/v1/chat/completions",
+         lambda: openai.OpenAI(base_url=proxy + "/api/v1", api_key="k", max_retries=0)),
+        ("openai-chat", "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21",
+         lambda: openai.AzureOpenAI(azure_endpoint=proxy, api_version="2024-10-21", api_key="k", max_retries=0)),
+    ]
+    for api, path, client in clients:
+        raw = client().chat.completions.with_raw_response.create(model="gpt-4o", messages=[{"role": "user", "content": "hi"}])
+        assert raw.parse().choices[0].message.content == "ok"
+        assert raw.headers.get("x-ctxfit-conversation"), path
+        assert Upstream.received[-1]["path"] == path
+    ac = anthropic.Anthropic(base_url=proxy + "/api/anthropic", api_key="k", max_retries=0)
+    raw = ac.messages.with_raw_response.create(model="m", max_tokens=8, messages=[{"role": "user", "content": "hi"}])
+    assert raw.parse().content[0].text == "ok"
+    assert raw.headers.get("x-ctxfit-conversation")
+    assert Upstream.received[-1]["path"] == "/api/anthropic/v1/messages"
+    assert ac.messages.count_tokens(model="m", messages=[{"role": "user", "content": "hi"}]).input_tokens > 0
+    assert Upstream.received[-1]["path"] == "/api/anthropic/v1/messages/count_tokens"
 
 
 def test_bypass_forwards_the_clients_bytes(proxy, upstream):

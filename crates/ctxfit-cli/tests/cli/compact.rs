@@ -1098,3 +1098,36 @@ fn within_seconds(seconds: u64, args: &[&str]) -> Output {
     }
     child.wait_with_output().unwrap()
 }
+
+#[test]
+fn a_providers_base_url_as_the_upstream_is_refused_with_the_two_settings_that_replace_it() {
+    let o = within_seconds(
+        20,
+        &[
+            "proxy",
+            "--listen",
+            "127.0.0.1:8799",
+            "--upstream-openai",
+            "https://openrouter.ai/api/v1/",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "(--upstream-openai https://openrouter.ai, and the client's base URL http://127.0.0.1:8799/api/v1)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    // no host, or not HTTP: only said to be no origin
+    for url in ["ftp://example.com", "/v1"] {
+        let o = within_seconds(20, &["proxy", "--upstream-anthropic", url]);
+        assert_eq!(o.status.code(), Some(2), "{url}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("give an origin, http(s)://host[:port], without a path")
+                && !stderr(&o).contains("base URL"),
+            "{url}: {}",
+            stderr(&o)
+        );
+    }
+}
