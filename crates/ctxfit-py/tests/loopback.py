@@ -89,9 +89,12 @@ class ScriptedAnthropic(Scripted):
     heads = []
     sub_script = []  # a sub-agent's: [a word its task holds, then its steps]
 
+    base = ""  # the path the API is served under (a provider's Anthropic-compatible endpoint: "/api/anthropic")
+
     def do_POST(self):
         body = self.read_body()
-        if not self.path.startswith("/v1/messages") or self.path.startswith("/v1/messages/count_tokens"):
+        path = self.path[len(self.base):] if self.path.startswith(self.base) else self.path
+        if not path.startswith("/v1/messages") or path.startswith("/v1/messages/count_tokens"):
             return self.send_json(200, {"input_tokens": 1000})
         main = len(body.get("tools", [])) > 5
         step = sum(

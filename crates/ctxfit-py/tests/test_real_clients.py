@@ -303,6 +303,30 @@ def test_claude_code_through_the_proxy(tmp_path):
     assert sum(paused[2:]) < sum(steady[2:]) - 5000, (steady, paused)
 
 
+def test_claude_code_at_an_anthropic_compatible_endpoint_under_a_path_of_its_own(tmp_path):
+    """docs/proxy.md: a provider's Anthropic-compatible endpoint serves the API under a path of its own
+    (`https://…/api/anthropic`); the path goes in Claude Code's `ANTHROPIC_BASE_URL`, and the proxy compacts the
+    session and sends each request on to that path."""
+    claude = client("claude")
+    big = project(tmp_path)
+    script = fix_the_last_handler(big)
+    env = {**os.environ, "HOME": str(tmp_path / "home"), **CLAUDE_ENV, "ANTHROPIC_BASE_URL": "{origin}/api/anthropic"}
+    command = [claude, "-p", "Fix the last handler", *FIX_OPTIONS]
+    ScriptedAnthropic.base = "/api/anthropic"
+    try:
+        out, exchanges, received = run_session(ScriptedAnthropic, script, None, command, env, tmp_path)
+    finally:
+        ScriptedAnthropic.base = ""
+    result = json.loads(out.stdout)
+    assert (result["is_error"], result["result"], result["num_turns"]) == (False, "All done.", 5), result
+    assert big.read_text().endswith("code=-1)\n"), "the edit did not land"
+    tokens = check_session(out, exchanges, received, "/api/anthropic/v1/messages", "messages")
+    # compacted: the long shell output went stale and was cut, as at the API's own path
+    sent = [int(e["headers"]["x-ctxfit-tokens-before"]) for e in main_requests(exchanges, "/api/anthropic/v1/messages")]
+    assert sum(t for t, _, _ in tokens) < sum(sent), (tokens, sent)
+    assert all(path.startswith("/api/anthropic/") for path, _, _ in received), [path for path, _, _ in received]
+
+
 def test_claude_code_signed_in_with_a_subscription_through_the_proxy(tmp_path):
     """docs/proxy.md: Claude Code signed in with a Claude plan (`/login`, OAuth, no API key), its traffic besides
     the model's left on as a user has it, needs nothing more than `ANTHROPIC_BASE_URL` either. Its token goes
