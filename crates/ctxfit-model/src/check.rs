@@ -74,6 +74,16 @@ impl fmt::Display for Problem {
             Problem::RoleNotInFormat {
                 message,
                 role,
+                format: WireFormat::OpenAi,
+            } if role == "function" => write!(
+                f,
+                "message {message}: a `function` message (OpenAI's deprecated function calling, the answer to an \
+                 assistant's `function_call`) is kept as written but not compacted: only results of `tools` \
+                 (`tool_calls`, `tool` messages) are"
+            ),
+            Problem::RoleNotInFormat {
+                message,
+                role,
                 format,
             } => write!(
                 f,

@@ -273,6 +273,28 @@ fn problem_texts(conv: &ctxfit_model::Conversation) -> Vec<String> {
 }
 
 #[test]
+fn openai_deprecated_function_calling_is_kept_as_written_and_said_not_compacted() {
+    let doc = json!({"model": "gpt-4", "functions": [{"name": "sh", "parameters": {}}], "messages": [
+        {"role": "user", "content": "list"},
+        {"role": "assistant", "content": null, "function_call": {"name": "sh", "arguments": "{\"cmd\":\"ls\"}"}},
+        {"role": "function", "name": "sh", "content": "a.rs\nb.rs"},
+        {"role": "chatbot", "content": "?"}
+    ]});
+    let conv = ctxfit_model::openai::from_value(doc.clone()).unwrap();
+    assert_eq!(ctxfit_model::openai::to_value(&conv), doc);
+    let found = problem_texts(&conv);
+    assert_eq!(
+        found,
+        [
+            "message 2: a `function` message (OpenAI's deprecated function calling, the answer to an assistant's \
+             `function_call`) is kept as written but not compacted: only results of `tools` (`tool_calls`, `tool` \
+             messages) are",
+            "message 3: role `chatbot` is not a message role of the openai format",
+        ]
+    );
+}
+
+#[test]
 fn problems_are_named_where_they_are() {
     let conv = from_value(json!({"messages": [
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "early", "content": "x"}]},
