@@ -84,6 +84,8 @@ class StandIn(http.server.BaseHTTPRequestHandler):
             answer = self.anthropic(body)
         elif self.path == "/v1/chat/completions":
             answer = self.openai(body)
+        elif self.path == "/v1/responses":
+            answer = self.responses_api(body)
         else:
             self.send_error(404)
             return
@@ -145,6 +147,28 @@ class StandIn(http.server.BaseHTTPRequestHandler):
                 "choices": [{"index": 0, "message": message, "finish_reason": finish}],
                 "usage": {"prompt_tokens": tokens, "completion_tokens": 10, "total_tokens": tokens + 10}}
 
+    def responses_api(self, body):
+        items = body["input"]
+        calls = set()
+        for i, item in enumerate(items):
+            if item.get("type") == "function_call":
+                calls.add(item["call_id"])
+            elif item.get("type") == "function_call_output" and item["call_id"] not in calls:
+                StandIn.problems.append(f"input[{i}]: result {item['call_id']} answers no call")
+        turn = sum(item.get("type") == "function_call" for item in items)
+        if turn < len(COMMANDS):
+            output = [{"type": "function_call", "id": f"fc_{turn}", "call_id": f"call_{turn}", "name": "bash",
+                       "arguments": json.dumps({"command": COMMANDS[turn]}), "status": "completed"}]
+        else:
+            output = [{"type": "message", "id": f"msg_{turn}", "role": "assistant", "status": "completed",
+                       "content": [{"type": "output_text", "text": "A stand-in answer.", "annotations": []}]}]
+        tokens = len(json.dumps(body)) // 4
+        return {"id": f"resp_{turn}", "object": "response", "created_at": 0, "status": "completed",
+                "model": body["model"], "output": output, "parallel_tool_calls": True, "tool_choice": "auto",
+                "tools": [], "usage": {"input_tokens": tokens, "input_tokens_details": {"cached_tokens": 0},
+                                       "output_tokens": 10, "output_tokens_details": {"reasoning_tokens": 0},
+                                       "total_tokens": tokens + 10}}
+
     def log_message(self, *args):
         pass
 
@@ -166,6 +190,7 @@ EXAMPLES = {
     "retrieval": ("compactor.retrieval_tool_definition(\"openai\")", ["openai"]),
     "create_agent": ("middleware=[CompactionMiddleware(", ["langchain.agents", "langchain_anthropic"]),
     "create_react_agent": ("pre_model_hook=pre_model_hook(", ["langgraph.prebuilt", "langchain_anthropic"]),
+    "openai-agents": ("call_model_input_filter=", ["agents"]),
     "reference": ("ctxfit.estimate_tokens(", []),
 }
 
@@ -185,14 +210,17 @@ def test_every_example_is_one_of_those_run():
 
 
 def run_example(code, stand_in, cwd):
+    # (the Agents SDK's traces go to OpenAI's own servers, whatever the base URL: not from a test)
     env = dict(os.environ, ANTHROPIC_BASE_URL=stand_in, ANTHROPIC_API_KEY="stand-in",
-               OPENAI_BASE_URL=stand_in + "/v1", OPENAI_API_KEY="stand-in")
+               OPENAI_BASE_URL=stand_in + "/v1", OPENAI_API_KEY="stand-in", OPENAI_AGENTS_DISABLE_TRACING="1")
     done = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
 
-@pytest.mark.parametrize("name", ["anthropic-sdk", "openai-sdk", "retrieval", "create_agent", "create_react_agent"])
+@pytest.mark.parametrize(
+    "name", ["anthropic-sdk", "openai-sdk", "retrieval", "create_agent", "create_react_agent", "openai-agents"]
+)
 def test_the_agent_loops_run_as_written(name, stand_in, tmp_path):
     out = run_example(example(name), stand_in, tmp_path)
     assert "A stand-in answer." in out
@@ -212,7 +240,7 @@ def test_the_agent_loops_run_as_written(name, stand_in, tmp_path):
     # by the last request, the long outputs the model had answered are cut to excerpts
     assert first_output not in json.dumps(last)
     assert len(json.dumps(last)) < 20_000, len(json.dumps(last))
-    if name.endswith("-sdk"):
+    if name.endswith("-sdk") or name == "openai-agents":
         assert re.search(r"last request: \d+ tokens of history sent as \d+", out)
 
 
@@ -223,7 +251,7 @@ def test_the_reference_card_runs_as_written(tmp_path):
     assert out[-1] == "4 messages; ['none', 'oracle', 'smart']"
 
 
-@pytest.mark.parametrize("name", ["anthropic-sdk", "openai-sdk", "retrieval", "reference"])
+@pytest.mark.parametrize("name", ["anthropic-sdk", "openai-sdk", "retrieval", "reference", "openai-agents"])
 def test_the_examples_type_check(name, tmp_path):
     """The SDK loops and the reference card pass mypy with the SDKs' types and ctxfit's stubs (`last_report` a
     TypedDict)."""

@@ -1,0 +1,204 @@
+"""The OpenAI Agents SDK (`openai-agents`) with `CompactingInputFilter`: real runs of a real `Agent` through the
+SDK's own Responses model and `openai` client, against a scripted Responses API on 127.0.0.1."""
+
+import asyncio
+import json
+import threading
+import time
+from http.server import ThreadingHTTPServer
+
+import pytest
+
+pytest.importorskip("agents")
+
+from agents import Agent, OpenAIResponsesModel, RunConfig, Runner, function_tool, set_tracing_disabled  # noqa: E402
+from openai import AsyncOpenAI  # noqa: E402
+
+import ctxfit  # noqa: E402
+from ctxfit.openai_agents import CompactingInputFilter  # noqa: E402
+from loopback import JsonAnswers  # noqa: E402
+
+set_tracing_disabled(True)
+
+RETRIEVING = 'default_profile = "r"\n[profiles.r]\nextends = "smart"\nretrieval_tool = "ctxfit_retrieve"\n'
+
+
+class Model(JsonAnswers):
+    """A Responses API that lists a package `TURNS` times (`ls -R` through the `bash` tool), asks for the first
+    listing back through the retrieval tool when it is offered, then answers. Each task (the first user message)
+    has its own script; every request is kept."""
+
+    TURNS = 5
+    received = []
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        Model.received.append(body)
+        items = body["input"]
+        task = next(i["content"] for i in items if i.get("role") == "user")
+        outputs = [i for i in items if i.get("type") == "function_call_output"]
+        n = len(outputs)
+        offered = {t.get("name") for t in body.get("tools", [])}
+        rid = f"resp_{len(Model.received)}"
+        if n < self.TURNS:
+            call = ("bash", {"command": f"ls -R src/{task}_{n}"})
+        elif "ctxfit_retrieve" in offered and n == self.TURNS:
+            named = next(o["output"] for o in outputs if '{"handle":"' in o["output"])
+            call = ("ctxfit_retrieve", {"handle": named.split('{"handle":"')[1].split('"')[0]})
+        else:
+            call = None
+        if call is None:
+            out = [{"type": "message", "id": f"msg_{rid}", "role": "assistant", "status": "completed",
+                    "content": [{"type": "output_text", "text": f"{task}: done", "annotations": []}]}]
+        else:
+            out = [{"type": "function_call", "id": f"fc_{rid}", "call_id": f"call_{task}_{n}", "name": call[0],
+                    "arguments": json.dumps(call[1]), "status": "completed"}]
+        self.send_json(200, {
+            "id": rid, "object": "response", "created_at": int(time.time()), "status": "completed",
+            "model": body["model"], "output": out, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+            "usage": {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
+                      "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 105},
+        })
+
+
+@pytest.fixture(scope="module")
+def upstream():
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Model)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture
+def model(upstream):
+    # a client per test: its connections belong to the event loop of the test's one `asyncio.run`
+    return OpenAIResponsesModel("gpt-5", AsyncOpenAI(base_url=upstream, api_key="k", max_retries=0))
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    Model.received.clear()
+
+
+@function_tool
+def bash(command: str) -> str:
+    """Run a shell command in the repository and return its output."""
+    package = command.split()[-1]
+    return "\n".join(f"{package}/module_{i}/file_{j}.py" for i in range(60) for j in range(10))
+
+
+def sent_for(task):
+    return [b for b in Model.received if next(i["content"] for i in b["input"] if i.get("role") == "user") == task]
+
+
+def output_of(body, call_id):
+    return next(i["output"] for i in body["input"] if i.get("call_id") == call_id and "output" in i)
+
+
+def sticky(sent):
+    """Each result is sent whole until it is cut, and the same cut on every request after: a request's cache
+    breaks at most where a cut is made."""
+    outputs = {}
+    for body in sent:
+        for i in body["input"]:
+            if "output" in i:
+                outputs.setdefault(i["call_id"], []).append(i["output"])
+    for call_id, seen in outputs.items():
+        assert sum(a != b for a, b in zip(seen, seen[1:])) <= 1, call_id
+    return outputs
+
+
+def test_a_run_is_compacted_and_its_items_stay_whole(model):
+    compaction = CompactingInputFilter("smart")
+    agent = Agent(name="coder", instructions="You are a coding agent.", tools=[bash], model=model)
+    result = asyncio.run(Runner.run(agent, "alpha", run_config=RunConfig(call_model_input_filter=compaction)))
+    assert result.final_output == "alpha: done"
+    sent = sent_for("alpha")
+    assert len(sent) == Model.TURNS + 1
+    # a stale listing was cut in what the model was sent, honestly marked; the newest result never is
+    first = "\n".join(f"src/alpha_0/module_{i}/file_{j}.py" for i in range(60) for j in range(10))
+    last = output_of(sent[-1], "call_alpha_0")
+    assert last != first and "src/alpha_0/module_0/file_0.py" in last and "omitted" in last, last
+    assert output_of(sent[-1], f"call_alpha_{Model.TURNS - 1}").count("\n") == 599
+    # the run's own items are the whole history
+    outputs = [i["output"] for i in result.to_input_list() if i.get("type") == "function_call_output"]
+    assert outputs[0] == first
+    report = compaction.last_report
+    assert report is not None and report["tokens_after"] < report["tokens_before"]
+    sticky(sent)
+    assert compaction.conversations == 1
+
+
+def test_the_next_run_continues_the_conversation(model):
+    compaction = CompactingInputFilter("smart")
+    agent = Agent(name="coder", instructions="You are a coding agent.", tools=[bash], model=model)
+    config = RunConfig(call_model_input_filter=compaction)
+
+    async def two_runs():
+        first = await Runner.run(agent, "beta", run_config=config)
+        before = sent_for("beta")[-1]["input"]
+        then = first.to_input_list() + [{"role": "user", "content": "and the tests?"}]
+        await Runner.run(agent, then, run_config=config)
+        return before, sent_for("beta")[-1]["input"]
+
+    before, after = asyncio.run(two_runs())
+    # one conversation: its decisions stand — a result cut in the first run is sent as it was cut, and the
+    # second run's first request breaks the cache only where the first run's newest result went stale
+    assert compaction.conversations == 1
+    assert "omitted" in output_of({"input": before}, "call_beta_0")
+    assert output_of({"input": after}, "call_beta_0") == output_of({"input": before}, "call_beta_0")
+    assert after[:10] == before[:10]
+    sticky(sent_for("beta"))
+
+
+def test_one_filter_keeps_concurrent_conversations_apart(model):
+    compaction = CompactingInputFilter("smart")
+    agent = Agent(name="coder", instructions="You are a coding agent.", tools=[bash], model=model)
+    config = RunConfig(call_model_input_filter=compaction)
+
+    async def both():
+        return await asyncio.gather(*(Runner.run(agent, task, run_config=config) for task in ("gamma", "delta")))
+
+    results = asyncio.run(both())
+    assert [r.final_output for r in results] == ["gamma: done", "delta: done"]
+    assert compaction.conversations == 2
+    for task in ("gamma", "delta"):
+        sent = sent_for(task)
+        # each conversation's decisions stand: the other's calls never restarted it
+        sticky(sent)
+        assert "omitted" in output_of(sent[-1], f"call_{task}_0")
+
+
+def test_the_retrieval_tool_gives_a_cut_result_back(model):
+    compaction = CompactingInputFilter(policy=RETRIEVING)
+    agent = Agent(name="coder", tools=[bash, compaction.retrieval_tool()], model=model)
+    result = asyncio.run(Runner.run(agent, "epsilon", run_config=RunConfig(call_model_input_filter=compaction)))
+    assert result.final_output == "epsilon: done"
+    retrieved = [i["output"] for i in result.to_input_list()
+                 if i.get("type") == "function_call_output" and i["call_id"] == f"call_epsilon_{Model.TURNS}"]
+    full = [i["output"] for i in result.to_input_list() if i.get("type") == "function_call_output"]
+    assert retrieved and retrieved[0] in full[: Model.TURNS]
+    assert compaction.retrieve("no-such-handle") is None
+    with pytest.raises(ValueError, match="has no retrieval_tool"):
+        CompactingInputFilter("smart").retrieval_tool()
+
+
+def test_a_request_the_budget_cannot_hold_ends_the_run_unsent(model):
+    # a budget the newest result alone outgrows (it is never cut): the run ends with the guard's error, and the
+    # request over it is never sent
+    tight = '[profiles.tight]\nextends = "smart"\nrequest_budget = 3000\n'
+    compaction = CompactingInputFilter(policy=tight)
+    agent = Agent(name="coder", instructions="You are a coding agent.", tools=[bash], model=model)
+    with pytest.raises(ctxfit.PromptTooLarge) as refused:
+        asyncio.run(Runner.run(agent, "zeta", run_config=RunConfig(call_model_input_filter=compaction)))
+    assert refused.value.budget == 3000 and refused.value.tokens > 3000
+    sent = sent_for("zeta")
+    assert len(sent) == 1 and not any("output" in i for i in sent[0]["input"])
+
+
+def test_a_wrong_profile_fails_at_once():
+    with pytest.raises(Exception, match="nosuch"):
+        CompactingInputFilter("nosuch")
+    with pytest.raises(ValueError, match="max_conversations"):
+        CompactingInputFilter("smart", max_conversations=0)
