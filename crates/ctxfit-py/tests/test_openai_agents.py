@@ -3,9 +3,7 @@ SDK's own Responses model and `openai` client, against a scripted Responses API 
 
 import asyncio
 import json
-import threading
 import time
-from http.server import ThreadingHTTPServer
 
 import pytest
 
@@ -16,7 +14,7 @@ from openai import AsyncOpenAI  # noqa: E402
 
 import ctxfit  # noqa: E402
 from ctxfit.openai_agents import CompactingInputFilter  # noqa: E402
-from loopback import JsonAnswers  # noqa: E402
+from loopback import JsonAnswers, serve  # noqa: E402
 
 set_tracing_disabled(True)
 
@@ -63,9 +61,8 @@ class Model(JsonAnswers):
 
 @pytest.fixture(scope="module")
 def upstream():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Model)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    httpd, origin = serve(Model)
+    yield origin + "/v1"
     httpd.shutdown()
     httpd.server_close()
 
