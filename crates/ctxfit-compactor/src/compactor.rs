@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use ctxfit_model::{Block, Content, Conversation, Message, Role, ToolCallIndex, Value};
 use ctxfit_retention::{
-    content_chars, ends_with_marker, line_key, record_member_line, record_members,
+    content_chars, ends_with_marker, holds_media, line_key, record_member_line, record_members,
     truncate_content, Decision, Registry, ResultIndex, ResultRef, RetentionRule, RuleContext,
     SameTool, ShownLines, WrappedOutput,
 };

@@ -258,9 +258,11 @@ pub fn built_in(name: &str) -> Option<ProfileSpec> {
             // keeps the first 10 and last 40 lines and the outcomes, of a listing the first 60 lines: what it
             // takes for 95% of the references to shell output to stay on all but 5% of random halves of a
             // shell-only agent's sessions (Codex CLI; `cargo xtask fit-reach`, docs/benchmarks.md, "Recall and
-            // the excerpt's reach"); nothing else cuts a result
+            // the excerpt's reach"). Of the results that hold images (screenshots), the newest three keep them, as
+            // Anthropic's computer-use loop does; an older one's images are each written as a line, its text kept
             rules: Some(vec![
                 rule_for("edit-file", &["edit_file"], Value::Null),
+                rule_for("images", &["*"], serde_json::json!({"keep": 3})),
                 rule_for(
                     "excerpt",
                     &["*"],

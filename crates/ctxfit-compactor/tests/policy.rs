@@ -284,7 +284,7 @@ fn unknown_rules_and_bad_params_fail_when_the_compactor_is_built() {
         CompactorError::UnknownRule {
             name: "shrink".into(),
             profile: "a".into(),
-            known: "bash, edit-file, excerpt, read-file, recent, tiered, truncate".into()
+            known: "bash, edit-file, excerpt, images, read-file, recent, tiered, truncate".into()
         }
     );
     let s = resolve(

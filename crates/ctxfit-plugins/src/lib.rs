@@ -7,6 +7,7 @@
 extern crate ctxfit_retain_bash as _;
 extern crate ctxfit_retain_edit_file as _;
 extern crate ctxfit_retain_excerpt as _;
+extern crate ctxfit_retain_images as _;
 extern crate ctxfit_retain_read_file as _;
 extern crate ctxfit_retain_recent as _;
 extern crate ctxfit_retain_tiered as _;
@@ -17,6 +18,7 @@ pub const BUILT_IN_RULES: &[&str] = &[
     "bash",
     "edit-file",
     "excerpt",
+    "images",
     "read-file",
     "recent",
     "tiered",

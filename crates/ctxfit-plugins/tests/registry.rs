@@ -22,15 +22,22 @@ fn rules_are_found_by_name_and_tool() {
     };
     assert_eq!(
         names("bash", "Bash"),
-        ["bash", "excerpt", "read-file", "tiered", "truncate"]
+        [
+            "bash",
+            "excerpt",
+            "images",
+            "read-file",
+            "tiered",
+            "truncate"
+        ]
     );
     assert_eq!(
         names("listing", "Glob"),
-        ["excerpt", "recent", "tiered", "truncate"]
+        ["excerpt", "images", "recent", "tiered", "truncate"]
     );
     assert_eq!(
         names("edit_file", "Edit"),
-        ["edit-file", "excerpt", "tiered", "truncate"]
+        ["edit-file", "excerpt", "images", "tiered", "truncate"]
     );
     assert!((tiered.factory)(&serde_json::json!({"default": "x"})).is_err());
     assert!((tiered.factory)(&serde_json::json!({"colour": 1})).is_err());

@@ -31,8 +31,8 @@ pub use shown::{
     trim_line_start, NothingShown, ShownLines,
 };
 pub use text::{
-    char_count, content_chars, ends_with_marker, text_exceeds, thousands, truncate_content,
-    truncate_str,
+    char_count, content_chars, ends_with_marker, holds_media, text_exceeds, thousands,
+    truncate_content, truncate_str,
 };
 pub use wrapped::WrappedOutput;
 
@@ -220,6 +220,12 @@ pub trait RetentionRule: Send + Sync {
         false
     }
 
+    /// For a history-dependent rule: can a `Defer` turn into a decision as the history grows? `false` for a rule
+    /// that defers by what the result itself is (`images` on a result without images): the result is then the
+    /// next rule's for good, as if this rule were not in the chain. Default: [`RetentionRule::depends_on_history`].
+    fn defer_depends_on_history(&self) -> bool {
+        self.depends_on_history()
+    }
     /// For a history-dependent rule: the tool kinds whose new results can change a `Keep` (the result's own kind
     /// always can). `None` (the default) means any new result can. The compactor asks again about a kept result
     /// only when such a result has arrived since it last asked.

@@ -25,6 +25,12 @@ pub fn content_chars(content: &Content) -> usize {
         .sum()
 }
 
+/// Does `content` hold more than text — an image, a document, a block ctxfit does not model — whose cost
+/// [`content_chars`] does not count?
+pub fn holds_media(content: &Content) -> bool {
+    content.blocks.iter().any(|b| b.as_text().is_none())
+}
+
 /// Does the last text block of `content` end with `marker` (it was cut by the rule that writes that marker)?
 pub fn ends_with_marker(content: &Content, marker: &str) -> bool {
     content

@@ -212,16 +212,14 @@ impl Compactor {
             View::Wrapped(_, output) => content_chars(output),
         };
         let by_kind = ByKind(&self.state.by_kind);
-        // where no rule of the chain depends on the history, their answer depends on it only through the shown
-        // lines they ask about: noted, so that a cut held back is not asked again while none of them changes
-        let steady = (self.rules.iter())
-            .filter(|r| r.handles(&site.kind, &site.tool))
-            .all(|r| !r.rule.depends_on_history());
+        // where the rule that decides, and every rule that deferred before it, depend on the history only
+        // through the shown lines they ask about, those are noted, so that a cut held back is not asked again
+        // while none of them changes
         let noting = Noting {
             index: &self.state.shown,
             keys: Default::default(),
         };
-        let shown: &dyn ShownLines = if steady { &noting } else { &self.state.shown };
+        let shown: &dyn ShownLines = &noting;
         let ctx = RuleContext {
             tool_name: &site.tool,
             tool_kind: &site.kind,
@@ -243,6 +241,7 @@ impl Compactor {
         };
         // the first rule that handles the tool and does not defer decides
         let mut decided_by = None;
+        let mut steady = true;
         for (i, bound) in self
             .rules
             .iter()
@@ -259,8 +258,12 @@ impl Compactor {
                 ..ctx
             };
             match bound.rule.decide(&ctx) {
-                Decision::Defer => continue,
+                Decision::Defer => {
+                    steady &= !bound.rule.defer_depends_on_history();
+                    continue;
+                }
                 decision => {
+                    steady &= !bound.rule.depends_on_history();
                     let after = match decision {
                         Decision::Keep if bound.rule.depends_on_history() => {
                             bound.rule.reconsider_after(&ctx).max(1)
@@ -290,8 +293,14 @@ impl Compactor {
             (view.back(&result.content, c), action)
         })
         .map(|(c, action)| (count_tool_result(self.estimator.as_ref(), &c), c, action))
-        // a block never grows (in characters or tokens): a larger "replacement" keeps the original
-        .filter(|(tokens, c, _)| content_chars(c) < chars && *tokens <= site.tokens);
+        // a block never grows (in characters or tokens): a larger "replacement" keeps the original — but for
+        // a result holding images or documents, whose text is not all it costs: each written as a line is fewer
+        // tokens, if more characters
+        .filter(|(tokens, c, _)| {
+            *tokens <= site.tokens
+                && (content_chars(c) < chars
+                    || (*tokens < site.tokens && holds_media(&result.content)))
+        });
         let Some((tokens_after, content, action)) = replacement else {
             if bound.rule.depends_on_history() && kept_by_the_rule {
                 let on = match bound.rule.group_key(&site.tool, ctx.input) {
