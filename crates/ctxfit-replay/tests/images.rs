@@ -31,16 +31,41 @@ fn session(steps: usize) -> ctxfit_model::Conversation {
 }
 
 fn run(policy: &str, prices: PriceModel) -> SessionReplay {
+    run_under(&Policy::named(policy).unwrap(), prices)
+}
+
+fn run_under(policy: &Policy, prices: PriceModel) -> SessionReplay {
     let registry = ctxfit_plugins::registry().unwrap();
     replay(
         "shots",
         &session(40),
-        &Policy::named(policy).unwrap(),
+        policy,
         &registry,
         &fast,
         prices.prices(),
     )
     .unwrap()
+}
+
+#[test]
+fn a_request_budget_holds_on_screenshots() {
+    // every result is a caption and an image: cut further by the budget, each is fewer tokens, if more
+    // characters — with `smart`'s rules, and with a profile whose rules never cut an image
+    let text = "[profiles.b]\nextends = \"smart\"\nrequest_budget = 20000\n\n\
+                [profiles.text-only]\nextends = \"smart\"\nrequest_budget = 20000\n\
+                [[profiles.text-only.rules]]\nrule = \"excerpt\"\ntools = [\"*\"]\n";
+    let file = ctxfit_compactor::PolicyFile::parse(text, "test").unwrap();
+    for profile in ["b", "text-only"] {
+        let settings = file.resolve(Some(profile), None, &|_| None).unwrap();
+        let r = run_under(&Policy::Profile(Box::new(settings)), PriceModel::Anthropic);
+        // (the newest screenshot alone is 1,600 tokens: the rest always fits)
+        assert!(r.peak_tokens() <= 20_000, "{profile}: {}", r.peak_tokens());
+        assert_eq!(r.over_request_budget(), 0, "{profile}");
+        assert!(
+            r.cost() < run("none", PriceModel::Anthropic).cost(),
+            "{profile}"
+        );
+    }
 }
 
 #[test]

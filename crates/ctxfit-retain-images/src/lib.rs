@@ -93,7 +93,10 @@ fn cut_already(content: &Content) -> bool {
         while !t.is_char_boundary(head) {
             head -= 1;
         }
-        t.starts_with('[') && image_lines(&t[..head]).first().is_some_and(|&(s, _)| s == 0)
+        t.starts_with('[')
+            && image_lines(&t[..head])
+                .first()
+                .is_some_and(|&(s, _)| s == 0)
     })
 }
 
