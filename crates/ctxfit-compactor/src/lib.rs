@@ -14,8 +14,9 @@
 //! result a history-independent rule chose to keep is never asked about again.
 //!
 //! Invariants (property-tested): tool_use/tool_result pairs stay valid; compacting twice changes nothing; a
-//! block never grows (in tokens, and in characters unless it holds images or documents); results the model has not answered yet are never touched; cuts fall on character
-//! boundaries; decisions are deterministic and sticky; the source is left untouched by [`Compactor::project`].
+//! block never grows (in tokens, and in characters unless it holds images or documents); results the model has
+//! not answered yet are never touched; cuts fall on character boundaries; decisions are deterministic and sticky;
+//! the source is left untouched by [`Compactor::project`].
 
 mod aliases;
 mod compactor;
