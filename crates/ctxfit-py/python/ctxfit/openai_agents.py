@@ -83,6 +83,7 @@ class CompactingInputFilter:
     ) -> None:
         if max_conversations < 1:
             raise ValueError(f"max_conversations must be at least 1, not {max_conversations}")
+
         def make() -> Compactor:
             return Compactor(profile, policy, agent, format="responses")
 
