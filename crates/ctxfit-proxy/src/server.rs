@@ -3,14 +3,13 @@
 //!
 //! * `POST /v1/messages` (Anthropic), `POST /v1/chat/completions` (OpenAI Chat), `POST /v1/responses` (OpenAI
 //!   Responses, when the client sends the whole conversation in `input` and no `previous_response_id`) — each
-//!   also under a provider's own base path (`/api/v1/chat/completions`; by how the path ends) — are compacted by the
-//!   [`Gateway`] of the request's profile; `POST /v1/messages/count_tokens` counts the request as it would be
-//!   sent (compacted by a gateway of its own, so no conversation changes); every other request is forwarded
-//!   untouched, to the
-//!   Anthropic upstream when it carries `x-api-key`, `anthropic-version` or `anthropic-beta`, or it carries no
-//!   credentials and is Claude Code's reachability check (`HEAD /api/hello`) or under `/api/` while the OpenAI
-//!   upstream is the OpenAI API (a server of the user's own, such as Ollama, has an API of its own there), else
-//!   to ChatGPT's backend when its path is under `/backend-api/` (where `POST /backend-api/codex/responses` is
+//!   also under a provider's own base path (`/api/v1/chat/completions`; by how the path ends) — are compacted
+//!   by the [`Gateway`] of the request's profile; `POST /v1/messages/count_tokens` counts the request as it
+//!   would be sent (compacted by a gateway of its own, so no conversation changes); every other request is
+//!   forwarded untouched, to the Anthropic upstream when it carries `x-api-key`, `anthropic-version` or
+//!   `anthropic-beta`, or it carries no credentials and is Claude Code's reachability check (`HEAD /api/hello`)
+//!   or under `/api/` while the OpenAI upstream is the OpenAI API (a server of the user's own, such as Ollama,
+//!   has an API of its own there), else to ChatGPT's backend when its path is under `/backend-api/` (where `POST /backend-api/codex/responses` is
 //!   compacted as `/v1/responses` is), else to the OpenAI one.
 //! * A body compressed with `zstd`, `gzip` or `deflate` is inflated (bounded by the body cap) and compacted, and
 //!   goes on uncompressed; one in another coding goes through untouched (`coding`).
