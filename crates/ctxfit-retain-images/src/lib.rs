@@ -105,8 +105,17 @@ fn str_at<'a>(v: Option<&'a Value>, key: &str) -> Option<&'a str> {
     v.and_then(|v| v.get(key)).and_then(Value::as_str)
 }
 
-/// What the image was, in a few words: its media type, else where it lives (a URL, a file id), else nothing.
+/// What the image was, in a few words: its media type, else where it lives (a URL, a file id), else nothing —
+/// never a bracket, so that the line it goes in reads back as one ([`image_lines`]).
 fn what(block: &Block) -> String {
+    let words = described(block);
+    match words.contains(['[', ']']) {
+        true => "image".to_owned(),
+        false => words,
+    }
+}
+
+fn described(block: &Block) -> String {
     let (Block::Image(m) | Block::Unknown(Value::Object(m))) = block else {
         return String::new();
     };
@@ -366,6 +375,12 @@ mod tests {
             assert!(is_image(&block));
             assert_eq!(what(&block), words);
         }
+        // a bracket in what it was would make the line unreadable as one: then only "image"
+        let odd = json!({"type": "image", "source": {"type": "url", "url": "https://example.com/a[1].png"}});
+        assert_eq!(
+            what(&Block::Image(odd.as_object().unwrap().clone())),
+            "image"
+        );
         assert!(!is_image(&Block::text("x")));
         assert!(!is_image(&Block::Unknown(json!({"type": "input_file"}))));
     }
