@@ -175,8 +175,8 @@ impl RetentionRule for NewestImages {
 
     fn decide(&self, ctx: &RuleContext<'_>) -> Decision {
         if !holds_images(ctx.content) {
-            // a result this rule cut in an earlier pass over the history stays as it was cut: the rules after
-            // it never saw it then, so they do not now (compacting twice changes nothing)
+            // a result this rule cut in an earlier pass over the history stays as it was cut, for good: the
+            // rules after it never saw it then, so they do not now (compacting twice changes nothing)
             return match cut_already(ctx.content) {
                 true => Decision::Keep,
                 false => Decision::Defer,
@@ -212,6 +212,11 @@ impl RetentionRule for NewestImages {
     /// result is the next rule's for good.
     fn defer_depends_on_history(&self) -> bool {
         false
+    }
+
+    /// A result it cut in an earlier pass is kept as it was cut, whatever comes later.
+    fn keep_is_final(&self, ctx: &RuleContext<'_>) -> bool {
+        !holds_images(ctx.content) && cut_already(ctx.content)
     }
 
     fn reconsider_after(&self, ctx: &RuleContext<'_>) -> usize {

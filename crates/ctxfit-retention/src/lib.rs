@@ -226,6 +226,13 @@ pub trait RetentionRule: Send + Sync {
     fn defer_depends_on_history(&self) -> bool {
         self.depends_on_history()
     }
+    /// For a history-dependent rule that keeps this result: is the `Keep` final, whatever comes later (a result it
+    /// cut in an earlier pass over the history: `images` on a compacted history compacted again)? Then the
+    /// compactor keeps the result for good, as a history-independent rule's, and counts its lines as shown.
+    /// Default: `false`.
+    fn keep_is_final(&self, _ctx: &RuleContext<'_>) -> bool {
+        false
+    }
     /// For a history-dependent rule: the tool kinds whose new results can change a `Keep` (the result's own kind
     /// always can). `None` (the default) means any new result can. The compactor asks again about a kept result
     /// only when such a result has arrived since it last asked.

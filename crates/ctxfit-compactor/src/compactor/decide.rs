@@ -263,19 +263,20 @@ impl Compactor {
                     continue;
                 }
                 decision => {
-                    steady &= !bound.rule.depends_on_history();
+                    // (a keep the rule says is final is a history-independent rule's keep)
+                    let waits = bound.rule.depends_on_history()
+                        && !(decision == Decision::Keep && bound.rule.keep_is_final(&ctx));
+                    steady &= !waits;
                     let after = match decision {
-                        Decision::Keep if bound.rule.depends_on_history() => {
-                            bound.rule.reconsider_after(&ctx).max(1)
-                        }
+                        Decision::Keep if waits => bound.rule.reconsider_after(&ctx).max(1),
                         _ => 1,
                     };
-                    decided_by = Some((i, bound, decision, after));
+                    decided_by = Some((i, bound, decision, after, waits));
                     break;
                 }
             }
         }
-        let Some((rule_index, bound, decision, reconsider_after)) = decided_by else {
+        let Some((rule_index, bound, decision, reconsider_after, waits)) = decided_by else {
             return Asked::Keep;
         };
         // a stand-in refused for being larger than the result would be refused again: the rule's stand-in
@@ -302,7 +303,7 @@ impl Compactor {
                     || (*tokens < site.tokens && holds_media(&result.content)))
         });
         let Some((tokens_after, content, action)) = replacement else {
-            if bound.rule.depends_on_history() && kept_by_the_rule {
+            if waits && kept_by_the_rule {
                 let on = match bound.rule.group_key(&site.tool, ctx.input) {
                     Some(key) => WaitingOn::Group(rule_index, key),
                     None => match bound.rule.reconsider_on_kinds() {
