@@ -233,3 +233,68 @@ fn a_status_and_message_envelope_is_cut_inside_and_keeps_its_shape() {
     assert!(got[0].starts_with("{\n  \"status\": \"OK\",\n  \"message\": \""));
     assert!(got[0].ends_with("\",\n  \"time\": \"2026-02-11 08:08:35 PM UTC+0000\"\n}"));
 }
+
+/// The Responses API's `shell` tool (hosted, or the OpenAI Agents SDK's `ShellTool`): a stale
+/// `shell_call_output` is cut as the same log from a `Bash` call is, and written back in its own shape — one
+/// chunk of `stdout`, the last command's outcome — with its call's action whole; an `apply_patch_call` is an edit,
+/// kept with its output.
+#[test]
+fn a_shell_call_output_is_cut_as_a_log_and_keeps_its_shape() {
+    let log = build_log();
+    let answer = json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Next."}]});
+    let action = json!({"commands": ["cargo build"], "timeout_ms": 60000});
+    let exit = json!({"type": "exit", "exit_code": 101});
+    let patch = json!({"type": "apply_patch_call", "call_id": "ap_1", "status": "completed",
+        "operation": {"type": "update_file", "path": "src/parse.rs", "diff": "@@\n-let a: u8 = x;\n+let a: u32 = x;\n"}});
+    let patched = json!({"type": "apply_patch_call_output", "call_id": "ap_1", "status": "completed", "output": "Updated src/parse.rs"});
+    let conv = ctxfit_model::from_value(json!({"model": "gpt-5.1", "input": [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "build it"}]},
+        {"type": "shell_call", "call_id": "sh_0", "status": "completed", "action": action},
+        {"type": "shell_call_output", "call_id": "sh_0", "output": [
+            {"stdout": "", "stderr": log, "outcome": exit}]},
+        answer,
+        patch,
+        patched,
+        answer,
+        {"type": "shell_call", "call_id": "sh_2", "status": "completed", "action": {"commands": ["git status"]}},
+        {"type": "shell_call_output", "call_id": "sh_2", "output": [
+            {"stdout": "clean\n", "stderr": "", "outcome": {"type": "exit", "exit_code": 0}}]},
+        answer,
+    ]}))
+    .unwrap();
+    let mut c = compactor(EAGER, "eager");
+    c.compact_history(&conv, None);
+    let sent = ctxfit_model::to_value(&c.project(&conv));
+    let items = sent["input"].as_array().unwrap();
+    let bare = result_texts(
+        &mut compactor(EAGER, "eager"),
+        &session(&[
+            ("Bash", json!({"command": "cargo build"}), log.clone()),
+            ("Bash", json!({"command": "git status"}), "clean\n".into()),
+        ]),
+    );
+    let chunks = items[2]["output"].as_array().unwrap();
+    assert_eq!(chunks.len(), 1);
+    assert_eq!(chunks[0]["stdout"], bare[0].as_str());
+    assert!(bare[0].contains("lines omitted") && bare[0].contains("error[E0308]"));
+    assert_eq!(
+        (&chunks[0]["stderr"], &chunks[0]["outcome"]),
+        (&json!(""), &exit)
+    );
+    assert_eq!(items[1]["action"], action);
+    assert_eq!(
+        (&items[4], &items[5]),
+        (&patch, &patched),
+        "an edit is never cut"
+    );
+    assert_eq!(
+        items[8],
+        conv_item(&conv, 8),
+        "the newest result is not stale"
+    );
+    // a second pass over what was sent changes nothing
+    let again = ctxfit_model::from_value(sent.clone()).unwrap();
+    let mut second = compactor(EAGER, "eager");
+    second.compact_history(&again, None);
+    assert_eq!(ctxfit_model::to_value(&second.project(&again)), sent);
+}

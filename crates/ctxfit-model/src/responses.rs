@@ -12,8 +12,15 @@
 //!   id; the `arguments` string is kept byte for byte; a custom call's input is a JSON string); a
 //!   `local_shell_call` too, as a call of the tool [`LOCAL_SHELL`] whose input is the item's `action`
 //!   (`{"type": "exec", "command": ["bash", "-lc", "ls"]}`);
-//! * a `function_call_output`, `custom_tool_call_output` or `local_shell_call_output` (which names its call by
-//!   `id`) is a `Role::Tool` message holding one `ToolResult`;
+//! * the built-in tools' calls are calls of a tool named for them, the item's own object their input: a
+//!   `shell_call` of [`SHELL`] (its `action`: `{"commands": ["ls", "cat a.rs"], ...}`), an `apply_patch_call`
+//!   of [`APPLY_PATCH`] (its `operation`: `{"type": "update_file", "path": ..., "diff": ...}`);
+//! * a `function_call_output`, `custom_tool_call_output`, `local_shell_call_output` (which names its call by
+//!   `id`), `shell_call_output` or `apply_patch_call_output` is a `Role::Tool` message holding one
+//!   `ToolResult`. A `shell_call_output`'s `output` is a list of chunks, one a command: each chunk's `stdout`
+//!   and `stderr` are text blocks that say which they are, and its other fields (`outcome`) stay in the
+//!   result's `extra`, so that a result compacted to other text is written back as one chunk of `stdout` with
+//!   the last chunk's outcome;
 //! * every other item (`reasoning`, `web_search_call`, `item_reference`, ...) is kept whole as an unknown
 //!   block, in a message whose role says which side produced it (`*_output` items are the tool's, `reasoning`
 //!   and `*_call` items the model's).
@@ -37,12 +44,28 @@ const MODEL_ITEMS: &[&str] = &["reasoning"];
 
 /// The tool name a `local_shell_call` item's call gets in the model (the item itself names no tool).
 pub const LOCAL_SHELL: &str = "local_shell";
+/// The tool name of a `shell_call` (the hosted or local `shell` tool; its items name no tool either).
+pub const SHELL: &str = "shell";
+/// The tool name of an `apply_patch_call`.
+pub const APPLY_PATCH: &str = "apply_patch";
 
-/// May this message's tool call have its input replaced (a compactor's `clear_tool_inputs`)? Not a
-/// `local_shell_call`: its input is the item's `action`, which the API requires whole (`type`, `command`), so
-/// an emptied one would make the request invalid. Every other call's input is free-form JSON or text.
+/// The built-in calls read as tool uses: item type, the field holding the call's input, the tool's name.
+const BUILT_IN_CALLS: &[(&str, &str, &str)] = &[
+    ("local_shell_call", "action", LOCAL_SHELL),
+    ("shell_call", "action", SHELL),
+    ("apply_patch_call", "operation", APPLY_PATCH),
+];
+
+/// The key of a `shell_call_output`'s text block saying which stream it holds (`"stdout"`, `"stderr"`).
+pub const STREAM: &str = "stream";
+
+/// May this message's tool call have its input replaced (a compactor's `clear_tool_inputs`)? Not a built-in
+/// call (`local_shell_call`, `shell_call`, `apply_patch_call`): its input is the item's `action` or
+/// `operation`, which the API requires whole, so an emptied one would make the request invalid. Every other
+/// call's input is free-form JSON or text.
 pub fn call_input_is_free(msg: &Message) -> bool {
-    msg.extra.get("type").and_then(Value::as_str) != Some("local_shell_call")
+    let kind = msg.extra.get("type").and_then(Value::as_str);
+    !BUILT_IN_CALLS.iter().any(|(k, _, _)| kind == Some(*k))
 }
 
 /// Read a Responses document: a request object with an `input` list, or a bare item list.
@@ -220,16 +243,24 @@ pub fn read_item(value: Value, path: &str) -> Result<Message, ModelError> {
                 extra,
             ))
         }
-        "local_shell_call"
-            if is_str(&m, "call_id") && matches!(m.get("action"), Some(Value::Object(_))) =>
+        built_in
+            if BUILT_IN_CALLS.iter().any(|(k, field, _)| {
+                *k == built_in
+                    && is_str(&m, "call_id")
+                    && matches!(m.get(*field), Some(Value::Object(_)))
+            }) =>
         {
+            let &(_, field, name) = BUILT_IN_CALLS
+                .iter()
+                .find(|(k, _, _)| *k == built_in)
+                .unwrap_or(&BUILT_IN_CALLS[0]);
             tag(&mut extra, &mut m);
             let id = take_string(&mut m, "call_id").unwrap_or_default();
-            let input = m.shift_remove("action").unwrap_or_default();
+            let input = m.shift_remove(field).unwrap_or_default();
             Ok(call_message(
                 ToolUse {
                     id,
-                    name: LOCAL_SHELL.to_owned(),
+                    name: name.to_owned(),
                     input,
                     extra: m,
                     ..ToolUse::default()
@@ -244,7 +275,19 @@ pub fn read_item(value: Value, path: &str) -> Result<Message, ModelError> {
             let content = Content::text(take_string(&mut m, "output").unwrap_or_default());
             Ok(result_message(tool_use_id, content, m, extra))
         }
-        "function_call_output" | "custom_tool_call_output"
+        "shell_call_output" if is_str(&m, "call_id") && shell_chunks(&m).is_some() => {
+            tag(&mut extra, &mut m);
+            let tool_use_id = take_string(&mut m, "call_id").unwrap_or_default();
+            let content = read_shell_output(&mut m);
+            Ok(result_message(tool_use_id, content, m, extra))
+        }
+        "apply_patch_call_output" if is_str(&m, "call_id") && !m.contains_key("output") => {
+            // (its `output`, a log of the patch's application, is optional)
+            tag(&mut extra, &mut m);
+            let tool_use_id = take_string(&mut m, "call_id").unwrap_or_default();
+            Ok(result_message(tool_use_id, Content::absent(), m, extra))
+        }
+        "function_call_output" | "custom_tool_call_output" | "apply_patch_call_output"
             if is_str(&m, "call_id")
                 && matches!(m.get("output"), Some(Value::String(_) | Value::Array(_))) =>
         {
@@ -273,6 +316,91 @@ pub fn read_item(value: Value, path: &str) -> Result<Message, ModelError> {
 
 fn is_str(m: &Map<String, Value>, key: &str) -> bool {
     matches!(m.get(key), Some(Value::String(_)))
+}
+
+/// Whether a `shell_call_output`'s `output` is what the API sends: a list of chunks, each with a string `stdout`
+/// and `stderr` (and an `outcome`).
+fn shell_chunks(m: &Map<String, Value>) -> Option<&[Value]> {
+    let Some(Value::Array(chunks)) = m.get("output") else {
+        return None;
+    };
+    (chunks.iter())
+        .all(|c| matches!(c, Value::Object(c) if is_str(c, "stdout") && is_str(c, "stderr")))
+        .then_some(chunks.as_slice())
+}
+
+/// The key of a `shell_call_output`'s text block saying which chunk it is from (0 for the first command's).
+const CHUNK: &str = "chunk";
+
+/// A `shell_call_output`'s chunks as text blocks — each non-empty `stdout` and `stderr`, tagged with its
+/// [`STREAM`] and chunk — and, left in `m` as its `output`, each chunk's other fields (its `outcome`).
+fn read_shell_output(m: &mut Map<String, Value>) -> Content {
+    let Some(Value::Array(chunks)) = m.shift_remove("output") else {
+        return Content::absent();
+    };
+    let mut blocks = Vec::with_capacity(chunks.len());
+    let mut rests = Vec::with_capacity(chunks.len());
+    for (i, chunk) in chunks.into_iter().enumerate() {
+        let Value::Object(mut chunk) = chunk else {
+            continue;
+        };
+        for stream in ["stdout", "stderr"] {
+            let text = take_string(&mut chunk, stream).unwrap_or_default();
+            if !text.is_empty() {
+                let mut tag = Map::new();
+                tag.insert(STREAM.into(), stream.into());
+                tag.insert(CHUNK.into(), i.into());
+                blocks.push(Block::Text(TextBlock { text, extra: tag }));
+            }
+        }
+        rests.push(Value::Object(chunk));
+    }
+    m.insert("output".into(), Value::Array(rests));
+    Content::list(blocks)
+}
+
+/// A `shell_call_output`'s `output` written back: the chunks as read while every block is one read from them;
+/// else (a result compacted to other text) one chunk whose `stdout` is the text, with the last chunk's
+/// `outcome` and other fields.
+fn write_shell_output(r: &ToolResult) -> Value {
+    let rests = match r.extra.get("output") {
+        Some(Value::Array(rests)) => rests.as_slice(),
+        _ => &[],
+    };
+    fn tagged(b: &Block, chunks: usize) -> Option<(usize, &'static str, &str)> {
+        let Block::Text(t) = b else { return None };
+        let stream = match t.extra.get(STREAM).and_then(Value::as_str)? {
+            "stdout" => "stdout",
+            "stderr" => "stderr",
+            _ => return None,
+        };
+        let i = usize::try_from(t.extra.get(CHUNK)?.as_u64()?).ok()?;
+        (i < chunks && t.extra.len() == 2).then_some((i, stream, t.text.as_str()))
+    }
+    let chunk = |rest: Option<&Value>, stdout: String, stderr: String| {
+        let mut c = Map::new();
+        c.insert("stdout".into(), stdout.into());
+        c.insert("stderr".into(), stderr.into());
+        if let Some(Value::Object(rest)) = rest {
+            extend(&mut c, rest);
+        }
+        c
+    };
+    let blocks = r.content.blocks.as_slice();
+    if blocks.iter().all(|b| tagged(b, rests.len()).is_some()) {
+        let mut chunks: Vec<Map<String, Value>> = (rests.iter())
+            .map(|rest| chunk(Some(rest), String::new(), String::new()))
+            .collect();
+        for (i, stream, text) in blocks.iter().filter_map(|b| tagged(b, rests.len())) {
+            if let Some(Value::String(s)) = chunks[i].get_mut(stream) {
+                s.push_str(text);
+            }
+        }
+        return Value::Array(chunks.into_iter().map(Value::Object).collect());
+    }
+    let text: Vec<&str> = blocks.iter().filter_map(Block::as_text).collect();
+    let one = chunk(rests.last(), text.join("\n"), String::new());
+    Value::Array(vec![Value::Object(one)])
 }
 
 fn result_message(
@@ -375,16 +503,37 @@ pub fn write_item(msg: &Message) -> Value {
         {
             write_call(u, kind)
         }
-        (Some("local_shell_call"), [Block::ToolUse(u)]) if msg.role == Role::Assistant => {
+        (Some(built_in), [Block::ToolUse(u)])
+            if msg.role == Role::Assistant
+                && BUILT_IN_CALLS.iter().any(|(k, _, _)| *k == built_in) =>
+        {
+            let field = (BUILT_IN_CALLS.iter())
+                .find_map(|&(k, field, _)| (k == built_in).then_some(field))
+                .unwrap_or("action");
             let mut m = Map::new();
-            m.insert("type".into(), "local_shell_call".into());
+            m.insert("type".into(), built_in.into());
             m.insert("call_id".into(), u.id.clone().into());
-            m.insert("action".into(), u.input.clone());
+            m.insert(field.into(), u.input.clone());
             extend(&mut m, &u.extra);
             Value::Object(m)
         }
+        (Some("shell_call_output"), [Block::ToolResult(r)]) => {
+            let mut m = Map::new();
+            m.insert("type".into(), "shell_call_output".into());
+            m.insert("call_id".into(), r.tool_use_id.clone().into());
+            m.insert("output".into(), write_shell_output(r));
+            for (k, v) in r.extra.iter().filter(|(k, _)| *k != "output") {
+                m.insert(k.clone(), v.clone());
+            }
+            Value::Object(m)
+        }
         (
-            Some("function_call_output" | "custom_tool_call_output" | "local_shell_call_output")
+            Some(
+                "function_call_output"
+                | "custom_tool_call_output"
+                | "local_shell_call_output"
+                | "apply_patch_call_output",
+            )
             | None,
             [Block::ToolResult(r)],
         ) => {
@@ -398,16 +547,20 @@ pub fn write_item(msg: &Message) -> Value {
             };
             m.insert(id_key.into(), r.tool_use_id.clone().into());
             let output = match r.content.shape {
-                Shape::List => Value::Array(
+                // an `apply_patch_call_output` without its optional `output`
+                Shape::Absent if r.content.blocks.is_empty() => None,
+                Shape::List => Some(Value::Array(
                     r.content
                         .blocks
                         .iter()
                         .map(|b| write_part(b, false))
                         .collect(),
-                ),
-                _ => Value::String(r.content.joined_text()),
+                )),
+                _ => Some(Value::String(r.content.joined_text())),
             };
-            m.insert("output".into(), output);
+            if let Some(output) = output {
+                m.insert("output".into(), output);
+            }
             extend(&mut m, &r.extra);
             Value::Object(m)
         }

@@ -238,3 +238,90 @@ fn local_shell_items_are_a_call_and_its_result() {
     assert_eq!(call.name, "local_shell");
     assert_eq!(call.input["command"][2], "ls");
 }
+
+/// The `shell` and `apply_patch` tools' items (the hosted tools, the OpenAI Agents SDK's `ShellTool` and
+/// `ApplyPatchTool`): calls of `shell` and `apply_patch` and their results, written back as they were read.
+#[test]
+fn shell_and_apply_patch_items_are_calls_and_results() {
+    let exit = |code: i64| json!({"type": "exit", "exit_code": code});
+    let doc = json!({"model": "gpt-5.1", "input": [
+        {"role": "user", "content": "run the tests"},
+        {"type": "shell_call", "id": "sh_1", "call_id": "call_1", "status": "completed",
+         "action": {"commands": ["cargo test -q", "git status --short"], "timeout_ms": 60000, "max_output_length": 4096}},
+        {"type": "shell_call_output", "call_id": "call_1", "max_output_length": 4096, "output": [
+            {"stdout": "running 3 tests\n...\ntest result: ok\n", "stderr": "   Compiling a v0.1.0\n", "outcome": exit(0)},
+            {"stdout": "", "stderr": "", "outcome": exit(0)},
+            {"stdout": "", "stderr": "fatal: not a git repository\n", "outcome": exit(128)}]},
+        {"type": "apply_patch_call", "id": "ap_1", "call_id": "call_2", "status": "completed",
+         "operation": {"type": "update_file", "path": "src/lib.rs", "diff": "@@\n-x\n+y\n"}},
+        {"type": "apply_patch_call_output", "call_id": "call_2", "status": "completed", "output": "Updated src/lib.rs"},
+        {"type": "apply_patch_call", "call_id": "call_3", "status": "completed",
+         "operation": {"type": "delete_file", "path": "old.rs"}},
+        {"type": "apply_patch_call_output", "call_id": "call_3", "status": "failed"}
+    ]});
+    // a list of one such item is told from the other formats too
+    for item in doc["input"].as_array().unwrap().iter().skip(1) {
+        assert_eq!(detect(&json!([item])), WireFormat::Responses, "{item}");
+    }
+    let conv = from_value(doc.clone()).unwrap();
+    assert_eq!(to_value(&conv), doc);
+    assert_eq!((conv.tool_use_count(), conv.tool_result_count()), (3, 3));
+    assert!(ctxfit_model::problems(&conv).is_empty());
+    let Block::ToolUse(call) = &conv.messages[1].content.blocks[0] else {
+        panic!("a shell_call is a tool use")
+    };
+    assert_eq!(
+        (call.id.as_str(), call.name.as_str()),
+        ("call_1", responses::SHELL)
+    );
+    assert_eq!(call.input["commands"][1], "git status --short");
+    // each non-empty stream of each command is a text block saying which it is
+    let result = conv.messages[2].tool_results().next().unwrap();
+    let streams: Vec<(&str, &str)> = (result.content.blocks.iter())
+        .map(|b| {
+            let Block::Text(t) = b else { panic!("text") };
+            (
+                t.extra[responses::STREAM].as_str().unwrap(),
+                t.text.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        streams,
+        [
+            ("stdout", "running 3 tests\n...\ntest result: ok\n"),
+            ("stderr", "   Compiling a v0.1.0\n"),
+            ("stderr", "fatal: not a git repository\n")
+        ]
+    );
+    let Block::ToolUse(patch) = &conv.messages[3].content.blocks[0] else {
+        panic!("an apply_patch_call is a tool use")
+    };
+    assert_eq!(patch.name, responses::APPLY_PATCH);
+    assert_eq!(patch.input["path"], "src/lib.rs");
+    // neither call may have its input cleared: the API requires the action and the operation whole
+    assert!(!responses::call_input_is_free(&conv.messages[1]));
+    assert!(!responses::call_input_is_free(&conv.messages[3]));
+
+    // compacted to other text, the output is one chunk of stdout with the last command's outcome
+    let mut cut = conv.clone();
+    let Block::ToolResult(r) = &mut cut.messages[2].content.blocks[0] else {
+        panic!("a result")
+    };
+    r.content = ctxfit_model::Content::list(vec![
+        Block::text("running 3 tests"),
+        Block::text("[2 lines left out]"),
+    ]);
+    let item = responses::write_item(&cut.messages[2]);
+    assert_eq!(
+        item,
+        json!({"type": "shell_call_output", "call_id": "call_1", "max_output_length": 4096, "output": [
+            {"stdout": "running 3 tests\n[2 lines left out]", "stderr": "", "outcome": exit(128)}]})
+    );
+    // and in the other formats, calls of `shell` and `apply_patch` with their results' text
+    let (chat, _) = convert(&conv, WireFormat::OpenAi);
+    let back = to_value(&chat);
+    let text = back.to_string();
+    assert!(text.contains("\"name\":\"shell\"") && text.contains("fatal: not a git repository"));
+    assert_eq!(chat.tool_result_count(), 3);
+}

@@ -199,3 +199,95 @@ def test_a_wrong_profile_fails_at_once():
         CompactingInputFilter("nosuch")
     with pytest.raises(ValueError, match="max_conversations"):
         CompactingInputFilter("smart", max_conversations=0)
+
+
+class ShellModel(JsonAnswers):
+    """A Responses API that runs the build through the `shell` tool `TURNS` times (`shell_call` items, one
+    command each), patches a file once through the `apply_patch` tool, then answers."""
+
+    TURNS = 4
+    received = []
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        ShellModel.received.append(body)
+        n = sum(1 for i in body["input"] if i.get("type") == "shell_call_output")
+        patched = any(i.get("type") == "apply_patch_call_output" for i in body["input"])
+        rid = f"resp_{len(ShellModel.received)}"
+        if n < self.TURNS:
+            out = [{"type": "shell_call", "id": f"sh_{rid}", "call_id": f"call_sh_{n}", "status": "completed",
+                    "action": {"commands": ["cargo build"], "timeout_ms": 60000, "max_output_length": None}}]
+        elif not patched:
+            out = [{"type": "apply_patch_call", "id": f"ap_{rid}", "call_id": "call_ap", "status": "completed",
+                    "operation": {"type": "update_file", "path": "src/parse.rs",
+                                  "diff": "@@\n-let a: u8 = x;\n+let a: u32 = x;\n"}}]
+        else:
+            out = [{"type": "message", "id": f"msg_{rid}", "role": "assistant", "status": "completed",
+                    "content": [{"type": "output_text", "text": "built", "annotations": []}]}]
+        self.send_json(200, {
+            "id": rid, "object": "response", "created_at": int(time.time()), "status": "completed",
+            "model": body["model"], "output": out, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+            "usage": {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
+                      "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 105},
+        })
+
+
+def build_log(n):
+    lines = [f"   Compiling crate-{i} v0.{i}.{n} (/work/crates/crate-{i})" for i in range(300)]
+    lines.insert(200, "error[E0308]: mismatched types at src/parse.rs:88")
+    return "\n".join(lines) + "\n"
+
+
+def test_the_shell_and_apply_patch_tools_items_are_compacted_in_their_own_shape():
+    from agents import ApplyPatchTool, ShellCallOutcome, ShellCommandOutput, ShellResult, ShellTool
+
+    runs = []
+
+    def run(request):
+        runs.append(request.data.action.commands)
+        return ShellResult(output=[ShellCommandOutput(
+            stdout="", stderr=build_log(len(runs)), outcome=ShellCallOutcome(type="exit", exit_code=101))])
+
+    class Editor:
+        def __init__(self):
+            self.done = []
+
+        def update_file(self, operation):
+            self.done.append((operation.type, operation.path))
+            return "patched src/parse.rs"
+
+        create_file = delete_file = update_file
+
+    editor = Editor()
+    httpd, origin = serve(ShellModel)
+    try:
+        model = OpenAIResponsesModel("gpt-5.1", AsyncOpenAI(base_url=origin + "/v1", api_key="k", max_retries=0))
+        agent = Agent(name="builder", model=model, tools=[ShellTool(executor=run), ApplyPatchTool(editor=editor)])
+        compaction = CompactingInputFilter("smart")
+        result = asyncio.run(Runner.run(agent, "build it", run_config=RunConfig(call_model_input_filter=compaction)))
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert result.final_output == "built"
+    assert runs == [["cargo build"]] * ShellModel.TURNS and editor.done == [("update_file", "src/parse.rs")]
+    last = ShellModel.received[-1]["input"]
+    outputs = {i["call_id"]: i for i in last if i.get("type") == "shell_call_output"}
+    # a stale build log is sent cut to its first and last lines and its error, as one chunk of stdout with the
+    # command's outcome: the shape the API takes (the first waits: its cut would rewrite the cache of the whole
+    # conversation before anything was saved)
+    for call_id in ("call_sh_1", "call_sh_2"):
+        cut = outputs[call_id]["output"]
+        assert len(cut) == 1 and cut[0]["stderr"] == "" and cut[0]["outcome"]["exit_code"] == 101, cut
+        assert "error[E0308]" in cut[0]["stdout"] and "omitted" in cut[0]["stdout"]
+        assert cut[0]["stdout"].count("\n") < 100
+    # the newest result is sent whole: the fourth log in the request that answers it
+    newest = [i for i in ShellModel.received[4]["input"] if i.get("call_id") == "call_sh_3" and "output" in i]
+    assert newest[0]["output"][0]["stderr"] == build_log(4)
+    # what the run holds is whole; the call's action is sent as it was; the edit, call and output, is never cut
+    whole = [i for i in result.to_input_list() if i.get("type") == "shell_call_output"]
+    assert whole[0]["output"][0]["stderr"] == build_log(1)
+    assert [i["action"]["commands"] for i in last if i.get("type") == "shell_call"] == [["cargo build"]] * 4
+    sent_patch = [i for i in last if i.get("type", "").startswith("apply_patch_call")]
+    held_patch = [i for i in result.to_input_list() if i.get("type", "").startswith("apply_patch_call")]
+    assert sent_patch == held_patch and len(sent_patch) == 2
+    assert compaction.last_report["tokens_after"] < compaction.last_report["tokens_before"]

@@ -56,6 +56,8 @@ fn failures(conv: &Conversation) -> BTreeMap<&str, bool> {
         for r in m.tool_results() {
             let text = r.content.joined_text();
             let failed = r.is_error == Some(true)
+                // the Responses API's `apply_patch_call_output` (and `shell_call_output`) say so
+                || r.extra.get("status").and_then(|s| s.as_str()) == Some("failed")
                 || text.starts_with("<tool_use_error>")
                 || text.starts_with("Error:")
                 || text.contains("No replacement was performed")
@@ -445,6 +447,41 @@ mod tests {
         assert_eq!(line_range("lines 10-20"), Some((10, 20)));
         assert_eq!(line_range("lines 20-10"), None);
         assert_eq!(line_range("offset=5,limit=2"), None);
+    }
+
+    /// The Responses API's `apply_patch` tool: each `apply_patch_call` one file's edit, a `failed` output a
+    /// refused one; what a `shell_call` printed is a read.
+    #[test]
+    fn apply_patch_calls_are_edits_and_shell_calls_reads() {
+        let c = ctxfit_model::from_value(json!({"model": "gpt-5.1", "input": [
+            {"role": "user", "content": "fix"},
+            {"type": "apply_patch_call", "call_id": "c1", "status": "completed",
+             "operation": {"type": "create_file", "path": "a.py", "diff": "+x = 1\n+y = 2\n"}},
+            {"type": "apply_patch_call_output", "call_id": "c1", "status": "completed", "output": "Created a.py"},
+            {"type": "apply_patch_call", "call_id": "c2", "status": "completed",
+             "operation": {"type": "update_file", "path": "a.py", "diff": "@@\n-x = 1\n+x = 3\n"}},
+            {"type": "apply_patch_call_output", "call_id": "c2", "status": "failed", "output": "patch did not apply"},
+            {"type": "shell_call", "call_id": "c3", "status": "completed", "action": {"commands": ["cat b.py"]}},
+            {"type": "shell_call_output", "call_id": "c3", "output": [
+                {"stdout": "z = 0\n", "stderr": "", "outcome": {"type": "exit", "exit_code": 0}}]}
+        ]}))
+        .unwrap();
+        let log = changelog(&c);
+        let entries: Vec<(&str, &str, bool)> = log["a.py"]
+            .iter()
+            .map(|e| (e.tool.as_str(), e.summary.as_str(), e.failed))
+            .collect();
+        assert_eq!(
+            entries,
+            [
+                ("apply_patch", "write 2 line(s)", false),
+                ("apply_patch", "replace 1 line(s) with 1", true)
+            ]
+        );
+        assert!(matches!(
+            file_state(&c, "b.py", usize::MAX),
+            FileState::Known { content, .. } if content == "z = 0"
+        ));
     }
 
     #[test]

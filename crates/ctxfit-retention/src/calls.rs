@@ -126,10 +126,19 @@ fn str_of<'a>(input: &'a Value, keys: &[&str]) -> Option<&'a str> {
 /// The shell command of a call: `command` or `cmd` (SWE-agent's made-up `{"command": action}` too), as a string
 /// or as an argument vector. Codex CLI's `shell` tool and the Responses API's `local_shell` action send a vector:
 /// `["bash", "-lc", SCRIPT]` is its script; any other vector is its words joined by spaces, a word that holds
-/// a space or a quote in single quotes.
+/// a space or a quote in single quotes. The Responses API's `shell` action sends `commands`, a list of command
+/// lines run one after the other: a script of those lines.
 pub fn shell_command(input: &Value) -> Option<Cow<'_, str>> {
     if let Some(s) = str_of(input, &["command", "cmd"]) {
         return Some(Cow::Borrowed(s));
+    }
+    if let Some(lines) = input.get("commands").and_then(Value::as_array) {
+        let lines: Vec<&str> = lines.iter().map(Value::as_str).collect::<Option<_>>()?;
+        return match lines.as_slice() {
+            [] => None,
+            [one] => Some(Cow::Borrowed(one)),
+            _ => Some(Cow::Owned(lines.join("\n"))),
+        };
     }
     let argv: Vec<&str> = ["command", "cmd"]
         .iter()
@@ -343,7 +352,8 @@ fn patch_text<'a>(tool: &str, input: &'a Value) -> Option<Cow<'a, str>> {
     if tool == "apply_patch" {
         return (input.as_str())
             .or_else(|| str_of(input, &["input", "patch"]))
-            .map(Cow::Borrowed);
+            .map(Cow::Borrowed)
+            .or_else(|| operation_patch(input).map(Cow::Owned));
     }
     if !SHELL_TOOLS.contains(&tool) {
         return None;
@@ -360,6 +370,32 @@ fn patch_text<'a>(tool: &str, input: &'a Value) -> Option<Cow<'a, str>> {
     let script = shell_command(input)?;
     (is_apply_patch(program_of(first_stage(&script))) && script.contains("*** Begin Patch"))
         .then_some(script)
+}
+
+/// The Responses API's `apply_patch` tool sends one file's change as an `operation` — `{"type": "update_file",
+/// "path": P, "diff": HUNKS}` (and `move_to` when it renames the file), `create_file` (its `diff` the file's `+`
+/// lines) or `delete_file` — which is that file's part of a patch.
+fn operation_patch(input: &Value) -> Option<String> {
+    let path = str_of(input, &["path"])?;
+    let diff = str_of(input, &["diff"]).unwrap_or("");
+    let (header, body) = match str_of(input, &["type"])? {
+        "create_file" => ("Add File", diff),
+        "update_file" => ("Update File", diff),
+        "delete_file" => ("Delete File", ""),
+        _ => return None,
+    };
+    let moved = match str_of(input, &["move_to"]) {
+        Some(to) if header == "Update File" => format!("*** Move to: {to}\n"),
+        _ => String::new(),
+    };
+    let newline = if body.is_empty() || body.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    };
+    Some(format!(
+        "*** Begin Patch\n*** {header}: {path}\n{moved}{body}{newline}*** End Patch\n"
+    ))
 }
 
 fn replace_op(v: &Value, old_keys: &[&str], new_keys: &[&str]) -> Option<EditOp> {
@@ -504,6 +540,17 @@ mod tests {
             json!({"type": "exec", "command": ["/bin/sh", "-c", "make"]}),
             Some("make"),
         );
+        // the Responses API's `shell` action: its command lines, a script
+        check(
+            json!({"commands": ["cargo test -q"], "timeout_ms": 60000}),
+            Some("cargo test -q"),
+        );
+        check(
+            json!({"commands": ["cd src", "rg -n TODO"]}),
+            Some("cd src\nrg -n TODO"),
+        );
+        check(json!({"commands": []}), None);
+        check(json!({"commands": ["ls", 1]}), None);
         // any other vector is its words, quoted where a shell would need it
         check(
             json!({"command": ["rg", "-n", "fn main", "src/"]}),
@@ -753,6 +800,30 @@ mod tests {
         assert_eq!(
             paths("shell", json!({"command": ["bash", "-lc", heredoc]})),
             both
+        );
+        // the Responses API's `apply_patch` tool: one file's operation
+        let update = json!({"type": "update_file", "path": "a.py", "diff": "@@\n-x = 1\n+x = 2\n"});
+        let edits = edit_calls("apply_patch", &update);
+        assert_eq!(
+            edits,
+            patch::patch_edits(&patch.replace("*** Add File: b.py\n+y = 3\n", ""))
+        );
+        assert_eq!(edits.len(), 1);
+        let create = json!({"type": "create_file", "path": "b.py", "diff": "+y = 3"});
+        assert_eq!(paths("apply_patch", create), ["b.py"]);
+        let delete = json!({"type": "delete_file", "path": "old.py"});
+        assert_eq!(
+            edit_calls("apply_patch", &delete)[0].ops,
+            [EditOp::Opaque {
+                description: "delete the file".into()
+            }]
+        );
+        assert!(paths("apply_patch", json!({"type": "rename", "path": "a"})).is_empty());
+        let moved =
+            json!({"type": "update_file", "path": "a.py", "move_to": "b.py", "diff": "@@\n-x\n+y"});
+        assert_eq!(
+            edit_calls("apply_patch", &moved),
+            patch::patch_edits("*** Begin Patch\n*** Update File: a.py\n*** Move to: b.py\n@@\n-x\n+y\n*** End Patch")
         );
         // a shell command that only mentions a patch, and another tool, are not apply_patch
         assert!(paths(
