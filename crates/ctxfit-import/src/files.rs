@@ -82,12 +82,42 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, ImportError> {
     read_up_to(file, path, max, size)
 }
 
+/// What a file compressed otherwise than with gzip, or an archive, is — by its magic bytes, whatever its name
+/// — and how to get at what it holds: `None` for anything else.
+pub fn packed(bytes: &[u8]) -> Option<ImportError> {
+    let (what, how) = if bytes.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        ("zstd-compressed", "ctxfit reads text, gzipped or not; decompress it first (zstd -d FILE)")
+    } else if bytes.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
+        ("xz-compressed", "ctxfit reads text, gzipped or not; decompress it first (xz -d FILE)")
+    } else if bytes.starts_with(b"BZh")
+        && bytes.get(3).is_some_and(|b| (b'1'..=b'9').contains(b))
+        // (a block's magic, or the stream's end: no text begins so)
+        && matches!(bytes.get(4..10), Some([0x31, 0x41, 0x59, 0x26, 0x53, 0x59] | [0x17, 0x72, 0x45, 0x38, 0x50, 0x90]))
+    {
+        ("bzip2-compressed", "ctxfit reads text, gzipped or not; decompress it first (bunzip2 FILE)")
+    } else if bytes.starts_with(&[0x04, 0x22, 0x4d, 0x18]) {
+        ("lz4-compressed", "ctxfit reads text, gzipped or not; decompress it first (lz4 -d FILE)")
+    } else if bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06") {
+        ("a zip archive", "ctxfit reads one file, or a folder of sessions; unzip it first")
+    } else if bytes.starts_with(&[b'7', b'z', 0xbc, 0xaf, 0x27, 0x1c]) {
+        ("a 7z archive", "ctxfit reads one file, or a folder of sessions; extract it first")
+    } else if bytes.get(257..263) == Some(b"ustar\0") || bytes.get(257..265) == Some(b"ustar  \0") {
+        ("a tar archive", "ctxfit reads one file, or a folder of sessions; unpack it first (tar xf FILE)")
+    } else {
+        return None;
+    };
+    Some(ImportError::Packed { what, how })
+}
+
 /// The bytes a file holds: gzip (by its magic bytes, whatever the name) is inflated — to at most
 /// [`set_max_inflated`]'s bytes ([`DEFAULT_MAX_INFLATED`]), past which reading stops with an error — and
 /// anything else is as it is.
 pub fn inflate(bytes: Vec<u8>) -> Result<Vec<u8>, ImportError> {
     if !is_gzip(&bytes) {
-        return Ok(bytes);
+        return match packed(&bytes) {
+            Some(e) => Err(e),
+            None => Ok(bytes),
+        };
     }
     let max = max_input();
     let mut out = Vec::new();
@@ -112,7 +142,11 @@ pub fn inflate(bytes: Vec<u8>) -> Result<Vec<u8>, ImportError> {
                 .to_owned(),
         });
     }
-    Ok(out)
+    // a `.tar.gz` of sessions: a tar archive once inflated
+    match packed(&out) {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
 }
 
 /// The text a file's bytes hold: gzip is inflated (by its magic bytes, whatever the name), UTF-16 with its
@@ -569,6 +603,37 @@ mod tests {
     fn a_broken_gzip_stream_is_an_error() {
         let err = decode_text(vec![0x1f, 0x8b, 8, 0, 1, 2, 3]).unwrap_err();
         assert!(matches!(err, ImportError::Gzip { .. }), "{err}");
+    }
+
+    #[test]
+    fn other_compressions_and_archives_are_named_by_their_magic_bytes() {
+        use std::io::Write;
+        let mut tar = vec![0u8; 1024];
+        tar[..10].copy_from_slice(b"s.jsonl\0\0\0");
+        tar[257..265].copy_from_slice(b"ustar\x0000");
+        let mut gnu_tar = tar.clone();
+        gnu_tar[257..265].copy_from_slice(b"ustar  \0");
+        let mut tgz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        tgz.write_all(&tar).unwrap();
+        let cases: [(Vec<u8>, &str); 9] = [
+            (vec![0x28, 0xb5, 0x2f, 0xfd, 0x24, 0], "zstd-compressed: ctxfit reads text, gzipped or not; decompress it first (zstd -d FILE)"),
+            (b"\xfd7zXZ\0\0\x04".to_vec(), "xz-compressed: ctxfit reads text, gzipped or not; decompress it first (xz -d FILE)"),
+            (b"BZh91AY&SY\x01".to_vec(), "bzip2-compressed: ctxfit reads text, gzipped or not; decompress it first (bunzip2 FILE)"),
+            (vec![0x04, 0x22, 0x4d, 0x18, 0x64], "lz4-compressed: ctxfit reads text, gzipped or not; decompress it first (lz4 -d FILE)"),
+            (b"PK\x03\x04\x14\0".to_vec(), "a zip archive: ctxfit reads one file, or a folder of sessions; unzip it first"),
+            (b"7z\xbc\xaf\x27\x1c\0\x04".to_vec(), "a 7z archive: ctxfit reads one file, or a folder of sessions; extract it first"),
+            (tar, "a tar archive: ctxfit reads one file, or a folder of sessions; unpack it first (tar xf FILE)"),
+            (gnu_tar, "a tar archive: ctxfit reads one file, or a folder of sessions; unpack it first (tar xf FILE)"),
+            // a `.tar.gz`: a tar archive once inflated
+            (tgz.finish().unwrap(), "a tar archive: ctxfit reads one file, or a folder of sessions; unpack it first (tar xf FILE)"),
+        ];
+        for (bytes, words) in cases {
+            assert_eq!(decode_text(bytes).unwrap_err().to_string(), words);
+        }
+        // text that merely begins like one of them is text
+        for text in ["BZh9 is not bzip2", "PK said hi", &format!("{}ustar of the show", " ".repeat(257))] {
+            assert_eq!(decode_text(text.as_bytes().to_vec()).unwrap(), text);
+        }
     }
 
     #[test]

@@ -351,6 +351,13 @@ pub enum ImportError {
     /// A gzip stream that does not inflate.
     #[error("not a readable gzip file: {message}")]
     Gzip { message: String },
+    /// A file compressed otherwise than with gzip, or an archive of files, told by its magic bytes
+    /// (`files::packed`): `what` it is and `how` to get at the session inside.
+    #[error("{what}: {how}")]
+    Packed {
+        what: &'static str,
+        how: &'static str,
+    },
     /// Bytes that are not UTF-8 text; `line`/`column` are 1-based, `offset` counts bytes.
     #[error("{line}:{column}: not UTF-8 text (byte 0x{byte:02x} at offset {offset})")]
     NotUtf8 {
