@@ -193,18 +193,18 @@ pub fn run(args: Args) -> Result<()> {
         if let Some(note) = report.note() {
             // (of a file of several sessions, each note says whose it is)
             match sessions.len() {
-                1 => eprintln!("{note}"),
-                _ => eprintln!("{session}: {note}"),
+                1 => crate::output::say(&note),
+                _ => crate::output::say(&format!("{session}: {note}")),
             }
         }
         // the token guard, before anything is written
         match compactor.check_request(&report) {
             Err(e) => return Err(BadInput(format!("{session}: {e}")).into()),
-            Ok(BudgetStatus::Warning { tokens, threshold }) => eprintln!(
+            Ok(BudgetStatus::Warning { tokens, threshold }) => crate::output::say(&format!(
                 "warning: {session}: the request is {} tokens, above the warning threshold of {}",
                 thousands(tokens),
                 thousands(threshold)
-            ),
+            )),
             Ok(BudgetStatus::Ok) => {}
         }
         docs.push((
@@ -241,9 +241,9 @@ pub fn run(args: Args) -> Result<()> {
                 .collect(),
         };
         if target.is_some() {
-            emit(None, &rendered)?;
+            crate::output::emit_table(&rendered)?;
         } else {
-            eprint!("{rendered}");
+            eprint!("{}", crate::output::shown(&rendered));
         }
     }
     Ok(())

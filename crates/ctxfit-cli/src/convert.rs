@@ -105,11 +105,11 @@ fn convert_folder(args: &Args, to: WireFormat) -> Result<()> {
         }
         write_atomically(&target, text.as_bytes())?;
     }
-    eprintln!(
+    crate::output::say(&format!(
         "converted {} file(s) into {}",
         loaded.len(),
         out_dir.display()
-    );
+    ));
     if skipped > 0 {
         return Err(skipped_error(skipped, skipped + loaded.len()));
     }
@@ -132,10 +132,10 @@ fn converted_json(
             } else {
                 format!(" ({})", s.name)
             };
-            eprintln!(
+            crate::output::say(&format!(
                 "note: {name}{which}: {report} (no counterpart in the {} format)",
                 to.name()
-            );
+            ));
         }
         docs.push((to_value(&converted), converted.envelope));
     }

@@ -47,10 +47,10 @@ pub struct FileStateArgs {
 
 fn pick(name: &str, sessions: Vec<Session>, n: Option<usize>) -> Result<Session> {
     if n.is_none() && sessions.len() > 1 {
-        eprintln!(
+        crate::output::say(&format!(
             "note: {name} holds {} sessions: this is the first; --session N for another",
             sessions.len()
-        );
+        ));
     }
     Ok(select(name, sessions, Some(n.unwrap_or(0)))?.swap_remove(0))
 }
@@ -91,7 +91,7 @@ pub fn changelog(args: ChangelogArgs) -> Result<()> {
             1 => String::new(),
             n => format!(" in its {n} sessions"),
         };
-        return emit(None, &format!("{name}: no edits{of}\n"));
+        return crate::output::emit_table(&format!("{name}: no edits{of}\n"));
     }
     let mut out = String::new();
     for (path, entries) in &log {
@@ -115,7 +115,7 @@ pub fn changelog(args: ChangelogArgs) -> Result<()> {
             }
         }
     }
-    emit(None, &out)
+    crate::output::emit_table(&out)
 }
 
 pub fn file_state(args: FileStateArgs) -> Result<()> {
@@ -132,7 +132,7 @@ pub fn file_state(args: FileStateArgs) -> Result<()> {
         }
         (FileState::Unknown { reason }, true) => json!({"path": args.path, "state": "unknown", "reason": reason}).to_string() + "\n",
         (FileState::Known { content, provenance }, false) => {
-            eprintln!("# {}: {}", args.path, provenance.join("; "));
+            crate::output::say(&format!("# {}: {}", args.path, provenance.join("; ")));
             let mut c = content.clone();
             if !c.ends_with('\n') {
                 c.push('\n');
@@ -140,7 +140,7 @@ pub fn file_state(args: FileStateArgs) -> Result<()> {
             c
         }
         (FileState::Partial { lines, provenance }, false) => {
-            eprintln!("# {}: only some lines are known ({})", args.path, provenance.join("; "));
+            crate::output::say(&format!("# {}: only some lines are known ({})", args.path, provenance.join("; ")));
             lines.iter().map(|(n, l)| format!("{n:>6}  {l}\n")).collect()
         }
         (FileState::Unknown { reason }, false) => {

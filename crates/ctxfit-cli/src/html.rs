@@ -266,11 +266,11 @@ pub fn run(args: Args) -> Result<()> {
         return Err(BadInput(result.message).into());
     }
     emit(args.output.as_deref(), &result.data)?;
-    eprintln!(
+    crate::output::say(&format!(
         "{}; ~{} tokens",
         result.message,
         thousands(result.tokens_used)
-    );
+    ));
     Ok(())
 }
 

@@ -96,7 +96,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            crate::output::say(&format!("error: {e:#}"));
             if e.downcast_ref::<BadInput>().is_some() {
                 ExitCode::from(2)
             } else {

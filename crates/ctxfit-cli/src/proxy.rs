@@ -189,7 +189,7 @@ pub fn run(args: Args) -> Result<()> {
                 (StartError::Policy(_), Some(path)) => BadInput(format!("policy {path}: {e}")),
                 _ => BadInput(e.to_string()),
             })?;
-        eprintln!(
+        crate::output::say(&format!(
             "ctxfit proxy: listening on {}://{}, profile {} (Anthropic → {}, OpenAI → {}, ChatGPT → {})",
             if args.tls_cert.is_some() { "https" } else { "http" },
             running.addr,
@@ -197,18 +197,18 @@ pub fn run(args: Args) -> Result<()> {
             args.upstream_anthropic,
             args.upstream_openai,
             args.upstream_chatgpt
-        );
+        ));
         if let Some(store) = &running.store {
-            eprintln!(
+            crate::output::say(&format!(
                 "ctxfit proxy: state in {} ({} conversations)",
                 store.path().display(),
                 store.conversations()
-            );
+            ));
         }
         stopped().await;
         // what was answered is on disk before the process ends
         running.stop();
-        eprintln!("ctxfit proxy: stopped");
+        crate::output::say("ctxfit proxy: stopped");
         Ok(())
     })
 }

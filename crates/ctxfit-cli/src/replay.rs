@@ -139,7 +139,7 @@ pub fn run(args: Args) -> Result<()> {
                 (label, s)
             })),
             Err(e) if files.len() > 1 => {
-                eprintln!("skipped: {e:#}");
+                crate::output::say(&format!("skipped: {e:#}"));
                 unreadable += 1;
             }
             Err(e) => return Err(e),
@@ -236,7 +236,7 @@ pub fn run(args: Args) -> Result<()> {
         if let Some(limit) = args.misses {
             out.push_str(&hidden_table(&rows, &replays, limit));
         }
-        emit(None, &out)?;
+        crate::output::emit_table(&out)?;
     }
     if unreadable > 0 {
         return Err(BadInput(format!(

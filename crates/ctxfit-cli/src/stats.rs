@@ -316,7 +316,7 @@ pub fn run(args: Args) -> Result<()> {
             out.push_str(&format!("  {p}\n"));
         }
     }
-    emit(None, &out)?;
+    crate::output::emit_table(&out)?;
     finish(skipped, files)
 }
 

@@ -86,23 +86,44 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, ImportError> {
 /// — and how to get at what it holds: `None` for anything else.
 pub fn packed(bytes: &[u8]) -> Option<ImportError> {
     let (what, how) = if bytes.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
-        ("zstd-compressed", "ctxfit reads text, gzipped or not; decompress it first (zstd -d FILE)")
+        (
+            "zstd-compressed",
+            "ctxfit reads text, gzipped or not; decompress it first (zstd -d FILE)",
+        )
     } else if bytes.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
-        ("xz-compressed", "ctxfit reads text, gzipped or not; decompress it first (xz -d FILE)")
+        (
+            "xz-compressed",
+            "ctxfit reads text, gzipped or not; decompress it first (xz -d FILE)",
+        )
     } else if bytes.starts_with(b"BZh")
         && bytes.get(3).is_some_and(|b| (b'1'..=b'9').contains(b))
         // (a block's magic, or the stream's end: no text begins so)
         && matches!(bytes.get(4..10), Some([0x31, 0x41, 0x59, 0x26, 0x53, 0x59] | [0x17, 0x72, 0x45, 0x38, 0x50, 0x90]))
     {
-        ("bzip2-compressed", "ctxfit reads text, gzipped or not; decompress it first (bunzip2 FILE)")
+        (
+            "bzip2-compressed",
+            "ctxfit reads text, gzipped or not; decompress it first (bunzip2 FILE)",
+        )
     } else if bytes.starts_with(&[0x04, 0x22, 0x4d, 0x18]) {
-        ("lz4-compressed", "ctxfit reads text, gzipped or not; decompress it first (lz4 -d FILE)")
+        (
+            "lz4-compressed",
+            "ctxfit reads text, gzipped or not; decompress it first (lz4 -d FILE)",
+        )
     } else if bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06") {
-        ("a zip archive", "ctxfit reads one file, or a folder of sessions; unzip it first")
+        (
+            "a zip archive",
+            "ctxfit reads one file, or a folder of sessions; unzip it first",
+        )
     } else if bytes.starts_with(&[b'7', b'z', 0xbc, 0xaf, 0x27, 0x1c]) {
-        ("a 7z archive", "ctxfit reads one file, or a folder of sessions; extract it first")
+        (
+            "a 7z archive",
+            "ctxfit reads one file, or a folder of sessions; extract it first",
+        )
     } else if bytes.get(257..263) == Some(b"ustar\0") || bytes.get(257..265) == Some(b"ustar  \0") {
-        ("a tar archive", "ctxfit reads one file, or a folder of sessions; unpack it first (tar xf FILE)")
+        (
+            "a tar archive",
+            "ctxfit reads one file, or a folder of sessions; unpack it first (tar xf FILE)",
+        )
     } else {
         return None;
     };
@@ -631,7 +652,11 @@ mod tests {
             assert_eq!(decode_text(bytes).unwrap_err().to_string(), words);
         }
         // text that merely begins like one of them is text
-        for text in ["BZh9 is not bzip2", "PK said hi", &format!("{}ustar of the show", " ".repeat(257))] {
+        for text in [
+            "BZh9 is not bzip2",
+            "PK said hi",
+            &format!("{}ustar of the show", " ".repeat(257)),
+        ] {
             assert_eq!(decode_text(text.as_bytes().to_vec()).unwrap(), text);
         }
     }

@@ -689,6 +689,53 @@ fn file_names_that_are_not_utf8_are_read_and_written_by_their_own_bytes() {
     std::fs::remove_dir_all(&converted).unwrap();
 }
 
+/// A shared folder of sessions is someone else's: a file name, a tool's name or a path it names that holds a
+/// terminal's control sequences (set the title, clear the screen, recolour) is shown with them escaped, in
+/// messages and tables alike — what a command writes as data is not touched.
+#[test]
+#[cfg(unix)]
+fn control_characters_in_names_are_shown_escaped() {
+    let dir = temp_dir("controls");
+    let bad = dir.join("b\u{1b}]0;pwned\u{7}.json");
+    std::fs::write(&bad, "not json").unwrap();
+    let session = serde_json::json!({"messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "x\u{1b}[2Jwipe",
+         "input": {"file_path": "a\u{9b}31m.py", "old_string": "a", "new_string": "b"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok \u{1b}[31mred"}]},
+        {"role": "assistant", "content": "done"}
+    ]});
+    let good = dir.join("good.json");
+    std::fs::write(&good, session.to_string()).unwrap();
+    let o = ctxfit(&["stats", dir.to_str().unwrap()], None);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(
+        !out.contains('\u{1b}') && !err.contains('\u{1b}') && !err.contains('\u{7}'),
+        "{out}{err}"
+    );
+    assert!(
+        err.contains(r"b\u{1b}]0;pwned\u{7}.json:1:2: malformed JSON"),
+        "{err}"
+    );
+    assert!(out.contains(r"x\u{1b}[2Jwipe"), "{out}");
+    let o = ctxfit(&["stats", bad.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!stderr(&o).contains('\u{1b}'), "{}", stderr(&o));
+    // the changelog's paths (an edit tool named so is no edit tool: a Claude Code `Edit` is)
+    let edit = session.to_string().replace(r"x\u001b[2Jwipe", "Edit");
+    std::fs::write(&good, edit).unwrap();
+    let o = ctxfit(&["changelog", good.to_str().unwrap()], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains(r"a\u{9b}31m.py"), "{}", stdout(&o));
+    // data is written as it is: the conversation converted keeps the result's own bytes
+    let o = ctxfit(
+        &["convert", good.to_str().unwrap(), "--to", "anthropic"],
+        None,
+    );
+    assert!(stdout(&o).contains("ok \\u001b[31mred"), "{}", stdout(&o));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn an_input_of_tiny_values_is_refused_before_it_is_read() {
     // 2,000,000 empty objects, 6 MB: read, they would take about 160 MB (30 MB of them took 817 MB)
