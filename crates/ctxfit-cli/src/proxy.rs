@@ -198,6 +198,9 @@ pub fn run(args: Args) -> Result<()> {
             args.upstream_openai,
             args.upstream_chatgpt
         ));
+        if let Some(warning) = exposure_warning(running.addr.ip()) {
+            crate::output::say(&warning);
+        }
         if let Some(store) = &running.store {
             crate::output::say(&format!(
                 "ctxfit proxy: state in {} ({} conversations)",
@@ -211,4 +214,41 @@ pub fn run(args: Args) -> Result<()> {
         crate::output::say("ctxfit proxy: stopped");
         Ok(())
     })
+}
+
+/// What listening on `ip` opens, when it is not a loopback address: the proxy asks nothing of its clients, so
+/// whatever can reach the address can use it.
+fn exposure_warning(ip: std::net::IpAddr) -> Option<String> {
+    (!ip.is_loopback()).then(|| {
+        format!(
+            "ctxfit proxy: warning: {ip} is not a loopback address — anyone who can reach it can send requests \
+             through this proxy to the upstreams and read /metrics and /ctxfit/stats; listen on 127.0.0.1 \
+             unless a firewall or a network of your own stands in front"
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_address_others_can_reach_is_said_to_be_one() {
+        for loopback in ["127.0.0.1", "127.0.0.2", "::1"] {
+            assert_eq!(
+                exposure_warning(loopback.parse().unwrap()),
+                None,
+                "{loopback}"
+            );
+        }
+        for open in ["0.0.0.0", "::", "192.168.1.20"] {
+            let warning = exposure_warning(open.parse().unwrap()).unwrap();
+            assert!(
+                warning.starts_with(&format!(
+                    "ctxfit proxy: warning: {open} is not a loopback address"
+                )),
+                "{warning}"
+            );
+        }
+    }
 }
