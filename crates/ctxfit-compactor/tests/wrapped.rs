@@ -298,3 +298,67 @@ fn a_shell_call_output_is_cut_as_a_log_and_keeps_its_shape() {
     second.compact_history(&again, None);
     assert_eq!(ctxfit_model::to_value(&second.project(&again)), sent);
 }
+
+mod shell_outputs {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A chunk's stream: empty, a line, or a long log (cut when stale).
+    fn stream() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just(String::new()),
+            "[a-zé😀 ]{0,20}\n?",
+            (0..300usize).prop_map(|n| format!(
+                "{}\n",
+                build_log().lines().take(n).collect::<Vec<_>>().join("\n")
+            )),
+        ]
+    }
+
+    fn chunk() -> impl Strategy<Value = Value> {
+        (stream(), stream(), prop::option::of(0..3i64)).prop_map(|(stdout, stderr, code)| {
+            let outcome = match code {
+                Some(c) => json!({"type": "exit", "exit_code": c}),
+                None => json!({"type": "timeout"}),
+            };
+            json!({"stdout": stdout, "stderr": stderr, "outcome": outcome})
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Whatever its chunks hold, a `shell_call_output` reads back as it was written, and once compacted it is
+        /// still what the API takes: chunks of string `stdout` and `stderr`, each with an outcome of the original's
+        /// — and a second pass changes nothing.
+        #[test]
+        fn shell_outputs_keep_their_shape(calls in prop::collection::vec(prop::collection::vec(chunk(), 0..4), 1..6)) {
+            let mut input = vec![json!({"role": "user", "content": "go"})];
+            for (i, chunks) in calls.iter().enumerate() {
+                input.push(json!({"type": "shell_call", "call_id": format!("c{i}"), "status": "completed",
+                    "action": {"commands": ["make"]}}));
+                input.push(json!({"type": "shell_call_output", "call_id": format!("c{i}"), "output": chunks}));
+                input.push(json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Next."}]}));
+            }
+            let doc = json!({"model": "gpt-5.1", "input": input});
+            let conv = ctxfit_model::from_value(doc.clone()).unwrap();
+            prop_assert_eq!(&ctxfit_model::to_value(&conv), &doc);
+            let mut c = compactor(EAGER, "eager");
+            c.compact_history(&conv, None);
+            let sent = ctxfit_model::to_value(&c.project(&conv));
+            for (i, chunks) in calls.iter().enumerate() {
+                let out = &sent["input"][2 + 3 * i]["output"];
+                let out = out.as_array().unwrap();
+                prop_assert!(!out.is_empty() || chunks.is_empty());
+                for chunk in out {
+                    prop_assert!(chunk["stdout"].is_string() && chunk["stderr"].is_string(), "{}", chunk);
+                    prop_assert!(chunks.iter().any(|c| c["outcome"] == chunk["outcome"]), "{}", chunk);
+                }
+            }
+            let again = ctxfit_model::from_value(sent.clone()).unwrap();
+            let mut second = compactor(EAGER, "eager");
+            second.compact_history(&again, None);
+            prop_assert_eq!(ctxfit_model::to_value(&second.project(&again)), sent);
+        }
+    }
+}
