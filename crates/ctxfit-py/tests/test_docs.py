@@ -191,6 +191,7 @@ EXAMPLES = {
     "create_agent": ("middleware=[CompactionMiddleware(", ["langchain.agents", "langchain_anthropic"]),
     "create_react_agent": ("pre_model_hook=pre_model_hook(", ["langgraph.prebuilt", "langchain_anthropic"]),
     "openai-agents": ("call_model_input_filter=", ["agents"]),
+    "pydantic-ai": ("capabilities=[compaction]", ["pydantic_ai"]),
     "reference": ("ctxfit.estimate_tokens(", []),
 }
 
@@ -219,7 +220,8 @@ def run_example(code, stand_in, cwd):
 
 
 @pytest.mark.parametrize(
-    "name", ["anthropic-sdk", "openai-sdk", "retrieval", "create_agent", "create_react_agent", "openai-agents"]
+    "name",
+    ["anthropic-sdk", "openai-sdk", "retrieval", "create_agent", "create_react_agent", "openai-agents", "pydantic-ai"],
 )
 def test_the_agent_loops_run_as_written(name, stand_in, tmp_path):
     out = run_example(example(name), stand_in, tmp_path)
@@ -240,7 +242,7 @@ def test_the_agent_loops_run_as_written(name, stand_in, tmp_path):
     # by the last request, the long outputs the model had answered are cut to excerpts
     assert first_output not in json.dumps(last)
     assert len(json.dumps(last)) < 20_000, len(json.dumps(last))
-    if name.endswith("-sdk") or name == "openai-agents":
+    if name.endswith("-sdk") or name in ("openai-agents", "pydantic-ai"):
         assert re.search(r"last request: \d+ tokens of history sent as \d+", out)
 
 
@@ -251,7 +253,9 @@ def test_the_reference_card_runs_as_written(tmp_path):
     assert out[-1] == "4 messages; ['none', 'oracle', 'smart']"
 
 
-@pytest.mark.parametrize("name", ["anthropic-sdk", "openai-sdk", "retrieval", "reference", "openai-agents"])
+@pytest.mark.parametrize(
+    "name", ["anthropic-sdk", "openai-sdk", "retrieval", "reference", "openai-agents", "pydantic-ai"]
+)
 def test_the_examples_type_check(name, tmp_path):
     """The SDK loops and the reference card pass mypy with the SDKs' types and ctxfit's stubs (`last_report` a
     TypedDict)."""

@@ -23,7 +23,7 @@ sticky, so the prompt cache keeps working) and reads only what was appended sinc
 Also: :func:`estimate_tokens`, :func:`count_tokens`, :func:`convert_messages`, :func:`clean_html`,
 :func:`fetch_webpage_markdown` (and :class:`PageTool`, the same as a tool an agent registers), :func:`load_session`, :func:`load_sessions`, :func:`replay`; the LangChain /
 LangGraph bridge is :mod:`ctxfit.langchain` (``pip install ctxfit[langchain]``); the OpenAI Agents SDK's input
-filter is :mod:`ctxfit.openai_agents`.
+filter is :mod:`ctxfit.openai_agents`; Pydantic AI's capability is :mod:`ctxfit.pydantic_ai`.
 """
 
 from ._ctxfit import (

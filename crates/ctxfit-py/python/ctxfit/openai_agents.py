@@ -27,25 +27,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import threading
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from . import Compactor
-from .types import Report
+from ._conversations import Conversations, ManyConversations
 
 __all__ = ["CompactingInputFilter"]
-
-
-class _Conversation:
-    __slots__ = ("compactor", "last")
-
-    def __init__(self, compactor: Compactor) -> None:
-        self.compactor = compactor
-        self.last: Sequence[Any] = ()
-
-
-def _begins_with(items: Sequence[Any], prefix: Sequence[Any]) -> bool:
-    return len(prefix) <= len(items) and all(a is b or a == b for a, b in zip(prefix, items))
 
 
 def _tool_dicts(tools: Sequence[Any]) -> Optional[List[Dict[str, Any]]]:
@@ -62,7 +49,7 @@ def _tool_dicts(tools: Sequence[Any]) -> Optional[List[Dict[str, Any]]]:
     return out or None
 
 
-class CompactingInputFilter:
+class CompactingInputFilter(ManyConversations):
     """``RunConfig(call_model_input_filter=CompactingInputFilter("smart"))``: compacts the input of every model call
     with ``profile`` (by default the ``policy``'s default profile, else its only profile, else ``smart``), one
     :class:`ctxfit.Compactor` per conversation.
@@ -81,47 +68,9 @@ class CompactingInputFilter:
         *,
         max_conversations: int = 1024,
     ) -> None:
-        if max_conversations < 1:
-            raise ValueError(f"max_conversations must be at least 1, not {max_conversations}")
-
-        def make() -> Compactor:
-            return Compactor(profile, policy, agent, format="responses")
-
-        self._make: Callable[[], Compactor] = make
-        # made now: a wrong profile or policy fails here, not at the first model call
-        self._template = self._make()
-        self.profile: str = self._template.profile
-        self._max = max_conversations
-        self._conversations: List[_Conversation] = []  # the least recently used first
-        self._last_report: Optional[Report] = None
-        self._lock = threading.Lock()
-
-    @property
-    def conversations(self) -> int:
-        """How many conversations it keeps."""
-        with self._lock:
-            return len(self._conversations)
-
-    @property
-    def last_report(self) -> Optional[Report]:
-        """The report of the latest call (``Compactor.last_report``), ``None`` before the first."""
-        return self._last_report
-
-    def _conversation_of(self, items: Sequence[Any]) -> _Conversation:
-        """The conversation ``items`` continue (the longest last request they begin with), else a new one — kept
-        once a call of it has gone through."""
-        best: Optional[_Conversation] = None
-        for conv in self._conversations:
-            if (best is None or len(conv.last) > len(best.last)) and _begins_with(items, conv.last):
-                best = conv
-        return best if best is not None else _Conversation(self._make())
-
-    def _keep(self, conv: _Conversation) -> None:
-        if conv in self._conversations:
-            self._conversations.remove(conv)
-        self._conversations.append(conv)
-        while len(self._conversations) > self._max:
-            self._conversations.pop(0)
+        self._conversations = Conversations(
+            lambda: Compactor(profile, policy, agent, format="responses"), max_conversations
+        )
 
     def compact(
         self,
@@ -133,17 +82,9 @@ class CompactingInputFilter:
         agent's ``instructions`` and ``tools`` (the SDK's tool objects, or dicts in any API's spelling) counted
         against the profile's budget. Raises :class:`ctxfit.PromptTooLarge` when the request is still above the
         profile's ``request_budget`` once every cut is made (the run ends with it, nothing sent)."""
-        items = list(items)
-        with self._lock:
-            conv = self._conversation_of(items)
-            compacted = conv.compactor.compact(
-                items, system=instructions or None, tools=_tool_dicts(tools) if tools else None
-            )
-            conv.last = items
-            self._keep(conv)
-            self._last_report = conv.compactor.last_report
-            conv.compactor.check_request()
-        return compacted
+        return self._conversations.compact(
+            list(items), system=instructions or None, tools=_tool_dicts(tools) if tools else None
+        )
 
     def __call__(self, data: Any) -> Any:
         """The filter: ``data`` is the SDK's ``CallModelData``; returns its ``ModelInputData`` with the input
@@ -154,47 +95,22 @@ class CompactingInputFilter:
         compacted = self.compact(model_data.input, model_data.instructions, tools)
         return dataclasses.replace(model_data, input=compacted)
 
-    @property
-    def retrieval_tool_name(self) -> Optional[str]:
-        """The profile's retrieval tool, or ``None``."""
-        return self._template.retrieval_tool
-
-    def retrieve(self, handle: str) -> Any:
-        """The original content of the cut result ``handle`` names, from the conversations kept (the latest
-        first), or ``None``."""
-        with self._lock:
-            compactors = [c.compactor for c in reversed(self._conversations)]
-        for compactor in compactors:
-            found = compactor.retrieve(handle)
-            if found is not None:
-                return found
-        return None
-
     def retrieval_tool(self) -> Any:
         """The profile's retrieval tool as an Agents SDK ``FunctionTool`` (needs ``openai-agents``): it answers a
         handle with the original result. Raises ``ValueError`` when the profile has no ``retrieval_tool``."""
         from agents import FunctionTool
 
-        name = self._template.retrieval_tool
-        if name is None:
-            raise ValueError(f"profile `{self.profile}` has no retrieval_tool: set it in the policy (docs/config.md)")
-        definition = self._template.retrieval_tool_definition("responses")
-        assert definition is not None
+        definition = self._conversations.retrieval_definition("responses")
 
         async def invoke(_context: Any, arguments: str) -> str:
             try:
                 handle = json.loads(arguments).get("handle")
             except (ValueError, AttributeError):
                 handle = None
-            if not isinstance(handle, str):
-                return "give the handle the cut result names, as {\"handle\": \"…\"}"
-            content = self.retrieve(handle)
-            if content is None:
-                return f"no tool result has the handle {handle!r}"
-            return content if isinstance(content, str) else json.dumps(content)
+            return self._conversations.answer(handle)
 
         return FunctionTool(
-            name=name,
+            name=definition["name"],
             description=definition.get("description", ""),
             params_json_schema=definition["parameters"],
             on_invoke_tool=invoke,

@@ -1,0 +1,169 @@
+"""Pydantic AI bridge: a capability that compacts what each model request of a run is sent.
+
+Works with ``pydantic-ai`` 2 (``pip install ctxfit[pydantic-ai]``)::
+
+    from pydantic_ai import Agent
+    from ctxfit.pydantic_ai import CompactingCapability
+
+    agent = Agent("openai:gpt-5-mini", tools=[bash], capabilities=[CompactingCapability("smart")])
+
+Before every model request, the stale tool results of the messages the request is to carry are cut (the
+``ToolReturnPart`` s whose content a rule changed are sent with the compacted text instead), with the agent's
+instructions and function tools counted against the profile's budget. The run's history —
+``result.all_messages()``, what the next run continues — stays whole: only the request is changed. One capability
+serves every run of its agent: a request continues the conversation whose last request it begins with (the
+longest such), else starts one, and the least recently used of more than ``max_conversations`` is forgotten, so
+run after run of one conversation (``message_history=result.all_messages()``) keeps its decisions.
+
+With a policy that sets ``retrieval_tool`` (docs/config.md), every cut result names a tool through which the
+model gets the original back; give the agent that tool::
+
+    compaction = CompactingCapability(policy="ctxfit.toml")
+    agent = Agent(model, tools=[bash, compaction.retrieval_tool()], capabilities=[compaction])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from pydantic_ai import messages as _m
+from pydantic_ai.capabilities import AbstractCapability
+
+from . import Compactor
+from ._conversations import Conversations, ManyConversations
+
+__all__ = ["CompactingCapability"]
+
+
+def _text(content: Any) -> str:
+    """A user prompt's content as text (what is not text — an image, a file — named by its kind)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Sequence):
+        return "\n".join(c if isinstance(c, str) else f"[{type(c).__name__}]" for c in content)
+    return str(content)
+
+
+def _blocks(message: Any) -> Tuple[str, List[Dict[str, Any]], List[Optional[int]]]:
+    """A Pydantic AI message as an Anthropic message's role and blocks — what ctxfit's rules read — and, for each
+    block, the index of the part it is (``None``: a part with nothing to count)."""
+    blocks: List[Dict[str, Any]] = []
+    parts: List[Optional[int]] = []
+    request = isinstance(message, _m.ModelRequest)
+    for i, part in enumerate(message.parts):
+        if isinstance(part, _m.ToolReturnPart):
+            block: Dict[str, Any] = {"type": "tool_result", "tool_use_id": part.tool_call_id,
+                                     "content": part.model_response_str()}
+        elif isinstance(part, _m.RetryPromptPart) and part.tool_name is not None:
+            block = {"type": "tool_result", "tool_use_id": part.tool_call_id, "content": part.model_response(),
+                     "is_error": True}
+        elif isinstance(part, _m.ToolCallPart):
+            block = {"type": "tool_use", "id": part.tool_call_id, "name": part.tool_name,
+                     "input": part.args_as_dict()}
+        elif isinstance(part, _m.UserPromptPart):
+            block = {"type": "text", "text": _text(part.content)}
+        elif isinstance(part, _m.SystemPromptPart):
+            # (the system prompt, wherever the history holds it, is counted as text where it stands)
+            block = {"type": "text", "text": part.content}
+        elif isinstance(getattr(part, "content", None), str) and part.content:
+            # text, thinking, a retry prompt, and the kinds of part this does not know: their text counts
+            block = {"type": "text", "text": part.content}
+        else:
+            continue
+        blocks.append(block)
+        parts.append(i)
+    return ("user" if request else "assistant"), blocks, parts
+
+
+class CompactingCapability(ManyConversations, AbstractCapability[Any]):
+    """``Agent(..., capabilities=[CompactingCapability("smart")])``: compacts the messages of every model request
+    with ``profile`` (by default the ``policy``'s default profile, else its only profile, else ``smart``), one
+    :class:`ctxfit.Compactor` per conversation. Raises :class:`ctxfit.PromptTooLarge` (the run ends, nothing sent)
+    when a request is still above the profile's ``request_budget`` once every cut is made."""
+
+    def __init__(
+        self,
+        profile: Optional[str] = None,
+        policy: Optional[str] = None,
+        agent: Optional[str] = None,
+        *,
+        max_conversations: int = 1024,
+    ) -> None:
+        self._conversations = Conversations(
+            lambda: Compactor(profile, policy, agent, format="anthropic"), max_conversations
+        )
+
+    @classmethod
+    def get_serialization_name(cls) -> Optional[str]:
+        return None  # it holds compactors, not a spec
+
+    def compact_messages(
+        self,
+        messages: Sequence[Any],
+        instructions: Optional[str] = None,
+        tools: Optional[Sequence[Any]] = None,
+    ) -> List[Any]:
+        """The messages to send instead of ``messages`` (Pydantic AI's ``ModelRequest`` s and ``ModelResponse`` s):
+        the same messages, but for the tool returns a rule cut, which are sent with the compacted text.
+        ``instructions`` and ``tools`` (``ToolDefinition`` s) are counted against the profile's budget."""
+        wire: List[Dict[str, Any]] = []
+        where: Dict[Tuple[int, int], Tuple[int, int]] = {}  # (wire message, block) → (message, part)
+        for mi, message in enumerate(messages):
+            role, blocks, part_of = _blocks(message)
+            if not blocks:
+                continue
+            for bi, part in enumerate(part_of):
+                if part is not None:
+                    where[(len(wire), bi)] = (mi, part)
+            wire.append({"role": role, "content": blocks})
+        definitions = [
+            {"name": t.name, "description": t.description or "", "input_schema": t.parameters_json_schema}
+            for t in tools or ()
+        ]
+        compacted = self._conversations.compact(
+            wire, system=instructions or None, tools=definitions or None
+        )
+        out = list(messages)
+        replaced: Dict[int, List[Any]] = {}
+        for wi, (sent, original) in enumerate(zip(compacted, wire)):
+            if sent is original or sent == original:
+                continue
+            for bi, (now, was) in enumerate(zip(sent["content"], original["content"])):
+                if now == was or was.get("type") != "tool_result" or (wi, bi) not in where:
+                    continue
+                mi, pi = where[(wi, bi)]
+                content = now.get("content")
+                text = content if isinstance(content, str) else "\n".join(
+                    b.get("text", "") for b in content or () if isinstance(b, dict)
+                )
+                parts = replaced.setdefault(mi, list(messages[mi].parts))
+                parts[pi] = dataclasses.replace(parts[pi], content=text)
+        for mi, parts in replaced.items():
+            out[mi] = dataclasses.replace(messages[mi], parts=parts)
+        return out
+
+    async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
+        """Pydantic AI's hook: the request's messages compacted (only this request's: the run's history stays
+        whole)."""
+        parameters = request_context.model_request_parameters
+        instructions = "\n\n".join(
+            p.content for p in getattr(parameters, "instruction_parts", None) or () if isinstance(p.content, str)
+        )
+        request_context.messages = self.compact_messages(
+            request_context.messages, instructions or None, getattr(parameters, "function_tools", None)
+        )
+        return request_context
+
+    def retrieval_tool(self) -> Any:
+        """The profile's retrieval tool as a Pydantic AI ``Tool``: it answers a handle with the original result.
+        Raises ``ValueError`` when the profile has no ``retrieval_tool``."""
+        from pydantic_ai import Tool
+
+        definition = self._conversations.retrieval_definition("anthropic")
+
+        def retrieve(handle: str) -> str:
+            return self._conversations.answer(handle)
+
+        return Tool(retrieve, takes_ctx=False, name=definition["name"],
+                    description=definition.get("description", ""))
