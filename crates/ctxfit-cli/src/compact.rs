@@ -193,14 +193,14 @@ pub fn run(args: Args) -> Result<()> {
         if let Some(note) = report.note() {
             // (of a file of several sessions, each note says whose it is)
             match sessions.len() {
-                1 => crate::output::say(&note),
-                _ => crate::output::say(&format!("{session}: {note}")),
+                1 => crate::shown::say(&note),
+                _ => crate::shown::say(&format!("{session}: {note}")),
             }
         }
         // the token guard, before anything is written
         match compactor.check_request(&report) {
             Err(e) => return Err(BadInput(format!("{session}: {e}")).into()),
-            Ok(BudgetStatus::Warning { tokens, threshold }) => crate::output::say(&format!(
+            Ok(BudgetStatus::Warning { tokens, threshold }) => crate::shown::say(&format!(
                 "warning: {session}: the request is {} tokens, above the warning threshold of {}",
                 thousands(tokens),
                 thousands(threshold)
@@ -243,7 +243,7 @@ pub fn run(args: Args) -> Result<()> {
         if target.is_some() {
             crate::output::emit_table(&rendered)?;
         } else {
-            eprint!("{}", crate::output::shown(&rendered));
+            eprint!("{}", crate::shown::shown(&rendered));
         }
     }
     Ok(())

@@ -105,7 +105,7 @@ fn convert_folder(args: &Args, to: WireFormat) -> Result<()> {
         }
         write_atomically(&target, text.as_bytes())?;
     }
-    crate::output::say(&format!(
+    crate::shown::say(&format!(
         "converted {} file(s) into {}",
         loaded.len(),
         out_dir.display()
@@ -132,7 +132,7 @@ fn converted_json(
             } else {
                 format!(" ({})", s.name)
             };
-            crate::output::say(&format!(
+            crate::shown::say(&format!(
                 "note: {name}{which}: {report} (no counterpart in the {} format)",
                 to.name()
             ));

@@ -47,7 +47,7 @@ pub struct FileStateArgs {
 
 fn pick(name: &str, sessions: Vec<Session>, n: Option<usize>) -> Result<Session> {
     if n.is_none() && sessions.len() > 1 {
-        crate::output::say(&format!(
+        crate::shown::say(&format!(
             "note: {name} holds {} sessions: this is the first; --session N for another",
             sessions.len()
         ));
@@ -132,7 +132,7 @@ pub fn file_state(args: FileStateArgs) -> Result<()> {
         }
         (FileState::Unknown { reason }, true) => json!({"path": args.path, "state": "unknown", "reason": reason}).to_string() + "\n",
         (FileState::Known { content, provenance }, false) => {
-            crate::output::say(&format!("# {}: {}", args.path, provenance.join("; ")));
+            crate::shown::say(&format!("# {}: {}", args.path, provenance.join("; ")));
             let mut c = content.clone();
             if !c.ends_with('\n') {
                 c.push('\n');
@@ -140,7 +140,7 @@ pub fn file_state(args: FileStateArgs) -> Result<()> {
             c
         }
         (FileState::Partial { lines, provenance }, false) => {
-            crate::output::say(&format!("# {}: only some lines are known ({})", args.path, provenance.join("; ")));
+            crate::shown::say(&format!("# {}: only some lines are known ({})", args.path, provenance.join("; ")));
             lines.iter().map(|(n, l)| format!("{n:>6}  {l}\n")).collect()
         }
         (FileState::Unknown { reason }, false) => {

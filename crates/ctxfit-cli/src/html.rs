@@ -266,7 +266,7 @@ pub fn run(args: Args) -> Result<()> {
         return Err(BadInput(result.message).into());
     }
     emit(args.output.as_deref(), &result.data)?;
-    crate::output::say(&format!(
+    crate::shown::say(&format!(
         "{}; ~{} tokens",
         result.message,
         thousands(result.tokens_used)

@@ -88,7 +88,7 @@ impl InputArgs {
             match one {
                 Ok(l) => loaded.push(l),
                 Err(e) => {
-                    crate::output::say(&format!("skipped: {e:#}"));
+                    crate::shown::say(&format!("skipped: {e:#}"));
                     skipped += 1;
                 }
             }
@@ -171,7 +171,7 @@ fn listed(problems: &[String]) -> String {
 /// Say on standard error what reads but is probably wrong.
 pub fn warn(name: &str, problems: &[String]) {
     if !problems.is_empty() {
-        crate::output::say(&format!("warning: {name}: {}", listed(problems)));
+        crate::shown::say(&format!("warning: {name}: {}", listed(problems)));
     }
 }
 
@@ -195,15 +195,15 @@ pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
         } = session_files(path)
             .map_err(|e| BadInput(format!("{input}: cannot read the folder: {e}")))?;
         for (p, why) in skipped {
-            crate::output::say(&format!("{}: passed over: {why}", p.display()));
+            crate::shown::say(&format!("{}: passed over: {why}", p.display()));
         }
         if passed_over > 0 {
-            crate::output::say(&format!(
+            crate::shown::say(&format!(
                 "{input}: {passed_over} file(s) passed over (not .jsonl, .json, .traj or .af, gzipped or not)"
             ));
         }
         if sidecars > 0 {
-            crate::output::say(&format!(
+            crate::shown::say(&format!(
                 "{input}: {sidecars} metadata file(s) passed over, each beside the session it describes (Claude Code's `NAME.meta.json` beside a subagent's `NAME.jsonl`, OpenHands' `metadata.json` or `base_state.json` beside a conversation's `events/`)"
             ));
         }

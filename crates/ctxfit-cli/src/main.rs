@@ -15,6 +15,7 @@ mod output;
 mod policy;
 mod proxy;
 mod replay;
+mod shown;
 mod stats;
 mod tokens;
 
@@ -96,7 +97,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            crate::output::say(&format!("error: {e:#}"));
+            crate::shown::say(&format!("error: {e:#}"));
             if e.downcast_ref::<BadInput>().is_some() {
                 ExitCode::from(2)
             } else {

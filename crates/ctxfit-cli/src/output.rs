@@ -248,34 +248,10 @@ fn remove_stale_temporaries(dir: &Path, name: &str) {
     }
 }
 
-/// `text` as it may be shown on a terminal: every control character but line breaks and tabs — those of a file's
-/// name, a tool's or a path a session names (`b\x1b]0;title\x07.json` would set the terminal's title, a colour
-/// code would recolour what follows) — written as its escape (`\u{1b}`). For messages and tables; what a
-/// command outputs as data (Markdown, a file's content, a conversation) is written as it is.
-pub fn shown(text: &str) -> std::borrow::Cow<'_, str> {
-    let escaped = |c: char| c.is_control() && c != '\n' && c != '\t';
-    if !text.contains(escaped) {
-        return text.into();
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        match escaped(c) {
-            true => out.extend(c.escape_default()),
-            false => out.push(c),
-        }
-    }
-    out.into()
-}
-
-/// Say `message` on standard error, its control characters escaped ([`shown`]).
-pub fn say(message: &str) {
-    eprintln!("{}", shown(message));
-}
-
 /// Write a table (or any text for people to read) to standard output, its control characters escaped
-/// ([`shown`]).
+/// ([`crate::shown::shown`]).
 pub fn emit_table(contents: &str) -> Result<()> {
-    emit(None, &shown(contents))
+    emit(None, &crate::shown::shown(contents))
 }
 
 /// `-o -`: standard output, as `-` is standard input (never a file named `-`).

@@ -189,7 +189,7 @@ pub fn run(args: Args) -> Result<()> {
                 (StartError::Policy(_), Some(path)) => BadInput(format!("policy {path}: {e}")),
                 _ => BadInput(e.to_string()),
             })?;
-        crate::output::say(&format!(
+        crate::shown::say(&format!(
             "ctxfit proxy: listening on {}://{}, profile {} (Anthropic → {}, OpenAI → {}, ChatGPT → {})",
             if args.tls_cert.is_some() { "https" } else { "http" },
             running.addr,
@@ -199,10 +199,10 @@ pub fn run(args: Args) -> Result<()> {
             args.upstream_chatgpt
         ));
         if let Some(warning) = exposure_warning(running.addr.ip()) {
-            crate::output::say(&warning);
+            crate::shown::say(&warning);
         }
         if let Some(store) = &running.store {
-            crate::output::say(&format!(
+            crate::shown::say(&format!(
                 "ctxfit proxy: state in {} ({} conversations)",
                 store.path().display(),
                 store.conversations()
@@ -211,7 +211,7 @@ pub fn run(args: Args) -> Result<()> {
         stopped().await;
         // what was answered is on disk before the process ends
         running.stop();
-        crate::output::say("ctxfit proxy: stopped");
+        crate::shown::say("ctxfit proxy: stopped");
         Ok(())
     })
 }

@@ -139,7 +139,7 @@ pub fn run(args: Args) -> Result<()> {
                 (label, s)
             })),
             Err(e) if files.len() > 1 => {
-                crate::output::say(&format!("skipped: {e:#}"));
+                crate::shown::say(&format!("skipped: {e:#}"));
                 unreadable += 1;
             }
             Err(e) => return Err(e),
