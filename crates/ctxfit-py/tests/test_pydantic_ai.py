@@ -167,3 +167,22 @@ def test_a_wrong_profile_fails_at_once():
         CompactingCapability("nosuch")
     with pytest.raises(ValueError, match="max_conversations"):
         CompactingCapability("smart", max_conversations=0)
+
+
+def test_a_message_is_read_again_when_its_parts_change():
+    # Pydantic AI hands the same message objects to request after request, and each is read once; one whose parts
+    # are not the ones read is read again
+    compaction = CompactingCapability("smart")
+    call = m.ModelResponse(parts=[m.ToolCallPart("bash", {"command": "ls -R src"}, tool_call_id="c0")])
+    returned = m.ModelRequest(parts=[m.ToolReturnPart("bash", "short", tool_call_id="c0")])
+    history = [m.ModelRequest(parts=[m.UserPromptPart("go")]), call, returned]
+    compaction.compact_messages(history)
+    before = compaction.last_report["tokens_before"]
+    assert compaction.compact_messages(history) == history
+    assert compaction.last_report["tokens_before"] == before
+    returned.parts = [m.ToolReturnPart("bash", listing("src"), tool_call_id="c0")]
+    sent = compaction.compact_messages(history + [m.ModelResponse(parts=[m.TextPart("ok")]),
+                                                  m.ModelRequest(parts=[m.UserPromptPart("next")])])
+    assert compaction.last_report["tokens_before"] > before + 5_000
+    # (what is sent of it is the new listing, whole or cut)
+    assert sent[2].parts[0].content.startswith("src/module_0/file_0.py")

@@ -76,6 +76,10 @@ def _blocks(message: Any) -> Tuple[str, List[Dict[str, Any]], List[Optional[int]
     return ("user" if request else "assistant"), blocks, parts
 
 
+def _same(a: List[Any], b: List[Any]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
 class CompactingCapability(ManyConversations, AbstractCapability[Any]):
     """``Agent(..., capabilities=[CompactingCapability("smart")])``: compacts the messages of every model request
     with ``profile`` (by default the ``policy``'s default profile, else its only profile, else ``smart``), one
@@ -93,6 +97,10 @@ class CompactingCapability(ManyConversations, AbstractCapability[Any]):
         self._conversations = Conversations(
             lambda: Compactor(profile, policy, agent, format="anthropic"), max_conversations
         )
+        # each message of the latest request as read, with its parts (by identity: Pydantic AI hands the same
+        # message objects to request after request), so that a request reads only what is new, and the
+        # compactor, given the same dicts, looks only at those
+        self._read: Dict[int, Tuple[Any, List[Any], Dict[str, Any], List[Optional[int]]]] = {}
 
     @classmethod
     def get_serialization_name(cls) -> Optional[str]:
@@ -109,14 +117,23 @@ class CompactingCapability(ManyConversations, AbstractCapability[Any]):
         ``instructions`` and ``tools`` (``ToolDefinition`` s) are counted against the profile's budget."""
         wire: List[Dict[str, Any]] = []
         where: Dict[Tuple[int, int], Tuple[int, int]] = {}  # (wire message, block) → (message, part)
+        read: Dict[int, Tuple[Any, List[Any], Dict[str, Any], List[Optional[int]]]] = {}
         for mi, message in enumerate(messages):
-            role, blocks, part_of = _blocks(message)
+            seen = self._read.get(id(message))
+            parts_now = list(message.parts)
+            if seen is None or seen[0] is not message or not _same(seen[1], parts_now):
+                role, blocks, part_of = _blocks(message)
+                seen = (message, parts_now, {"role": role, "content": blocks}, part_of)
+            read[id(message)] = seen
+            _, _, as_wire, part_of = seen
+            blocks = as_wire["content"]
             if not blocks:
                 continue
             for bi, part in enumerate(part_of):
                 if part is not None:
                     where[(len(wire), bi)] = (mi, part)
-            wire.append({"role": role, "content": blocks})
+            wire.append(as_wire)
+        self._read = read
         definitions = [
             {"name": t.name, "description": t.description or "", "input_schema": t.parameters_json_schema}
             for t in tools or ()
