@@ -45,6 +45,14 @@ def _text(content: Any) -> str:
     return str(content)
 
 
+def _returned(part: Any) -> str:
+    """A tool return's content as the model is sent it (its own text, else JSON; else as Python shows it)."""
+    try:
+        return str(part.model_response_str())
+    except Exception:  # content Pydantic AI cannot serialize: the model call itself will say so
+        return str(part.content)
+
+
 def _blocks(message: Any) -> Tuple[str, List[Dict[str, Any]], List[Optional[int]]]:
     """A Pydantic AI message as an Anthropic message's role and blocks — what ctxfit's rules read — and, for each
     block, the index of the part it is (``None``: a part with nothing to count)."""
@@ -54,7 +62,7 @@ def _blocks(message: Any) -> Tuple[str, List[Dict[str, Any]], List[Optional[int]
     for i, part in enumerate(message.parts):
         if isinstance(part, _m.ToolReturnPart):
             block: Dict[str, Any] = {"type": "tool_result", "tool_use_id": part.tool_call_id,
-                                     "content": part.model_response_str()}
+                                     "content": _returned(part)}
         elif isinstance(part, _m.RetryPromptPart) and part.tool_name is not None:
             block = {"type": "tool_result", "tool_use_id": part.tool_call_id, "content": part.model_response(),
                      "is_error": True}
