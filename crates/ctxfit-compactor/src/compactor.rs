@@ -37,6 +37,21 @@ mod shown;
 mod sleep;
 
 use crate::PrefixSums;
+
+/// Whether a replacement of `tokens` tokens and `chars` characters keeps the promise that a block never grows,
+/// for a result of `tokens_before` and `chars_before` (`original`): no more tokens and fewer characters — or, for
+/// a result holding images or documents, whose text is not all it costs, fewer tokens whatever the characters
+/// (each image written as a line).
+fn never_grows(
+    tokens: usize,
+    chars: usize,
+    tokens_before: usize,
+    chars_before: usize,
+    original: &Content,
+) -> bool {
+    tokens <= tokens_before
+        && (chars < chars_before || (tokens < tokens_before && holds_media(original)))
+}
 pub use budget::BUDGET_RULE;
 pub use cache::{cache_expired, requested_cache_ttl, stated_cache_ttl, unix_millis, CACHE_FIELDS};
 use decision::{reask_due, Asked, Change, Replacement, Sticky, View, WaitingOn};

@@ -64,8 +64,14 @@ pub const STREAM: &str = "stream";
 /// `operation`, which the API requires whole, so an emptied one would make the request invalid. Every other
 /// call's input is free-form JSON or text.
 pub fn call_input_is_free(msg: &Message) -> bool {
-    let kind = msg.extra.get("type").and_then(Value::as_str);
-    !BUILT_IN_CALLS.iter().any(|(k, _, _)| kind == Some(*k))
+    (msg.extra.get("type").and_then(Value::as_str))
+        .and_then(built_in_call)
+        .is_none()
+}
+
+/// Of a built-in call's item type, the field holding the call's input and the tool's name.
+fn built_in_call(kind: &str) -> Option<(&'static str, &'static str)> {
+    (BUILT_IN_CALLS.iter()).find_map(|&(k, field, name)| (k == kind).then_some((field, name)))
 }
 
 /// Read a Responses document: a request object with an `input` list, or a bare item list.
@@ -168,6 +174,24 @@ pub fn read_item(value: Value, path: &str) -> Result<Message, ModelError> {
             extra.insert("type".into(), t);
         }
     };
+    // a built-in call (`shell_call`, ...): the item's own object is the call's input
+    if let Some((field, name)) = built_in_call(&kind).filter(|(field, _)| {
+        is_str(&m, "call_id") && matches!(m.get(*field), Some(Value::Object(_)))
+    }) {
+        tag(&mut extra, &mut m);
+        let id = take_string(&mut m, "call_id").unwrap_or_default();
+        let input = m.shift_remove(field).unwrap_or_default();
+        return Ok(call_message(
+            ToolUse {
+                id,
+                name: name.to_owned(),
+                input,
+                extra: m,
+                ..ToolUse::default()
+            },
+            extra,
+        ));
+    }
     match kind.as_str() {
         "message" => {
             let role = match take_string(&mut m, "role") {
@@ -236,31 +260,6 @@ pub fn read_item(value: Value, path: &str) -> Result<Message, ModelError> {
                 ToolUse {
                     id,
                     name,
-                    input,
-                    extra: m,
-                    ..ToolUse::default()
-                },
-                extra,
-            ))
-        }
-        built_in
-            if BUILT_IN_CALLS.iter().any(|(k, field, _)| {
-                *k == built_in
-                    && is_str(&m, "call_id")
-                    && matches!(m.get(*field), Some(Value::Object(_)))
-            }) =>
-        {
-            let &(_, field, name) = BUILT_IN_CALLS
-                .iter()
-                .find(|(k, _, _)| *k == built_in)
-                .unwrap_or(&BUILT_IN_CALLS[0]);
-            tag(&mut extra, &mut m);
-            let id = take_string(&mut m, "call_id").unwrap_or_default();
-            let input = m.shift_remove(field).unwrap_or_default();
-            Ok(call_message(
-                ToolUse {
-                    id,
-                    name: name.to_owned(),
                     input,
                     extra: m,
                     ..ToolUse::default()
@@ -504,12 +503,9 @@ pub fn write_item(msg: &Message) -> Value {
             write_call(u, kind)
         }
         (Some(built_in), [Block::ToolUse(u)])
-            if msg.role == Role::Assistant
-                && BUILT_IN_CALLS.iter().any(|(k, _, _)| *k == built_in) =>
+            if msg.role == Role::Assistant && built_in_call(built_in).is_some() =>
         {
-            let field = (BUILT_IN_CALLS.iter())
-                .find_map(|&(k, field, _)| (k == built_in).then_some(field))
-                .unwrap_or("action");
+            let field = built_in_call(built_in).map_or("action", |(field, _)| field);
             let mut m = Map::new();
             m.insert("type".into(), built_in.into());
             m.insert("call_id".into(), u.id.clone().into());

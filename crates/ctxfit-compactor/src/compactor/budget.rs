@@ -248,18 +248,17 @@ impl Compactor {
             let c = with_trailer(Content::text(body), trailer.as_deref());
             let c = view.back(&result.content, c);
             let tokens = count_tool_result(self.estimator.as_ref(), &c);
-            // (a result holding images or documents: fewer tokens is smaller, whatever the characters)
-            (tokens < sent_now && (content_chars(&c) < chars || holds_media(&result.content)))
-                .then_some(Change {
-                    content: c,
-                    tokens_after: tokens,
-                    chars_before: chars,
-                    rule: BUDGET_RULE,
-                    action,
-                    clear_input: false,
-                    asked_at: self.state.results.len(),
-                    consulted: None,
-                })
+            let smaller = never_grows(tokens, content_chars(&c), sent_now, chars, &result.content);
+            (tokens < sent_now && smaller).then_some(Change {
+                content: c,
+                tokens_after: tokens,
+                chars_before: chars,
+                rule: BUDGET_RULE,
+                action,
+                clear_input: false,
+                asked_at: self.state.results.len(),
+                consulted: None,
+            })
         };
         let whole_text = view
             .content()

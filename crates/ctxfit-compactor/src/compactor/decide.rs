@@ -219,7 +219,6 @@ impl Compactor {
             index: &self.state.shown,
             keys: Default::default(),
         };
-        let shown: &dyn ShownLines = &noting;
         let ctx = RuleContext {
             tool_name: &site.tool,
             tool_kind: &site.kind,
@@ -237,7 +236,7 @@ impl Compactor {
             group: SameTool::new(&[], conv),
             conversation: conv,
             results: &by_kind,
-            shown,
+            shown: &noting,
         };
         // the first rule that handles the tool and does not defer decides
         let mut decided_by = None;
@@ -294,13 +293,15 @@ impl Compactor {
             (view.back(&result.content, c), action)
         })
         .map(|(c, action)| (count_tool_result(self.estimator.as_ref(), &c), c, action))
-        // a block never grows (in characters or tokens): a larger "replacement" keeps the original — but for
-        // a result holding images or documents, whose text is not all it costs: each written as a line is fewer
-        // tokens, if more characters
+        // a block never grows: a larger "replacement" keeps the original
         .filter(|(tokens, c, _)| {
-            *tokens <= site.tokens
-                && (content_chars(c) < chars
-                    || (*tokens < site.tokens && holds_media(&result.content)))
+            never_grows(
+                *tokens,
+                content_chars(c),
+                site.tokens,
+                chars,
+                &result.content,
+            )
         });
         let Some((tokens_after, content, action)) = replacement else {
             if waits && kept_by_the_rule {

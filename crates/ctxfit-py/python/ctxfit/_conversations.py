@@ -5,6 +5,7 @@ capability."""
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any, Callable, List, Literal, Optional, Sequence
 
@@ -89,8 +90,6 @@ class Conversations:
 
     def answer(self, handle: Any) -> str:
         """What the retrieval tool answers for ``handle``: the original, or why there is none."""
-        import json
-
         if not isinstance(handle, str):
             return "give the handle the cut result names, as {\"handle\": \"…\"}"
         content = self.retrieve(handle)
@@ -100,9 +99,22 @@ class Conversations:
 
 
 class ManyConversations:
-    """What a framework's hook that owns :class:`Conversations` (as ``_conversations``) answers of them."""
+    """A framework's hook that compacts with ``profile`` (by default the ``policy``'s default profile, else its
+    only profile, else ``smart``) one :class:`ctxfit.Compactor` per conversation, messages in its ``_WIRE``
+    format, and what it answers of them."""
 
-    _conversations: Conversations
+    _WIRE: Literal["anthropic", "openai", "responses"]
+
+    def __init__(
+        self,
+        profile: Optional[str] = None,
+        policy: Optional[str] = None,
+        agent: Optional[str] = None,
+        *,
+        max_conversations: int = 1024,
+    ) -> None:
+        wire = self._WIRE
+        self._conversations = Conversations(lambda: Compactor(profile, policy, agent, format=wire), max_conversations)
 
     @property
     def profile(self) -> str:

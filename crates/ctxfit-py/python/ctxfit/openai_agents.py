@@ -29,8 +29,7 @@ import dataclasses
 import json
 from typing import Any, Dict, List, Optional, Sequence
 
-from . import Compactor
-from ._conversations import Conversations, ManyConversations
+from ._conversations import ManyConversations
 
 __all__ = ["CompactingInputFilter"]
 
@@ -60,17 +59,7 @@ class CompactingInputFilter(ManyConversations):
     True
     """
 
-    def __init__(
-        self,
-        profile: Optional[str] = None,
-        policy: Optional[str] = None,
-        agent: Optional[str] = None,
-        *,
-        max_conversations: int = 1024,
-    ) -> None:
-        self._conversations = Conversations(
-            lambda: Compactor(profile, policy, agent, format="responses"), max_conversations
-        )
+    _WIRE = "responses"
 
     def compact(
         self,

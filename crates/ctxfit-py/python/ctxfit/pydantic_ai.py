@@ -30,8 +30,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from pydantic_ai import messages as _m
 from pydantic_ai.capabilities import AbstractCapability
 
-from . import Compactor
-from ._conversations import Conversations, ManyConversations
+from ._conversations import ManyConversations
 
 __all__ = ["CompactingCapability"]
 
@@ -94,17 +93,11 @@ class CompactingCapability(ManyConversations, AbstractCapability[Any]):
     :class:`ctxfit.Compactor` per conversation. Raises :class:`ctxfit.PromptTooLarge` (the run ends, nothing sent)
     when a request is still above the profile's ``request_budget`` once every cut is made."""
 
-    def __init__(
-        self,
-        profile: Optional[str] = None,
-        policy: Optional[str] = None,
-        agent: Optional[str] = None,
-        *,
-        max_conversations: int = 1024,
-    ) -> None:
-        self._conversations = Conversations(
-            lambda: Compactor(profile, policy, agent, format="anthropic"), max_conversations
-        )
+    _WIRE = "anthropic"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """Takes ``profile``, ``policy``, ``agent`` and ``max_conversations`` (1,024), as the Agents SDK filter does."""
+        super().__init__(*args, **kwargs)
         # each message of the latest request as read, with its parts (by identity: Pydantic AI hands the same
         # message objects to request after request), so that a request reads only what is new, and the
         # compactor, given the same dicts, looks only at those
