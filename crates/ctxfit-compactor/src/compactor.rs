@@ -343,6 +343,13 @@ impl Compactor {
             .any(|t| *t == site.tool || *t == site.kind)
     }
 
+    /// Hold `tokens` as the request budget from the next request on, in place of the profile's `request_budget`
+    /// (0: none): what a proxy does once the provider has said how large its model's context window is. Every
+    /// decision made so far stands.
+    pub fn set_request_budget(&mut self, tokens: usize) {
+        self.settings.request_budget = tokens;
+    }
+
     /// The lifetime, in seconds, of the prompt cache the agent's requests ask for, when they say
     /// ([`stated_cache_ttl`]: an Anthropic `cache_control` of `"ttl": "1h"` is 3600, OpenAI's
     /// `prompt_cache_retention` of `"24h"` 86400): it replaces the profile's `cache_ttl` from now on.

@@ -30,6 +30,7 @@ use hyper::body::Bytes;
 
 use crate::identity::{Chain, ChainHash, Known};
 use crate::state::{hex, now_ms, Record, Store};
+use crate::window::Window;
 use index::Index;
 
 /// Why a request cannot be compacted.
@@ -79,6 +80,46 @@ struct Conv {
     calls: HashMap<String, String>,
     /// The keys of the calls whose results are cut.
     cut_calls: std::collections::HashSet<String>,
+    /// The model's context window the provider's refusal implied ([`Gateway::learn_window`]), held from then on.
+    window: Option<crate::window::Window>,
+    /// The previous request's messages as received and as forwarded, in tokens; and the last of those
+    /// forwarded the provider accepted (a conversation grows: the nearest size below a refused one it took), with
+    /// the input the provider reported for it.
+    last_before: usize,
+    last_sent: usize,
+    accepted: Option<(usize, Option<usize>)>,
+    /// What the request holds besides its messages and system prompt — tool definitions, Responses'
+    /// `instructions` — in tokens, with a hash of their bytes: counted against a budget ([`preamble`]).
+    preamble: Option<(u64, usize)>,
+}
+
+/// The bytes of a request's tool definitions and (Responses) `instructions`: sent with every request, outside
+/// the messages the compactor reads.
+fn preamble_bytes<'b>(api: Api, body: &RequestBody<'b>) -> [Option<&'b str>; 2] {
+    let instructions = (api == Api::OpenAiResponses)
+        .then(|| body.field("instructions"))
+        .flatten();
+    [body.field("tools"), instructions]
+}
+
+/// The tokens of a request's preamble ([`preamble_bytes`]), counted again only when its bytes changed.
+fn preamble(known: Option<(u64, usize)>, parts: [Option<&str>; 2]) -> (u64, usize) {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    parts.hash(&mut h);
+    let hash = h.finish();
+    match known {
+        Some((k, tokens)) if k == hash => (hash, tokens),
+        _ => {
+            let est = ctxfit_tokens::FastEstimator;
+            let tokens = parts
+                .iter()
+                .flatten()
+                .map(|p| ctxfit_tokens::TokenEstimator::count_text(&est, p))
+                .sum();
+            (hash, tokens)
+        }
+    }
 }
 
 /// One conversation through the proxy, since the proxy met it (or took it back).
@@ -96,6 +137,9 @@ pub struct ConversationStats {
     /// Tool calls that fetched again what a cut left out: the same call (tool and input) as one whose result is
     /// cut — a re-read of a cut file, a second run of a cut command.
     pub refetches: u64,
+    /// The request budget the model's context window comes to, once a refusal has taught it
+    /// ([`Gateway::learn_window`]).
+    pub window: Option<usize>,
 }
 
 /// A tool call as a key: its tool's name and its input as written.
@@ -192,6 +236,7 @@ impl Gateway {
             reported: c.reported,
             last_used_ms: now_ms(),
             ledger: c.compactor.ledger().clone(),
+            window: c.window,
         };
         store.put(&self.settings.profile, &c.id, record, state);
     }
@@ -228,6 +273,9 @@ impl Gateway {
         conv.chain = chain[..n].to_vec();
         conv.reported = record.reported;
         conv.stored_revision = Some(revision);
+        if let Some(window) = record.window {
+            conv.hold_window(window, self.settings.request_budget);
+        }
         Some(ix.insert(conv, self.max_conversations))
     }
 
@@ -271,17 +319,69 @@ impl Gateway {
     /// Record the input tokens the upstream reported for a conversation's last request (cache reads and writes
     /// included): its next request's budget trigger uses them.
     pub fn report_usage(&self, conversation: &str, input_tokens: usize) {
-        let Some(conv) = self
-            .index()
-            .convs
-            .get(conversation)
-            .map(|e| Arc::clone(&e.conv))
-        else {
+        let Some(conv) = self.conv(conversation) else {
             return;
         };
         let mut c = locked(&conv);
         c.reported = Some(input_tokens);
+        if let Some((_, theirs)) = &mut c.accepted {
+            *theirs = Some(input_tokens);
+        }
+        // the window in the proxy's count, at the rate of the request the provider just counted
+        let ours = c.last_sent + c.preamble.map_or(0, |(_, t)| t);
+        let budget = (c.window).and_then(|w| w.at_rate(ours, input_tokens));
+        if let (Some(window), Some(budget)) = (c.window, budget) {
+            c.hold_window(Window { budget, ..window }, self.settings.request_budget);
+        }
         self.persist(&mut c);
+    }
+
+    /// The provider accepted the conversation's last request (it answered it): a size its model takes, which a
+    /// refusal that says no numbers falls back on ([`crate::window::Overflow::budget`]).
+    pub fn accepted(&self, conversation: &str) {
+        let Some(conv) = self.conv(conversation) else {
+            return;
+        };
+        let mut c = locked(&conv);
+        c.accepted = Some((c.last_sent, None));
+    }
+
+    /// The provider refused the conversation's last request as too long for its model (`overflow`); `request`
+    /// is that request's body as the client sent it. From the refusal, the conversation holds a request budget
+    /// from now on — as if its profile set `request_budget` — unless it holds one as low already: the budget
+    /// when it is new, else `None` (nothing learned; sending the request again would be refused again).
+    pub fn learn_window(
+        &self,
+        conversation: &str,
+        overflow: &crate::window::Overflow,
+        api: Api,
+        request: &[u8],
+    ) -> Option<usize> {
+        let conv = self.conv(conversation)?;
+        let body = RequestBody::split(api, request).ok()?;
+        let mut c = locked(&conv);
+        let (hash, extra) = preamble(c.preamble, preamble_bytes(api, &body));
+        let accepted = c.accepted.map(|(ours, theirs)| (ours + extra, theirs));
+        let window = overflow.window(c.last_sent + extra, accepted)?;
+        let held = c.compactor.settings().request_budget;
+        if held != 0 && window.budget >= held {
+            return None;
+        }
+        c.preamble = Some((hash, extra));
+        c.compactor.set_unseen_tokens(extra);
+        c.hold_window(window, self.settings.request_budget);
+        // the refused request is not counted: it never reached the model
+        c.stats.requests = c.stats.requests.saturating_sub(1);
+        c.stats.tokens_in = (c.stats.tokens_in).saturating_sub(c.last_before as u64);
+        c.stats.tokens_forwarded = (c.stats.tokens_forwarded).saturating_sub(c.last_sent as u64);
+        // the decisions stand; the next request (this one sent again) is held to the budget
+        c.stored_revision = None;
+        self.persist(&mut c);
+        Some(window.budget)
+    }
+
+    fn conv(&self, conversation: &str) -> Option<Arc<Mutex<Conv>>> {
+        (self.index().convs.get(conversation)).map(|e| Arc::clone(&e.conv))
     }
 
     /// A new conversation in the index: named `id` (a client's session), or a fresh id.
@@ -547,6 +647,13 @@ impl Gateway {
         // agent would have been: the same bytes as if the gateway had seen every request
         // the cache the client asks for, if its request says: an Anthropic `cache_control` of one hour on a
         // block, a tool or the request, or OpenAI's 24-hour `prompt_cache_retention`
+        // what the request holds besides its messages counts against a budget, when one is held
+        let settings = c.compactor.settings();
+        if settings.request_budget > 0 || settings.warning_threshold > 0 {
+            let counted = preamble(c.preamble, preamble_bytes(api, &body));
+            c.preamble = Some(counted);
+            c.compactor.set_unseen_tokens(counted.1);
+        }
         let next = ctxfit_compactor::NextRequest {
             first_new,
             reported_input_tokens: c.reported.take(),
@@ -587,6 +694,7 @@ impl Gateway {
                 }
             }
         }
+        (c.last_before, c.last_sent) = (report.tokens_before, report.tokens_after);
         c.stats.requests += 1;
         c.stats.tokens_in += report.tokens_before as u64;
         c.stats.tokens_forwarded += report.tokens_after as u64;
@@ -641,6 +749,18 @@ impl Gateway {
 }
 
 impl Conv {
+    /// Hold `window` from the next request on (its budget, or the profile's own `request_budget` where that is
+    /// lower).
+    fn hold_window(&mut self, window: Window, configured: usize) {
+        let budget = match configured {
+            0 => window.budget,
+            c => c.min(window.budget),
+        };
+        self.window = Some(window);
+        self.stats.window = Some(budget);
+        self.compactor.set_request_budget(budget);
+    }
+
     fn new(id: String, compactor: Compactor, format: WireFormat, start: ChainHash) -> Conv {
         Conv {
             stats: ConversationStats {
@@ -658,6 +778,11 @@ impl Conv {
             stored_revision: None,
             calls: HashMap::new(),
             cut_calls: Default::default(),
+            window: None,
+            last_before: 0,
+            last_sent: 0,
+            accepted: None,
+            preamble: None,
         }
     }
 }

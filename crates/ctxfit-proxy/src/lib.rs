@@ -28,6 +28,7 @@ mod scan;
 pub mod server;
 pub mod state;
 pub mod usage;
+pub mod window;
 
 pub use body::{Api, BodyError, RequestBody};
 pub use gateway::{ConversationStats, Forwarded, Gateway, GatewayError};

@@ -14,7 +14,9 @@
 //! * A body compressed with `zstd`, `gzip` or `deflate` is inflated (bounded by the body cap) and compacted, and
 //!   goes on uncompressed; one in another coding goes through untouched (`coding`).
 //! * The answer — server-sent events included — is relayed frame by frame as the upstream sends it, never
-//!   buffered; an upstream error is passed through unchanged.
+//!   buffered; an upstream error is passed through unchanged, but for a refusal of a compacted request as too long
+//!   for the model's context window: the conversation learns the window from it ([`crate::window`]), and the
+//!   request is compacted again within it and sent once more (`x-ctxfit-window` on the answer).
 //! * `x-ctxfit-bypass: 1` forwards a request untouched; `x-ctxfit-profile: NAME` picks a profile;
 //!   `x-ctxfit-session: ID` names the conversation. The answer carries `x-ctxfit-conversation`,
 //!   `x-ctxfit-tokens-before`, `x-ctxfit-tokens-after` and `x-ctxfit-tokens-saved`, and
@@ -621,6 +623,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
         None
     };
     let mut usage_of = None;
+    let mut forwarded_tokens = 0;
     let body = match forwarded {
         Some(f) => {
             if !preview {
@@ -630,6 +633,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
                 });
             }
             let (before, after) = (f.report.tokens_before as u64, f.report.tokens_after as u64);
+            forwarded_tokens = after;
             count(&shared, api, |s| {
                 s.requests += 1;
                 s.compacted += 1;
@@ -679,11 +683,154 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
     if usage_of.is_some() {
         headers.insert("accept-encoding", HeaderValue::from_static("identity"));
     }
+    // a compacted request the provider refuses as too long for its model is compacted again under the budget
+    // its refusal implies and sent once more
+    let again = usage_of.as_ref().map(|_| Again {
+        method: parts.method.clone(),
+        target: target.clone(),
+        headers: headers.clone(),
+        request: bytes.clone(),
+        profile: profile.clone(),
+        session: session.clone(),
+        sent: forwarded_tokens,
+    });
     let mut up = Request::new(full(body));
     *up.method_mut() = parts.method;
     *up.uri_mut() = target;
     *up.headers_mut() = headers;
-    relay(&shared, Some(api), up, extra, usage_of).await
+    match (usage_of, again) {
+        (Some(of), Some(again)) => within_window(&shared, api, up, extra, of, again).await,
+        _ => relay(&shared, Some(api), up, extra, None).await,
+    }
+}
+
+/// What it takes to send a compacted request again: the request as it came (inflated), where it went, and
+/// what chose its conversation.
+struct Again {
+    method: Method,
+    target: Uri,
+    headers: HeaderMap,
+    request: Bytes,
+    profile: Option<String>,
+    session: Option<String>,
+    /// The tokens of the request as first compacted.
+    sent: u64,
+}
+
+/// Bytes of an upstream's error answer read whole, to see whether it refuses the request as too long for the
+/// model (such an answer is a few hundred bytes; a larger one is relayed as it comes).
+const ERROR_READ: usize = 64 << 10;
+
+/// Relay a compacted request's answer; when the upstream refuses it as too long for its model's context window
+/// (a 400 that says so: [`crate::window`]), the conversation learns the budget the refusal implies and the
+/// request is compacted again under it and sent once more — the client sees the answer to that one. A refusal
+/// that teaches nothing (no budget lower than the one held) is relayed as it came.
+async fn within_window(
+    shared: &Arc<Shared>,
+    api: Api,
+    up: Request<Body>,
+    mut extra: HeaderMap,
+    of: UsageOf,
+    again: Again,
+) -> Response<Body> {
+    let answer = match send(shared, Some(api), up).await {
+        Ok(a) => a,
+        Err(refused) => return refused,
+    };
+    let small = answer
+        .headers()
+        .get("content-length")
+        .and_then(|v| v.to_str().ok()?.trim().parse::<usize>().ok())
+        .is_none_or(|n| n <= ERROR_READ);
+    if answer.status() != StatusCode::BAD_REQUEST || !small {
+        return pass(
+            shared,
+            Some(api),
+            boxed(answer),
+            extra,
+            Some((of, again.request)),
+        );
+    }
+    let (parts, body) = answer.into_parts();
+    let read = http_body_util::Limited::new(body, ERROR_READ).collect();
+    let error = match tokio::time::timeout(shared.config.upstream_timeout, read).await {
+        Ok(Ok(body)) => body.to_bytes(),
+        _ => {
+            return api_error(
+                Some(api),
+                StatusCode::BAD_GATEWAY,
+                "ctxfit proxy: the upstream's error answer did not arrive whole",
+            )
+        }
+    };
+    let learned = crate::window::overflow(api, &error).and_then(|overflow| {
+        gateway_of(shared, &of.profile)?.learn_window(
+            &of.conversation,
+            &overflow,
+            api,
+            &again.request,
+        )
+    });
+    let as_it_came = |extra| {
+        pass(
+            shared,
+            Some(api),
+            Response::from_parts(parts, full(error.clone())),
+            extra,
+            None,
+        )
+    };
+    let Some(budget) = learned else {
+        return as_it_came(extra);
+    };
+    count(shared, api, |s| s.windows_learned += 1);
+    let f = match compact(
+        shared,
+        api,
+        &again.request,
+        again.profile.as_deref(),
+        again.session.as_deref(),
+        false,
+    ) {
+        Ok(f) => f,
+        Err(_) => return as_it_came(extra),
+    };
+    let (before, after) = (f.report.tokens_before as u64, f.report.tokens_after as u64);
+    // (the request is counted once, as it was last sent)
+    count(shared, api, |s| {
+        s.window_retries += 1;
+        s.tokens_forwarded = (s.tokens_forwarded + after).saturating_sub(again.sent);
+    });
+    for (k, v) in [
+        ("x-ctxfit-tokens-after", after.to_string()),
+        (
+            "x-ctxfit-tokens-saved",
+            before.saturating_sub(after).to_string(),
+        ),
+        ("x-ctxfit-window", budget.to_string()),
+    ] {
+        if let Ok(v) = HeaderValue::from_str(&v) {
+            extra.insert(HeaderName::from_static(k), v);
+        }
+    }
+    let mut headers = again.headers;
+    headers.insert("content-length", HeaderValue::from(f.body.len()));
+    let mut up = Request::new(full(f.body));
+    *up.method_mut() = again.method;
+    *up.uri_mut() = again.target;
+    *up.headers_mut() = headers;
+    relay(shared, Some(api), up, extra, Some((of, again.request))).await
+}
+
+/// The gateway of a profile, if the proxy has one.
+fn gateway_of(shared: &Shared, profile: &str) -> Option<Arc<Gateway>> {
+    (shared.gateways.lock().unwrap_or_else(|p| p.into_inner()))
+        .get(profile)
+        .cloned()
+}
+
+fn boxed(answer: Response<Incoming>) -> Response<Body> {
+    answer.map(|b| b.map_err(BoxError::from).boxed())
 }
 
 /// A request of `api` refused before the upstream hears of it: counted, and answered in the API's shape (a 503
@@ -811,74 +958,104 @@ struct UsageOf {
     conversation: String,
 }
 
+/// Send a request upstream and relay its answer ([`pass`]).
 async fn relay(
     shared: &Arc<Shared>,
     api: Option<Api>,
     up: Request<Body>,
     extra: HeaderMap,
-    usage_of: Option<UsageOf>,
+    usage_of: Option<(UsageOf, Bytes)>,
 ) -> Response<Body> {
+    match send(shared, api, up).await {
+        Ok(answer) => pass(shared, api, boxed(answer), extra, usage_of),
+        Err(refused) => refused,
+    }
+}
+
+/// Send a request upstream: its answer as it begins, or the error the client gets in its place.
+async fn send(
+    shared: &Shared,
+    api: Option<Api>,
+    up: Request<Body>,
+) -> Result<Response<Incoming>, Response<Body>> {
     let answer = tokio::time::timeout(shared.config.upstream_timeout, shared.client.request(up));
     let Ok(answer) = answer.await else {
-        return api_error(
+        return Err(api_error(
             api,
             StatusCode::GATEWAY_TIMEOUT,
             &format!(
                 "ctxfit proxy: the upstream did not begin its answer within {} s",
                 shared.config.upstream_timeout.as_secs()
             ),
-        );
+        ));
     };
-    match answer {
-        Ok(resp) => {
-            let (mut parts, body) = resp.into_parts();
-            for name in ["connection", "keep-alive", "transfer-encoding", "upgrade"] {
-                parts.headers.remove(name);
-            }
-            parts.headers.extend(extra);
-            // frame by frame, as the upstream sends them; a successful answer's usage feeds the budget trigger;
-            // an upstream silent for as long as it may take to begin is cut off, and the client sees an error
-            let silence = shared.config.upstream_timeout;
-            match usage_of.filter(|_| parts.status.is_success()) {
-                Some(of) => {
-                    let shared = Arc::clone(shared);
-                    let tap = UsageTap::new(body, move |answer| {
-                        if let Some(usage) = reported_usage(answer) {
-                            if let Some(api) = api {
-                                count(&shared, api, |s| {
-                                    s.reported += 1;
-                                    s.reported_input += usage.input_tokens as u64;
-                                    s.reported_cache_read += usage.cache_read_tokens as u64;
-                                    s.reported_cache_write += usage.cache_write_tokens as u64;
-                                });
-                            }
-                            let gateway = (shared.gateways.lock())
-                                .unwrap_or_else(|p| p.into_inner())
-                                .get(&of.profile)
-                                .cloned();
-                            if let Some(g) = gateway {
-                                g.report_usage(&of.conversation, usage.input_tokens);
-                            }
-                        }
-                    });
-                    Response::from_parts(parts, Idle::new(tap, silence).boxed())
-                }
-                None => Response::from_parts(parts, Idle::new(body, silence).boxed()),
-            }
-        }
-        Err(e) => {
-            let why = if e.is_connect() {
-                "cannot connect to the upstream"
-            } else {
-                "the upstream request failed"
-            };
-            api_error(
-                api,
-                StatusCode::BAD_GATEWAY,
-                &format!("ctxfit proxy: {why}"),
-            )
-        }
+    answer.map_err(|e| {
+        let why = if e.is_connect() {
+            "cannot connect to the upstream"
+        } else {
+            "the upstream request failed"
+        };
+        api_error(
+            api,
+            StatusCode::BAD_GATEWAY,
+            &format!("ctxfit proxy: {why}"),
+        )
+    })
+}
+
+/// Relay an answer to the client frame by frame, as the upstream sends it, with the proxy's headers added. A
+/// successful answer to a compacted request (`usage_of`: whose it is, and the request as it came) tells the
+/// conversation it was accepted and what usage the provider reported — its next request's budget trigger uses
+/// it — and, where a Responses stream fails as too long for the model, the budget its refusal implies (the
+/// client has seen the stream begin: nothing is sent again). An upstream silent for as long as it may take to
+/// begin is cut off, and the client sees an error.
+fn pass(
+    shared: &Arc<Shared>,
+    api: Option<Api>,
+    answer: Response<Body>,
+    extra: HeaderMap,
+    usage_of: Option<(UsageOf, Bytes)>,
+) -> Response<Body> {
+    let (mut parts, body) = answer.into_parts();
+    for name in ["connection", "keep-alive", "transfer-encoding", "upgrade"] {
+        parts.headers.remove(name);
     }
+    parts.headers.extend(extra);
+    let silence = shared.config.upstream_timeout;
+    let Some((of, request)) = usage_of.filter(|_| parts.status.is_success()) else {
+        return Response::from_parts(parts, Idle::new(body, silence).boxed());
+    };
+    let shared = Arc::clone(shared);
+    let tap = UsageTap::new(body, move |answer| {
+        let gateway = gateway_of(&shared, &of.profile);
+        let overflow = api.and_then(|api| crate::window::overflow_in_stream(api, answer));
+        match (&gateway, overflow) {
+            (Some(g), Some(overflow)) => {
+                let learned =
+                    api.and_then(|api| g.learn_window(&of.conversation, &overflow, api, &request));
+                if let (Some(api), Some(_)) = (api, learned) {
+                    count(&shared, api, |s| s.windows_learned += 1);
+                }
+            }
+            // (before its usage, which measures the rate of this request)
+            (Some(g), None) => g.accepted(&of.conversation),
+            (None, _) => {}
+        }
+        if let Some(usage) = reported_usage(answer) {
+            if let Some(api) = api {
+                count(&shared, api, |s| {
+                    s.reported += 1;
+                    s.reported_input += usage.input_tokens as u64;
+                    s.reported_cache_read += usage.cache_read_tokens as u64;
+                    s.reported_cache_write += usage.cache_write_tokens as u64;
+                });
+            }
+            if let Some(g) = gateway {
+                g.report_usage(&of.conversation, usage.input_tokens);
+            }
+        }
+    });
+    Response::from_parts(parts, Idle::new(tap, silence).boxed())
 }
 
 #[cfg(test)]

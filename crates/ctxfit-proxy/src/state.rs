@@ -75,6 +75,10 @@ pub struct Record {
     /// when one is made).
     #[serde(default)]
     pub ledger: ctxfit_compactor::Ledger,
+    /// The model's context window the provider's refusal implied, held by the conversation
+    /// ([`crate::Gateway::learn_window`]).
+    #[serde(default)]
+    pub window: Option<crate::window::Window>,
 }
 
 impl Record {

@@ -19,6 +19,17 @@ struct Upstream {
 }
 
 fn upstream() -> Upstream {
+    upstream_answering(|_, _| (200, MESSAGE_ANSWER.to_owned()))
+}
+
+/// A small Messages answer.
+const MESSAGE_ANSWER: &str = r#"{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":40,"output_tokens":1}}"#;
+
+/// How the upstream answers a request (its request line and body): status and JSON body.
+type Answer = fn(&str, &[u8]) -> (u16, String);
+
+/// An upstream on 127.0.0.1 that answers every request as `answer` says, and keeps what it received.
+fn upstream_answering(answer: Answer) -> Upstream {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let received = Arc::new(Mutex::new(Vec::new()));
@@ -26,14 +37,14 @@ fn upstream() -> Upstream {
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
             let log = Arc::clone(&log);
-            std::thread::spawn(move || serve(stream, &log));
+            std::thread::spawn(move || serve(stream, &log, answer));
         }
     });
     Upstream { url, received }
 }
 
 /// One connection of the upstream: requests one after the other, each answered at once.
-fn serve(stream: TcpStream, log: &Mutex<Vec<(String, Vec<u8>)>>) {
+fn serve(stream: TcpStream, log: &Mutex<Vec<(String, Vec<u8>)>>, answer: Answer) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut out = stream;
     loop {
@@ -59,11 +70,11 @@ fn serve(stream: TcpStream, log: &Mutex<Vec<(String, Vec<u8>)>>) {
         }
         let mut body = vec![0; length];
         reader.read_exact(&mut body).unwrap();
+        let (status, answer) = answer(line.trim(), &body);
         log.lock().unwrap().push((line.trim().to_owned(), body));
-        let answer = r#"{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":40,"output_tokens":1}}"#;
         let _ = write!(
             out,
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{answer}",
+            "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{answer}",
             answer.len()
         );
     }
@@ -779,4 +790,207 @@ fn half_an_emoji_cut_off_by_the_client_goes_on_written_u_fffd_and_is_counted() {
         metrics.contains("ctxfit_proxy_mended_total{api=\"anthropic-messages\"} 1"),
         "{metrics}"
     );
+}
+
+/// Requests of the agent below: its history outgrows the window a third of the way in.
+const TURNS: usize = 45;
+
+/// The window of the scripted model below, in its tokens (a token is four bytes of the request body).
+const WINDOW: usize = 12_000;
+
+/// A model with a context window of [`WINDOW`] tokens, refusing a longer request as each API does, and
+/// answering the others with their usage.
+fn model_with_a_window(line: &str, body: &[u8]) -> (u16, String) {
+    let tokens = body.len() / 4;
+    match model_with_a_window_reporting_no_usage(line, body) {
+        (200, _) => (
+            200,
+            MESSAGE_ANSWER.replace("\"input_tokens\":40", &format!("\"input_tokens\":{tokens}")),
+        ),
+        refused => refused,
+    }
+}
+
+/// [`model_with_a_window`], its answers reporting no usage (as a stream that does not ask for it).
+fn model_with_a_window_reporting_no_usage(line: &str, body: &[u8]) -> (u16, String) {
+    let tokens = body.len() / 4;
+    if tokens <= WINDOW {
+        return (
+            200,
+            MESSAGE_ANSWER.replace(",\"usage\":{\"input_tokens\":40,\"output_tokens\":1}", ""),
+        );
+    }
+    let refusal = if line.contains("/v1/messages") {
+        serde_json::json!({"type": "error", "error": {"type": "invalid_request_error",
+            "message": format!("prompt is too long: {tokens} tokens > {WINDOW} maximum")}})
+    } else if line.contains("/chat/completions") {
+        serde_json::json!({"error": {"type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded",
+            "message": format!("This model's maximum context length is {WINDOW} tokens. However, your messages resulted in {tokens} tokens. Please reduce the length of the messages.")}})
+    } else {
+        serde_json::json!({"error": {"type": "invalid_request_error", "param": "input", "code": "context_length_exceeded",
+            "message": "Your input exceeds the context window of this model. Please adjust your input and try again."}})
+    };
+    (400, refusal.to_string())
+}
+
+/// An agent's request after `turns` file reads, in `api`'s shape: each read a result of 40 lines of its own.
+fn agent_request(api: &str, turns: usize) -> Vec<u8> {
+    let read = |k: usize| -> String {
+        (0..40)
+            .map(|i| format!("    let value_{k}_{i} = compute_{i}(input_{k}, {i}); // step {i} of file {k}\n"))
+            .collect()
+    };
+    let tool = serde_json::json!({"name": "Read", "description": "Read a file of the project. ".repeat(20),
+        "input_schema": {"type": "object", "properties": {"file_path": {"type": "string"}}}});
+    let body = match api {
+        "anthropic" => {
+            let mut messages =
+                vec![serde_json::json!({"role": "user", "content": "Read the project's files."})];
+            for k in 0..turns {
+                messages.push(serde_json::json!({"role": "assistant", "content": [{"type": "tool_use", "id": format!("toolu_{k}"),
+                    "name": "Read", "input": {"file_path": format!("/src/f{k}.rs")}}]}));
+                messages.push(serde_json::json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_{k}"),
+                    "content": read(k)}]}));
+            }
+            serde_json::json!({"model": "m", "max_tokens": 8, "system": "You are a test agent.", "tools": [tool], "messages": messages})
+        }
+        "chat" => {
+            let mut messages = vec![
+                serde_json::json!({"role": "system", "content": "You are a test agent."}),
+                serde_json::json!({"role": "user", "content": "Read the project's files."}),
+            ];
+            for k in 0..turns {
+                messages.push(serde_json::json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("call_{k}"),
+                    "type": "function", "function": {"name": "Read", "arguments": format!("{{\"file_path\":\"/src/f{k}.rs\"}}")}}]}));
+                messages.push(serde_json::json!({"role": "tool", "tool_call_id": format!("call_{k}"), "content": read(k)}));
+            }
+            serde_json::json!({"model": "m", "messages": messages,
+                "tools": [{"type": "function", "function": {"name": "Read", "description": tool["description"], "parameters": tool["input_schema"]}}]})
+        }
+        _ => {
+            let mut input =
+                vec![serde_json::json!({"role": "user", "content": "Read the project's files."})];
+            for k in 0..turns {
+                input.push(serde_json::json!({"type": "function_call", "call_id": format!("call_{k}"), "name": "Read",
+                    "arguments": format!("{{\"file_path\":\"/src/f{k}.rs\"}}")}));
+                input.push(serde_json::json!({"type": "function_call_output", "call_id": format!("call_{k}"), "output": read(k)}));
+            }
+            serde_json::json!({"model": "m", "instructions": "You are a test agent.", "input": input,
+                "tools": [{"type": "function", "name": "Read", "description": tool["description"], "parameters": tool["input_schema"]}]})
+        }
+    };
+    serde_json::to_vec(&body).unwrap()
+}
+
+/// The provider's refusal of a request as too long for its model says how large the window is (or, in the
+/// Responses API, only that it is passed): the conversation holds that window from then on, the refused request
+/// is compacted under it and sent again, and the agent never sees the refusal — in each API's shape.
+#[test]
+fn a_refusal_as_too_long_for_the_model_is_learned_and_the_request_sent_again_within_it() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let models: [(&str, Answer); 2] = [
+        ("usage reported", model_with_a_window),
+        ("no usage", model_with_a_window_reporting_no_usage),
+    ];
+    for ((api, path), (usage, model)) in [
+        ("anthropic", "/v1/messages"),
+        ("chat", "/v1/chat/completions"),
+        ("responses", "/v1/responses"),
+    ]
+    .into_iter()
+    .flat_map(|a| models.map(|m| (a, m)))
+    {
+        let api_name = api;
+        let api = &*format!("{api} ({usage})");
+        let up = upstream_answering(model);
+        let addr = proxy(&rt, &up);
+        let mut retried = Vec::new();
+        for turns in 1..=TURNS {
+            let (status, headers, body) = send(
+                &addr,
+                &format!("POST {path} HTTP/1.1"),
+                &agent_request(api_name, turns),
+            );
+            assert_eq!(status, 200, "{api}, request {turns}: {body}");
+            if let Some(w) = header(&headers, "x-ctxfit-window") {
+                retried.push((turns, w.parse::<usize>().unwrap()));
+            }
+        }
+        let received = up.received.lock().unwrap();
+        let refused: Vec<usize> = (received.iter().enumerate())
+            .filter(|(_, (_, body))| body.len() / 4 > WINDOW)
+            .map(|(i, _)| i)
+            .collect();
+        // the history outgrows the window a third of the way in: from then on every request would be refused
+        let whole = agent_request(api_name, TURNS).len() / 4;
+        assert!(whole > 2 * WINDOW, "{api}: {whole}");
+        assert!(!refused.is_empty(), "{api}: the window was never reached");
+        // each refusal taught a budget, and the request sent again under it was accepted
+        assert_eq!(retried.len(), refused.len(), "{api}: {retried:?}");
+        for &i in &refused {
+            assert!(
+                received[i + 1].1.len() / 4 <= WINDOW,
+                "{api}: request {i} was refused twice"
+            );
+        }
+        // not request after request: sent whole, every request from the first refused on would be; the budget
+        // is learned again only when the provider's count and the proxy's drift apart (here, as more of the
+        // request is structure: a scripted model counting bytes, not words)
+        let past = (1..=TURNS)
+            .filter(|&t| agent_request(api_name, t).len() / 4 > WINDOW)
+            .count();
+        assert!(
+            refused.len() * 4 <= past,
+            "{api}: refused {} times of {past} ({retried:?})",
+            refused.len()
+        );
+        assert_eq!(received.len(), TURNS + refused.len());
+        // the budgets only go down
+        assert!(
+            retried.windows(2).all(|w| w[1].1 < w[0].1),
+            "{api}: {retried:?}"
+        );
+        if usage == "usage reported" {
+            // each answer's usage measures the rate again: the window is learned once
+            assert_eq!(refused.len(), 1, "{api}: {retried:?}");
+        }
+        let (_, _, stats) = send(&addr, "GET /ctxfit/stats HTTP/1.1", b"");
+        let stats: serde_json::Value = serde_json::from_str(&stats).unwrap();
+        let name = match api_name {
+            "anthropic" => "anthropic-messages",
+            "chat" => "openai-chat",
+            _ => "openai-responses",
+        };
+        assert_eq!(
+            stats["apis"][name]["window_retries"],
+            refused.len(),
+            "{api}: {stats}"
+        );
+        // the refused requests are not counted among the conversation's
+        assert_eq!(
+            stats["per_conversation"][0]["requests"], TURNS,
+            "{api}: {stats}"
+        );
+    }
+}
+
+/// A 400 that is not about the window goes to the client as it came, and nothing is sent again.
+#[test]
+fn another_refusal_is_relayed_as_it_came() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let up = upstream_answering(|_, _| {
+        (400, r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: Field required"}}"#.to_owned())
+    });
+    let addr = proxy(&rt, &up);
+    let (status, _, body) = send(
+        &addr,
+        "POST /v1/messages HTTP/1.1",
+        &agent_request("anthropic", 3),
+    );
+    assert_eq!(status, 400);
+    assert_eq!(
+        body,
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: Field required"}}"#
+    );
+    assert_eq!(up.received.lock().unwrap().len(), 1);
 }

@@ -332,3 +332,105 @@ fn the_state_is_the_users_alone() {
     assert_eq!(mode(&state), 0o700);
     assert_eq!(mode(&state.join(ctxfit_proxy::state::FILE_NAME)), 0o600);
 }
+
+/// The window a provider's refusal taught a conversation holds its later requests, and is kept in the state: a
+/// restarted proxy holds it too, and sends the bytes one that never stopped sends.
+#[test]
+fn a_restart_keeps_the_window_a_refusal_taught() {
+    let corpus = corpus_or_skip!();
+    // a Claude Code session long enough to have stale results to cut: the smallest file of a project's over
+    // 100 kB, its longest session
+    let mut files: Vec<(u64, std::path::PathBuf)> =
+        std::fs::read_dir(corpus.join("sessions/claude-code-attio"))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl.gz"))
+            .map(|e| (e.metadata().unwrap().len(), e.path()))
+            .filter(|(size, _)| *size > 100_000)
+            .collect();
+    files.sort();
+    let s = (import_file(&files[0].1, None).unwrap().into_iter())
+        .max_by_key(|s| s.conversation.messages.len())
+        .unwrap();
+    let bodies = requests(&s.conversation);
+    let smart = || {
+        PolicyFile::default()
+            .resolve(None, None, &|_| None)
+            .unwrap()
+    };
+    let k = bodies.len() / 2;
+    // the provider refuses request k as a fifth over its window
+    let refusal = ctxfit_proxy::window::Overflow {
+        counted: Some((120_000, 100_000)),
+    };
+    let forward = |g: &Gateway, b: &[u8]| g.forward(Api::AnthropicMessages, b, None).unwrap();
+
+    // a proxy that never stops
+    let never = Gateway::new(smart()).unwrap();
+    let mut refused = None;
+    for b in &bodies[..=k] {
+        refused = Some(forward(&never, b));
+    }
+    let refused = refused.unwrap();
+    let budget = never
+        .learn_window(
+            &refused.conversation,
+            &refusal,
+            Api::AnthropicMessages,
+            &bodies[k],
+        )
+        .unwrap();
+    assert_eq!(budget, refused.report.tokens_after * 5 / 6);
+    // what it teaches, it teaches once: the same refusal again says nothing new
+    let sent: Vec<_> = bodies[k..].iter().map(|b| forward(&never, b)).collect();
+    assert!(never
+        .learn_window(
+            &refused.conversation,
+            &refusal,
+            Api::AnthropicMessages,
+            &bodies[k]
+        )
+        .is_none_or(|b| b < budget));
+    // every later request within the window (the session's edits and newest results fit in it)
+    for (i, f) in sent.iter().enumerate() {
+        assert!(
+            f.report.tokens_after <= budget,
+            "request {}: {} > {budget}",
+            k + i,
+            f.report.tokens_after
+        );
+    }
+    assert!(sent[0].report.tokens_after < refused.report.tokens_after);
+
+    // one that stops after the request sent again, and is restarted with its state
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let mut g = Gateway::new(smart()).unwrap();
+    g.set_store(Arc::clone(&store));
+    let mut first = None;
+    for b in &bodies[..=k] {
+        first = Some(forward(&g, b));
+    }
+    let id = first.unwrap().conversation;
+    assert_eq!(
+        g.learn_window(&id, &refusal, Api::AnthropicMessages, &bodies[k]),
+        Some(budget)
+    );
+    assert_eq!(forward(&g, &bodies[k]).body, sent[0].body);
+    drop(g);
+    store.flush();
+    drop(store);
+    let store = open(dir.path());
+    let mut g = Gateway::new(smart()).unwrap();
+    g.set_store(Arc::clone(&store));
+    for (i, b) in bodies[k + 1..].iter().enumerate() {
+        let f = forward(&g, b);
+        assert!(f.continued);
+        assert_eq!(
+            f.body,
+            sent[i + 1].body,
+            "request {} after the restart",
+            k + 1 + i
+        );
+    }
+}

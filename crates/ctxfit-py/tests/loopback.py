@@ -90,6 +90,12 @@ class ScriptedAnthropic(Scripted):
     sub_script = []  # a sub-agent's: [a word its task holds, then its steps]
 
     base = ""  # the path the API is served under (a provider's Anthropic-compatible endpoint: "/api/anthropic")
+    # a step whose main request sets the model's context window (four bytes of body a token) ten thousand tokens
+    # below its own size: a later request above it is refused as the API refuses it (each refusal's size kept),
+    # and usage counts so
+    window_at = None
+    window = None
+    refused = []
 
     def do_POST(self):
         body = self.read_body()
@@ -111,6 +117,15 @@ class ScriptedAnthropic(Scripted):
         action = script[min(step, len(script) - 1)] if main else "A short title"
         if main and not sub:
             self.wait_for(step)
+        tokens = len(type(self).received[-1][1]) // 4
+        if main and not sub and self.window_at is not None:
+            if step == self.window_at and type(self).window is None:
+                type(self).window = tokens - 10_000
+            elif type(self).window is not None and tokens > type(self).window:
+                type(self).refused.append(tokens)
+                return self.send_json(400, {"type": "error", "error": {
+                    "type": "invalid_request_error",
+                    "message": f"prompt is too long: {tokens} tokens > {type(self).window} maximum"}})
         # one answer's blocks: (the block as it starts, its delta, the block whole)
         if isinstance(action, str):
             blocks = [({"type": "text", "text": ""}, {"type": "text_delta", "text": action},
@@ -127,7 +142,8 @@ class ScriptedAnthropic(Scripted):
                 blocks.append((block, {"type": "input_json_delta", "partial_json": json.dumps(tool_input)},
                                dict(block, input=tool_input)))
             stop = "tool_use"
-        usage = {"input_tokens": 1000, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "output_tokens": 0}
+        counted = tokens if self.window_at is not None else 1000
+        usage = {"input_tokens": counted, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "output_tokens": 0}
         msg = {"id": f"msg_{step}", "type": "message", "role": "assistant", "model": body.get("model", "m"),
                "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}
         if not body.get("stream"):

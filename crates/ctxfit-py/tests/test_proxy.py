@@ -50,6 +50,8 @@ class Upstream(JsonAnswers):
             return self.send_json(429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}})
         # the API by the end of the path, as a provider that puts it under a base path of its own serves it
         path = self.path.split("?")[0]
+        if str(body.get("model", "")).startswith("window-"):
+            return self.model_with_a_window(path, raw, int(body["model"][7:]))
         if path.endswith("/v1/messages/count_tokens"):
             return self.send_json(200, {"input_tokens": len(raw) // 4})
         if path.endswith("/v1/messages"):
@@ -71,6 +73,29 @@ class Upstream(JsonAnswers):
                 "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
             })
         self.send_json(404, {"error": "no such path"})
+
+    def model_with_a_window(self, path, raw, window):
+        """A model whose context window is `window` tokens of four bytes of the body: a longer request is refused
+        as the API refuses it, the others answered with their usage."""
+        tokens = len(raw) // 4
+        anthropic_api = path.endswith("/v1/messages")
+        if tokens > window:
+            if anthropic_api:
+                return self.send_json(400, {"type": "error", "error": {
+                    "type": "invalid_request_error", "message": f"prompt is too long: {tokens} tokens > {window} maximum"}})
+            return self.send_json(400, {"error": {
+                "message": f"This model's maximum context length is {window} tokens. However, your messages resulted in "
+                           f"{tokens} tokens. Please reduce the length of the messages.",
+                "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
+        if anthropic_api:
+            return self.send_json(200, {
+                "id": "msg_w", "type": "message", "role": "assistant", "model": "m",
+                "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn", "stop_sequence": None,
+                "usage": {"input_tokens": tokens, "output_tokens": 1}})
+        return self.send_json(200, {
+            "id": "chatcmpl-w", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": tokens, "completion_tokens": 1, "total_tokens": tokens + 1}})
 
     def sse(self, events):
         self.send_response(200)
@@ -631,6 +656,47 @@ def test_the_budget_trigger_uses_the_usage_the_upstream_reported(proxy):
     assert results[1_000] == output, "below the budget: nothing compacted"
     assert results[50_000].endswith("[truncated for context management]"), results[50_000][-80:]
     assert len(results[50_000]) < 600
+
+
+@pytest.mark.parametrize("sdk", ["anthropic", "openai"])
+def test_an_agent_that_outgrows_its_models_window_never_sees_it_refused(proxy, sdk):
+    """A scripted agent loop on the official SDK reads a file of its own at every turn; its history passes the
+    model's window (12,000 tokens) a third of the way in. The provider refuses that request; the proxy learns the
+    window from the refusal, sends the request again within it, and holds every later one there (each answer's
+    usage measuring its count against the provider's): the agent's calls all succeed."""
+    window, turns = 12_000, 45
+    def read(k):
+        return "".join(f"    let value_{k}_{i} = compute_{i}(input_{k}, {i}); // step {i} of file {k}\n" for i in range(40))
+    api = "anthropic-messages" if sdk == "anthropic" else "openai-chat"
+    before = json.load(urllib.request.urlopen(proxy + "/ctxfit/stats"))["apis"].get(api, {}).get("window_retries", 0)
+    if sdk == "anthropic":
+        client = anthropic.Anthropic(base_url=proxy, api_key="k", max_retries=0)
+        messages = [{"role": "user", "content": f"Read the project's files ({sdk})."}]
+        tools = [{"name": "Read", "description": "Read a file.", "input_schema": {"type": "object", "properties": {"file_path": {"type": "string"}}}}]
+        for k in range(turns):
+            answer = client.messages.create(model=f"window-{window}", max_tokens=8, system="You are a test agent.", tools=tools, messages=messages)
+            assert answer.content[0].text == "ok"
+            messages += [{"role": "assistant", "content": [{"type": "tool_use", "id": f"toolu_{k}", "name": "Read", "input": {"file_path": f"/src/f{k}.rs"}}]},
+                         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{k}", "content": read(k)}]}]
+    else:
+        client = openai.OpenAI(base_url=proxy + "/v1", api_key="k", max_retries=0)
+        messages = [{"role": "system", "content": "You are a test agent."}, {"role": "user", "content": f"Read the project's files ({sdk})."}]
+        tools = [{"type": "function", "function": {"name": "Read", "parameters": {"type": "object", "properties": {"file_path": {"type": "string"}}}}}]
+        for k in range(turns):
+            answer = client.chat.completions.create(model=f"window-{window}", messages=messages, tools=tools)
+            assert answer.choices[0].message.content == "ok"
+            messages += [{"role": "assistant", "content": None, "tool_calls": [{"id": f"call_{k}", "type": "function",
+                          "function": {"name": "Read", "arguments": json.dumps({"file_path": f"/src/f{k}.rs"})}}]},
+                         {"role": "tool", "tool_call_id": f"call_{k}", "content": read(k)}]
+    sent = [r for r in Upstream.received if r["body"].get("model") == f"window-{window}"]
+    refused = [r for r in sent if len(r["raw"]) // 4 > window]
+    # sent whole, the last request would be twice the window; the provider refused one, the one that taught it
+    assert len(json.dumps(messages)) // 4 > 2 * window
+    assert len(refused) == 1 and len(sent) == turns + 1
+    stats = json.load(urllib.request.urlopen(proxy + "/ctxfit/stats"))
+    assert stats["apis"][api]["window_retries"] == before + 1
+    mine = [c for c in stats["per_conversation"] if c.get("window")]
+    assert any(c["requests"] == turns for c in mine), stats["per_conversation"]
 
 
 def test_a_restart_with_state_keeps_decisions_made_on_reported_usage(upstream, tmp_path):

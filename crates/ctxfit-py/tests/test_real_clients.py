@@ -303,6 +303,33 @@ def test_claude_code_through_the_proxy(tmp_path):
     assert sum(paused[2:]) < sum(steady[2:]) - 5000, (steady, paused)
 
 
+def test_claude_code_that_outgrows_its_models_window_never_sees_it_refused(tmp_path):
+    """The model's window is set below the request after the long shell command: the provider refuses the next
+    one as too long. The proxy learns the window from the refusal, cuts the stale file read and shell output to
+    fit it, and sends the request again: Claude Code sees every answer succeed and finishes its task."""
+    claude = client("claude")
+    big = project(tmp_path)
+    script = fix_the_last_handler(big)
+    env = {**os.environ, "HOME": str(tmp_path / "home"), **CLAUDE_ENV}
+    ScriptedAnthropic.window_at, ScriptedAnthropic.window, ScriptedAnthropic.refused = 2, None, []
+    try:
+        out, exchanges, received = run_session(ScriptedAnthropic, script, None,
+                                                [claude, "-p", "Fix the last handler", *FIX_OPTIONS], env, tmp_path)
+    finally:
+        ScriptedAnthropic.window_at = None
+    result = json.loads(out.stdout)
+    assert (result["is_error"], result["result"], result["num_turns"]) == (False, "All done.", 5), result
+    assert big.read_text().endswith("code=-1)\n"), "the edit did not land"
+    assert all(e["status"] == 200 for e in exchanges), [(e["method"], e["path"], e["status"]) for e in exchanges]
+    # one request refused (the one that taught the window) and sent again within it; the rest within it at once
+    window = ScriptedAnthropic.window
+    main = [len(raw) // 4 for path, raw, body in received if len(body.get("tools", [])) > 5]
+    assert len(ScriptedAnthropic.refused) == 1, (window, main)
+    assert ScriptedAnthropic.proxy_stats["apis"]["anthropic-messages"]["window_retries"] == 1
+    after = main[main.index(ScriptedAnthropic.refused[0]) + 1:]
+    assert after and all(tokens <= window for tokens in after), (window, main)
+
+
 def test_claude_code_at_an_anthropic_compatible_endpoint_under_a_path_of_its_own(tmp_path):
     """docs/proxy.md: a provider's Anthropic-compatible endpoint serves the API under a path of its own
     (`https://…/api/anthropic`); the path goes in Claude Code's `ANTHROPIC_BASE_URL`, and the proxy compacts the

@@ -21,6 +21,10 @@ pub(super) struct ApiStats {
     pub(super) reported_input: u64,
     pub(super) reported_cache_read: u64,
     pub(super) reported_cache_write: u64,
+    /// Refusals of a request as too long for the model's context window the proxy learned a budget from, and
+    /// of those the requests it compacted under that budget and sent again.
+    pub(super) windows_learned: u64,
+    pub(super) window_retries: u64,
 }
 
 pub(super) fn count(shared: &Shared, api: Api, f: impl FnOnce(&mut ApiStats)) {
@@ -75,6 +79,8 @@ pub(super) fn stats_json(shared: &Shared) -> String {
                     "refused": s.refused,
                     "inflated": s.inflated,
                     "mended": s.mended,
+                    "windows_learned": s.windows_learned,
+                    "window_retries": s.window_retries,
                     "tokens_in": s.tokens_in,
                     "tokens_forwarded": s.tokens_forwarded,
                     "tokens_saved": s.tokens_in.saturating_sub(s.tokens_forwarded),
@@ -121,7 +127,7 @@ type Family = (&'static str, &'static str, fn(&ApiStats) -> u64);
 pub(super) fn metrics_text(shared: &Shared) -> String {
     let stats = snapshot(shared);
     let mut out = String::new();
-    let families: [Family; 11] = [
+    let families: [Family; 13] = [
         (
             "ctxfit_proxy_requests_total",
             "Requests received, per API.",
@@ -141,6 +147,16 @@ pub(super) fn metrics_text(shared: &Shared) -> String {
             "ctxfit_proxy_mended_total",
             "Requests whose lone surrogate escapes (half an emoji a client cut in two, which the provider refuses) were written U+FFFD, per API.",
             |s| s.mended,
+        ),
+        (
+            "ctxfit_proxy_windows_learned_total",
+            "Refusals of a request as too long for the model's context window, from which the conversation's request budget was learned, per API.",
+            |s| s.windows_learned,
+        ),
+        (
+            "ctxfit_proxy_window_retries_total",
+            "Requests refused as too long for the model's context window, compacted under the budget learned and sent again, per API.",
+            |s| s.window_retries,
         ),
         (
             "ctxfit_proxy_tokens_in_total",
