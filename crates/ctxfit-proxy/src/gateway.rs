@@ -56,6 +56,10 @@ pub struct Forwarded {
     /// Lone surrogate escapes (half an emoji, cut by a client) written as U+FFFD so that the body reads: the
     /// provider would have refused it ([`Gateway::forward_shared`]).
     pub mended: usize,
+    /// Set when the request is above the profile's own `request_budget` even so (what no step may cut — edits,
+    /// the newest results — is above it): the token guard's refusal, which the server answers in place of
+    /// forwarding it. (A budget learned from the provider's refusal is not the profile's: the provider judges.)
+    pub over_budget: Option<ctxfit_tokens::BudgetError>,
 }
 
 struct Conv {
@@ -737,6 +741,12 @@ impl Gateway {
             }
         }
         self.persist(c);
+        let whole = report.tokens_after + c.preamble.map_or(0, |(_, t)| t);
+        let budget = self.settings.request_budget;
+        let over_budget = (budget > 0 && whole > budget).then_some(ctxfit_tokens::BudgetError {
+            tokens: whole,
+            budget,
+        });
         Ok(Forwarded {
             body: out,
             conversation: id,
@@ -744,6 +754,7 @@ impl Gateway {
             profile: self.settings.profile.clone(),
             report,
             mended: 0,
+            over_budget,
         })
     }
 }

@@ -613,7 +613,11 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
             session.as_deref(),
             preview,
         ) {
-            Ok(f) => Some(f),
+            Ok(f) => match f.over_budget {
+                // the token guard: above the profile's own budget even with every stale result cut
+                Some(over) if !preview => return too_long(&shared, api, over),
+                _ => Some(f),
+            },
             Err(refusal) => {
                 let (status, message) = refusal.answer();
                 return refused(&shared, api, status, &format!("ctxfit proxy: {message}"));
@@ -846,6 +850,33 @@ fn refused(shared: &Shared, api: Api, status: StatusCode, message: &str) -> Resp
             .insert("retry-after", HeaderValue::from_static("5"));
     }
     r
+}
+
+/// The token guard's refusal of a request above the profile's `request_budget` after escalation, in the words and
+/// shape the provider refuses a request too long for its model with (Anthropic's `prompt is too long: N tokens > M
+/// maximum`, OpenAI's code `context_length_exceeded`), so that the client does what it does with the provider's.
+fn too_long(shared: &Shared, api: Api, over: ctxfit_tokens::BudgetError) -> Response<Body> {
+    count(shared, api, |s| {
+        s.requests += 1;
+        s.refused += 1;
+    });
+    let why = "ctxfit proxy: the profile's request_budget; what no step may cut — edits, the newest tool results \
+               — is above it";
+    let (tokens, budget) = (over.tokens, over.budget);
+    let body = match api {
+        Api::AnthropicMessages => serde_json::json!({
+            "type": "error",
+            "error": {"type": "invalid_request_error",
+                      "message": format!("prompt is too long: {tokens} tokens > {budget} maximum ({why})")},
+        }),
+        Api::OpenAiChat | Api::OpenAiResponses => serde_json::json!({
+            "error": {"message": format!("This model's maximum context length is {budget} tokens. However, your \
+                                          messages resulted in {tokens} tokens ({why})."),
+                      "type": "invalid_request_error", "param": api.messages_key(),
+                      "code": "context_length_exceeded"},
+        }),
+    };
+    json_response(StatusCode::BAD_REQUEST, body.to_string())
 }
 
 /// A body compressed in `coding`, inflated within `max_body` bytes and with room made for its compaction under

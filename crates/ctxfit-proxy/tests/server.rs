@@ -994,3 +994,78 @@ fn another_refusal_is_relayed_as_it_came() {
     );
     assert_eq!(up.received.lock().unwrap().len(), 1);
 }
+
+/// Under a profile's own `request_budget`, a request that stays above it with every stale result cut (what no
+/// step may cut — here its newest result — is above it) is refused before the upstream hears of it, in the words
+/// and shape the provider refuses a request too long for its model with; one that fits goes on.
+#[test]
+fn a_request_above_the_profiles_budget_after_every_cut_is_refused_as_the_provider_would() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let up = upstream();
+    let policy = ctxfit_compactor::PolicyFile::parse(
+        "[profiles.tight]\nextends = \"smart\"\nrequest_budget = 4000\n",
+        "test",
+    )
+    .unwrap();
+    let addr = serving(
+        &rt,
+        ProxyConfig {
+            anthropic: up.url.parse().unwrap(),
+            openai: up.url.parse().unwrap(),
+            policy,
+            ..ProxyConfig::default()
+        },
+    );
+    // three reads: within the budget once the first two are cut, not with the third (the newest) whole
+    let fits = agent_request("anthropic", 3);
+    let (status, _, body) = send(&addr, "POST /v1/messages HTTP/1.1", &fits);
+    assert_eq!(status, 200, "{body}");
+    let mut over: serde_json::Value =
+        serde_json::from_slice(&agent_request("anthropic", 4)).unwrap();
+    let newest = over["messages"].as_array_mut().unwrap().last_mut().unwrap();
+    newest["content"][0]["content"] = "a line of the newest result, whole\n".repeat(600).into();
+    for (path, body) in [
+        ("/v1/messages", serde_json::to_vec(&over).unwrap()),
+        ("/v1/chat/completions", {
+            let mut chat: serde_json::Value =
+                serde_json::from_slice(&agent_request("chat", 4)).unwrap();
+            let newest = chat["messages"].as_array_mut().unwrap().last_mut().unwrap();
+            newest["content"] = "a line of the newest result, whole\n".repeat(600).into();
+            serde_json::to_vec(&chat).unwrap()
+        }),
+    ] {
+        let before = up.received.lock().unwrap().len();
+        let (status, _, answer) = send(&addr, &format!("POST {path} HTTP/1.1"), &body);
+        assert_eq!(status, 400, "{answer}");
+        let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+        let message = if path == "/v1/messages" {
+            assert_eq!(answer["error"]["type"], "invalid_request_error");
+            answer["error"]["message"].as_str().unwrap().to_owned()
+        } else {
+            assert_eq!(answer["error"]["code"], "context_length_exceeded");
+            answer["error"]["message"].as_str().unwrap().to_owned()
+        };
+        let says = if path == "/v1/messages" {
+            message.starts_with("prompt is too long: ") && message.contains("> 4000 maximum")
+        } else {
+            message.starts_with("This model's maximum context length is 4000 tokens. However, your messages resulted in ")
+        };
+        assert!(says, "{message}");
+        // what the proxy refuses, it reads as the provider's refusal would be read
+        let overflow = ctxfit_proxy::window::overflow(
+            if path == "/v1/messages" {
+                ctxfit_proxy::Api::AnthropicMessages
+            } else {
+                ctxfit_proxy::Api::OpenAiChat
+            },
+            answer.to_string().as_bytes(),
+        );
+        let (counted, limit) = overflow.and_then(|o| o.counted).unwrap();
+        assert!(limit == 4000 && counted > 4000, "{answer}");
+        assert_eq!(
+            up.received.lock().unwrap().len(),
+            before,
+            "{path}: nothing went upstream"
+        );
+    }
+}

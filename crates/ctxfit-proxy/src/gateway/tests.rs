@@ -212,15 +212,21 @@ fn the_last_requests_kept_for_the_next_chains_stay_within_their_bytes() {
 fn tool_definitions_count_against_the_request_budget() {
     let read = |k: usize| -> String {
         (0..40)
-            .map(|i| format!("let value_{k}_{i} = compute_{i}(input_{k}); // step {i} of file {k}\n"))
+            .map(|i| {
+                format!("let value_{k}_{i} = compute_{i}(input_{k}); // step {i} of file {k}\n")
+            })
             .collect()
     };
     let mut messages = vec![serde_json::json!({"role": "user", "content": "read them"})];
     for k in 0..12 {
-        messages.push(serde_json::json!({"role": "assistant", "content": [{"type": "tool_use",
-            "id": format!("t{k}"), "name": "Read", "input": {"file_path": format!("/f{k}")}}]}));
-        messages.push(serde_json::json!({"role": "user", "content": [{"type": "tool_result",
-            "tool_use_id": format!("t{k}"), "content": read(k)}]}));
+        messages.push(
+            serde_json::json!({"role": "assistant", "content": [{"type": "tool_use",
+            "id": format!("t{k}"), "name": "Read", "input": {"file_path": format!("/f{k}")}}]}),
+        );
+        messages.push(
+            serde_json::json!({"role": "user", "content": [{"type": "tool_result",
+            "tool_use_id": format!("t{k}"), "content": read(k)}]}),
+        );
     }
     let tools: Vec<serde_json::Value> = (0..40)
         .map(|t| serde_json::json!({"name": format!("tool_{t}"), "description": "A tool of the agent's, described at length. ".repeat(12),
@@ -231,24 +237,37 @@ fn tool_definitions_count_against_the_request_budget() {
             .to_string()
             .into_bytes()
     };
-    let alone = Gateway::new(PolicyFile::default().resolve(Some("smart"), None, &|_| None).unwrap())
-        .unwrap()
-        .forward(Api::AnthropicMessages, &request(&[]), None)
-        .unwrap()
-        .report
-        .tokens_after;
+    let alone = Gateway::new(
+        PolicyFile::default()
+            .resolve(Some("smart"), None, &|_| None)
+            .unwrap(),
+    )
+    .unwrap()
+    .forward(Api::AnthropicMessages, &request(&[]), None)
+    .unwrap()
+    .report
+    .tokens_after;
     let tools_tokens = preamble(None, [Some(&serde_json::to_string(&tools).unwrap()), None]).1;
     assert!(tools_tokens > alone / 2, "{tools_tokens} against {alone}");
     // a budget the messages fit in alone, but not beside the tools
     let budget = alone + tools_tokens / 2;
     let policy = format!("[profiles.b]\nextends = \"smart\"\nrequest_budget = {budget}\n");
-    let settings = PolicyFile::parse(&policy, "test").unwrap().resolve(Some("b"), None, &|_| None).unwrap();
+    let settings = PolicyFile::parse(&policy, "test")
+        .unwrap()
+        .resolve(Some("b"), None, &|_| None)
+        .unwrap();
     let g = Gateway::new(settings).unwrap();
-    let without = g.forward(Api::AnthropicMessages, &request(&[]), None).unwrap();
+    let without = g
+        .forward(Api::AnthropicMessages, &request(&[]), None)
+        .unwrap();
     assert_eq!(without.report.tokens_after, alone, "without tools it fits");
     let with = Gateway::new(g.settings.clone())
         .unwrap()
         .forward(Api::AnthropicMessages, &request(&tools), None)
         .unwrap();
-    assert!(with.report.tokens_after + tools_tokens <= budget, "{} + {tools_tokens} > {budget}", with.report.tokens_after);
+    assert!(
+        with.report.tokens_after + tools_tokens <= budget,
+        "{} + {tools_tokens} > {budget}",
+        with.report.tokens_after
+    );
 }
