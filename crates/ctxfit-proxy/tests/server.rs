@@ -1069,3 +1069,62 @@ fn a_request_above_the_profiles_budget_after_every_cut_is_refused_as_the_provide
         );
     }
 }
+
+/// A model of the Responses API that says a request is past its window in the stream it has begun (a
+/// `response.failed` event under 200), as the API does once a stream is under way.
+fn responses_model_failing_in_stream(_: &str, body: &[u8]) -> (u16, String) {
+    let tokens = body.len() / 4;
+    if tokens <= WINDOW {
+        return (
+            200,
+            MESSAGE_ANSWER.replace("\"input_tokens\":40", &format!("\"input_tokens\":{tokens}")),
+        );
+    }
+    let failed = serde_json::json!({"type": "response.failed", "response": {"status": "failed", "error": {
+        "code": "context_length_exceeded",
+        "message": "Your input exceeds the context window of this model. Please adjust your input and try again."}}});
+    (200, format!("event: response.created\ndata: {{\"type\":\"response.created\"}}\n\nevent: response.failed\ndata: {failed}\n\n"))
+}
+
+/// A stream that has begun cannot be sent again: the client sees that request fail, and the conversation learns
+/// the window from it for the next one.
+#[test]
+fn a_window_said_in_a_begun_stream_holds_the_next_request() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let up = upstream_answering(responses_model_failing_in_stream);
+    let addr = proxy(&rt, &up);
+    let mut failed = Vec::new();
+    for turns in 1..=TURNS {
+        let (status, _, body) = send(
+            &addr,
+            "POST /v1/responses HTTP/1.1",
+            &agent_request("responses", turns),
+        );
+        assert_eq!(status, 200);
+        if body.contains("response.failed") {
+            failed.push(turns);
+        }
+    }
+    let received = up.received.lock().unwrap();
+    assert_eq!(received.len(), TURNS, "nothing sent again");
+    // the first request past the window failed; the next ones were held within it (but where the rate drifts)
+    assert!(
+        !failed.is_empty() && failed.len() * 4 <= TURNS - failed[0],
+        "{failed:?}"
+    );
+    assert!(
+        received[failed[0]].1.len() / 4 <= WINDOW,
+        "the request after the failed one is within the window"
+    );
+    let (_, _, stats) = send(&addr, "GET /ctxfit/stats HTTP/1.1", b"");
+    let stats: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(
+        stats["apis"]["openai-responses"]["windows_learned"],
+        failed.len(),
+        "{stats}"
+    );
+    assert_eq!(
+        stats["apis"]["openai-responses"]["window_retries"], 0,
+        "{stats}"
+    );
+}

@@ -43,6 +43,12 @@ class Scripted(JsonAnswers):
     heads = []  # the headers of each request received, in the same order
     script = []  # per step: a tool call (name, input) or the final text (a str)
     pause_before = None  # (step, seconds): the upstream waits that long before answering that step
+    # (step, margin): that step's main request sets the model's context window — four bytes of body a token — at
+    # its own size plus the margin; a later request above it is refused as the API refuses it (each refusal's
+    # size kept in `refused`), and usage counts tokens so
+    window_at = None
+    window = None
+    refused = []
 
     def do_HEAD(self):
         self.send_response(200)
@@ -58,6 +64,19 @@ class Scripted(JsonAnswers):
         type(self).received.append((self.path, raw, body))
         type(self).heads.append({k.lower(): v for k, v in self.headers.items()})
         return body
+
+    def past_window(self, main, step):
+        """The request's size in tokens, and whether it is past the model's window (`window_at`)."""
+        tokens = len(type(self).received[-1][1]) // 4
+        if not main or self.window_at is None:
+            return tokens, False
+        at, margin = self.window_at
+        if step == at and type(self).window is None:
+            type(self).window = tokens + margin
+        elif type(self).window is not None and tokens > type(self).window:
+            type(self).refused.append(tokens)
+            return tokens, True
+        return tokens, False
 
     def wait_for(self, step):
         if self.pause_before and self.pause_before[0] == step:
@@ -90,12 +109,6 @@ class ScriptedAnthropic(Scripted):
     sub_script = []  # a sub-agent's: [a word its task holds, then its steps]
 
     base = ""  # the path the API is served under (a provider's Anthropic-compatible endpoint: "/api/anthropic")
-    # a step whose main request sets the model's context window (four bytes of body a token) ten thousand tokens
-    # below its own size: a later request above it is refused as the API refuses it (each refusal's size kept),
-    # and usage counts so
-    window_at = None
-    window = None
-    refused = []
 
     def do_POST(self):
         body = self.read_body()
@@ -117,15 +130,11 @@ class ScriptedAnthropic(Scripted):
         action = script[min(step, len(script) - 1)] if main else "A short title"
         if main and not sub:
             self.wait_for(step)
-        tokens = len(type(self).received[-1][1]) // 4
-        if main and not sub and self.window_at is not None:
-            if step == self.window_at and type(self).window is None:
-                type(self).window = tokens - 10_000
-            elif type(self).window is not None and tokens > type(self).window:
-                type(self).refused.append(tokens)
-                return self.send_json(400, {"type": "error", "error": {
-                    "type": "invalid_request_error",
-                    "message": f"prompt is too long: {tokens} tokens > {type(self).window} maximum"}})
+        tokens, past = self.past_window(main and not sub, step)
+        if past:
+            return self.send_json(400, {"type": "error", "error": {
+                "type": "invalid_request_error",
+                "message": f"prompt is too long: {tokens} tokens > {type(self).window} maximum"}})
         # one answer's blocks: (the block as it starts, its delta, the block whole)
         if isinstance(action, str):
             blocks = [({"type": "text", "text": ""}, {"type": "text_delta", "text": action},
@@ -179,6 +188,12 @@ class ScriptedResponses(Scripted):
         action = self.script[min(step, len(self.script) - 1)] if main else "A short title"
         if main:
             self.wait_for(step)
+        tokens, past = self.past_window(main, step)
+        if past:
+            # the Responses API says no numbers
+            return self.send_json(400, {"error": {
+                "message": "Your input exceeds the context window of this model. Please adjust your input and try again.",
+                "type": "invalid_request_error", "param": "input", "code": "context_length_exceeded"}})
         rid = f"resp_{step}_{len(type(self).received)}"
         if isinstance(action, str):
             items = [{"type": "message", "id": f"msg_{rid}", "role": "assistant", "status": "completed",
@@ -191,8 +206,9 @@ class ScriptedResponses(Scripted):
                      for k, (name, arguments) in enumerate(calls)]
         response = {"id": rid, "object": "response", "created_at": int(time.time()), "status": "in_progress",
                     "model": body.get("model", "m"), "output": []}
-        usage = {"input_tokens": 1000, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
-                 "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 1005}
+        counted = tokens if self.window_at is not None else 1000
+        usage = {"input_tokens": counted, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
+                 "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": counted + 5}
         rest = []
         for k, item in enumerate(items):
             if k:

@@ -311,7 +311,8 @@ def test_claude_code_that_outgrows_its_models_window_never_sees_it_refused(tmp_p
     big = project(tmp_path)
     script = fix_the_last_handler(big)
     env = {**os.environ, "HOME": str(tmp_path / "home"), **CLAUDE_ENV}
-    ScriptedAnthropic.window_at, ScriptedAnthropic.window, ScriptedAnthropic.refused = 2, None, []
+    # the window ten thousand tokens below the request after the long shell command
+    ScriptedAnthropic.window_at, ScriptedAnthropic.window, ScriptedAnthropic.refused = (2, -10_000), None, []
     try:
         out, exchanges, received = run_session(ScriptedAnthropic, script, None,
                                                 [claude, "-p", "Fix the last handler", *FIX_OPTIONS], env, tmp_path)
@@ -652,6 +653,41 @@ def test_codex_cli_through_the_proxy(tmp_path):
     steady, paused = check_pause(runs[False], runs[True], 1)
     assert steady == pytest.approx(paused, abs=50), (steady, paused)
     assert steady[-1] < max(steady), "nothing was cut"
+
+
+def test_codex_cli_that_outgrows_its_models_window_never_sees_it_refused(tmp_path):
+    """Codex CLI reads four files of its own; the model's window is the request after the second read. The
+    Responses API refuses the next one saying no numbers: the proxy takes the window as the last request the
+    provider accepted, cuts the stale reads to fit it, and sends the request again — Codex CLI sees every answer
+    succeed and finishes."""
+    codex = client("codex")
+    (tmp_path / "src").mkdir()
+    for name in "abcd":
+        (tmp_path / "src" / f"{name}.py").write_text(
+            "".join(f"def {name}_{i}(request):\n    return respond(request, code={i}, part='{name}')\n" for i in range(60)))
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    script = [("exec_command", {"cmd": f"cat -n src/{name}.py"}) for name in "abcd"] + ["All done."]
+    env = {**os.environ, "CODEX_HOME": str(home), "OPENAI_API_KEY": SECRET}
+    command = [codex, "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access", "--json",
+               "Read the sources"]
+    ScriptedResponses.window_at, ScriptedResponses.window, ScriptedResponses.refused = (2, 100), None, []
+    try:
+        out, exchanges, received = run_session(ScriptedResponses, script, None, command, env, tmp_path,
+                                               codex_provider(home))
+    finally:
+        ScriptedResponses.window_at = None
+    events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    messages = [e["item"]["text"] for e in events if e.get("type") == "item.completed"
+                and e["item"].get("type") == "agent_message"]
+    assert messages == ["All done."], out.stdout[-2000:]
+    assert all(e["status"] == 200 for e in exchanges), [(e["method"], e["path"], e["status"]) for e in exchanges]
+    window = ScriptedResponses.window
+    main = [len(raw) // 4 for path, raw, body in received if body.get("tools")]
+    assert len(ScriptedResponses.refused) == 1, (window, main)
+    assert ScriptedResponses.proxy_stats["apis"]["openai-responses"]["window_retries"] == 1
+    after = main[main.index(ScriptedResponses.refused[0]) + 1:]
+    assert after and all(tokens <= window for tokens in after), (window, main)
 
 
 def test_codex_cli_built_in_provider_tries_the_websocket_once_then_http(tmp_path):
