@@ -60,6 +60,8 @@ use crate::usage::{reported_usage, UsageTap};
 mod coding;
 use coding::Coding;
 mod intake;
+mod retry;
+use retry::{within_window, Again};
 mod tls;
 use intake::{make_room, need_of_body, need_of_size};
 mod stats;
@@ -706,124 +708,6 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
         (Some(of), Some(again)) => within_window(&shared, api, up, extra, of, again).await,
         _ => relay(&shared, Some(api), up, extra, None).await,
     }
-}
-
-/// What it takes to send a compacted request again: the request as it came (inflated), where it went, and
-/// what chose its conversation.
-struct Again {
-    method: Method,
-    target: Uri,
-    headers: HeaderMap,
-    request: Bytes,
-    profile: Option<String>,
-    session: Option<String>,
-    /// The tokens of the request as first compacted.
-    sent: u64,
-}
-
-/// Bytes of an upstream's error answer read whole, to see whether it refuses the request as too long for the
-/// model (such an answer is a few hundred bytes; a larger one is relayed as it comes).
-const ERROR_READ: usize = 64 << 10;
-
-/// Relay a compacted request's answer; when the upstream refuses it as too long for its model's context window
-/// (a 400 that says so: [`crate::window`]), the conversation learns the budget the refusal implies and the
-/// request is compacted again under it and sent once more — the client sees the answer to that one. A refusal
-/// that teaches nothing (no budget lower than the one held) is relayed as it came.
-async fn within_window(
-    shared: &Arc<Shared>,
-    api: Api,
-    up: Request<Body>,
-    mut extra: HeaderMap,
-    of: UsageOf,
-    again: Again,
-) -> Response<Body> {
-    let answer = match send(shared, Some(api), up).await {
-        Ok(a) => a,
-        Err(refused) => return refused,
-    };
-    let small = answer
-        .headers()
-        .get("content-length")
-        .and_then(|v| v.to_str().ok()?.trim().parse::<usize>().ok())
-        .is_none_or(|n| n <= ERROR_READ);
-    if answer.status() != StatusCode::BAD_REQUEST || !small {
-        return pass(
-            shared,
-            Some(api),
-            boxed(answer),
-            extra,
-            Some((of, again.request)),
-        );
-    }
-    let (parts, body) = answer.into_parts();
-    let read = http_body_util::Limited::new(body, ERROR_READ).collect();
-    let error = match tokio::time::timeout(shared.config.upstream_timeout, read).await {
-        Ok(Ok(body)) => body.to_bytes(),
-        _ => {
-            return api_error(
-                Some(api),
-                StatusCode::BAD_GATEWAY,
-                "ctxfit proxy: the upstream's error answer did not arrive whole",
-            )
-        }
-    };
-    let learned = crate::window::overflow(api, &error).and_then(|overflow| {
-        gateway_of(shared, &of.profile)?.learn_window(
-            &of.conversation,
-            &overflow,
-            api,
-            &again.request,
-        )
-    });
-    let as_it_came = |extra| {
-        pass(
-            shared,
-            Some(api),
-            Response::from_parts(parts, full(error.clone())),
-            extra,
-            None,
-        )
-    };
-    let Some(budget) = learned else {
-        return as_it_came(extra);
-    };
-    count(shared, api, |s| s.windows_learned += 1);
-    let f = match compact(
-        shared,
-        api,
-        &again.request,
-        again.profile.as_deref(),
-        again.session.as_deref(),
-        false,
-    ) {
-        Ok(f) => f,
-        Err(_) => return as_it_came(extra),
-    };
-    let (before, after) = (f.report.tokens_before as u64, f.report.tokens_after as u64);
-    // (the request is counted once, as it was last sent)
-    count(shared, api, |s| {
-        s.window_retries += 1;
-        s.tokens_forwarded = (s.tokens_forwarded + after).saturating_sub(again.sent);
-    });
-    for (k, v) in [
-        ("x-ctxfit-tokens-after", after.to_string()),
-        (
-            "x-ctxfit-tokens-saved",
-            before.saturating_sub(after).to_string(),
-        ),
-        ("x-ctxfit-window", budget.to_string()),
-    ] {
-        if let Ok(v) = HeaderValue::from_str(&v) {
-            extra.insert(HeaderName::from_static(k), v);
-        }
-    }
-    let mut headers = again.headers;
-    headers.insert("content-length", HeaderValue::from(f.body.len()));
-    let mut up = Request::new(full(f.body));
-    *up.method_mut() = again.method;
-    *up.uri_mut() = again.target;
-    *up.headers_mut() = headers;
-    relay(shared, Some(api), up, extra, Some((of, again.request))).await
 }
 
 /// The gateway of a profile, if the proxy has one.

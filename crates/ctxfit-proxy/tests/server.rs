@@ -25,6 +25,9 @@ fn upstream() -> Upstream {
 /// A small Messages answer.
 const MESSAGE_ANSWER: &str = r#"{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":40,"output_tokens":1}}"#;
 
+/// The mark of an answer the upstream sends in chunks, its length not stated.
+const CHUNKED: &str = "chunked:";
+
 /// How the upstream answers a request (its request line and body): status and JSON body.
 type Answer = fn(&str, &[u8]) -> (u16, String);
 
@@ -72,6 +75,20 @@ fn serve(stream: TcpStream, log: &Mutex<Vec<(String, Vec<u8>)>>, answer: Answer)
         reader.read_exact(&mut body).unwrap();
         let (status, answer) = answer(line.trim(), &body);
         log.lock().unwrap().push((line.trim().to_owned(), body));
+        // an answer marked so is sent in chunks of 1,000 bytes, its length not stated
+        if let Some(answer) = answer.strip_prefix(CHUNKED) {
+            let _ = write!(
+                out,
+                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n"
+            );
+            for chunk in answer.as_bytes().chunks(1000) {
+                let _ = write!(out, "{:x}\r\n", chunk.len());
+                let _ = out.write_all(chunk);
+                let _ = write!(out, "\r\n");
+            }
+            let _ = write!(out, "0\r\n\r\n");
+            continue;
+        }
         let _ = write!(
             out,
             "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{answer}",
@@ -974,6 +991,15 @@ fn a_refusal_as_too_long_for_the_model_is_learned_and_the_request_sent_again_wit
     }
 }
 
+/// An agent's Messages request after three reads, through the proxy at `addr`.
+fn three_reads(addr: &str) -> (u16, Vec<(String, String)>, String) {
+    send(
+        addr,
+        "POST /v1/messages HTTP/1.1",
+        &agent_request("anthropic", 3),
+    )
+}
+
 /// A 400 that is not about the window goes to the client as it came, and nothing is sent again.
 #[test]
 fn another_refusal_is_relayed_as_it_came() {
@@ -982,11 +1008,7 @@ fn another_refusal_is_relayed_as_it_came() {
         (400, r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: Field required"}}"#.to_owned())
     });
     let addr = proxy(&rt, &up);
-    let (status, _, body) = send(
-        &addr,
-        "POST /v1/messages HTTP/1.1",
-        &agent_request("anthropic", 3),
-    );
+    let (status, _, body) = three_reads(&addr);
     assert_eq!(status, 400);
     assert_eq!(
         body,
@@ -1127,4 +1149,31 @@ fn a_window_said_in_a_begun_stream_holds_the_next_request() {
         stats["apis"]["openai-responses"]["window_retries"], 0,
         "{stats}"
     );
+}
+
+/// An error answer longer than any refusal as too long for the model, its length not stated, reaches the client
+/// whole, byte for byte: the part read to see what it says, then the rest.
+#[test]
+fn a_long_error_answer_is_relayed_whole() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let up = upstream_answering(|_, _| {
+        let message = "x".repeat(200_000);
+        let body = format!(
+            r#"{{"type":"error","error":{{"type":"invalid_request_error","message":"{message}"}}}}"#
+        );
+        (400, format!("{CHUNKED}{body}"))
+    });
+    let addr = proxy(&rt, &up);
+    let (status, _, body) = three_reads(&addr);
+    assert_eq!(status, 400);
+    // (the test client reads the chunked answer as it came: its chunks' sizes between the data)
+    let data: String = body
+        .split("\r\n")
+        .enumerate()
+        .filter(|(i, _)| i % 2 == 1)
+        .map(|(_, part)| part)
+        .collect();
+    let answer: serde_json::Value = serde_json::from_str(&data).unwrap();
+    assert_eq!(answer["error"]["message"].as_str().unwrap().len(), 200_000);
+    assert_eq!(up.received.lock().unwrap().len(), 1);
 }
