@@ -217,6 +217,15 @@ pub struct Compactor {
     escalations: usize,
     /// Tokens each request holds besides the conversation the compactor is given ([`Compactor::set_unseen_tokens`]).
     unseen: usize,
+    /// The profile's own `request_budget` (0: none), which a window learned cannot raise.
+    configured_budget: usize,
+    /// The model's context window a provider's refusal taught ([`Compactor::learn_window`]).
+    window: Option<crate::window::Window>,
+    /// The last two requests compacted, as the token guard counts them: the one before (which the provider
+    /// accepted, since the agent went on) and the last.
+    sizes: [usize; 2],
+    /// What the provider counted of the request before the last, when the caller reported it with the last.
+    reported_before_last: Option<usize>,
 }
 
 /// What a live conversation's next request says besides its messages ([`Compactor::next_request`]).
@@ -274,6 +283,7 @@ impl Compactor {
     ) -> Compactor {
         Compactor {
             kinds: ToolKinds::with(&settings.aliases),
+            configured_budget: settings.request_budget,
             settings,
             rules: rules
                 .into_iter()
@@ -295,6 +305,9 @@ impl Compactor {
             allowance: None,
             escalations: 0,
             unseen: 0,
+            window: None,
+            sizes: [0, 0],
+            reported_before_last: None,
         }
     }
 
@@ -350,6 +363,46 @@ impl Compactor {
         self.settings.request_budget = tokens;
     }
 
+    /// The provider refused the last request compacted as too long for its model (`overflow`, read from its
+    /// answer with [`crate::window::overflow`]): hold the window it implies from the next request on — compact
+    /// the same history again and send that. The window is the refusal's own numbers at the rate the provider's
+    /// count and this compactor's stand in on that request, or, where it says none, the request before it (which
+    /// the provider took); each later request's `reported_input_tokens` measures the rate again. The profile's
+    /// own `request_budget` still holds where it is lower. The budget it comes to, or `None` when the refusal
+    /// teaches nothing (no request yet, or no budget lower than the one held: what no step may cut is above it).
+    pub fn learn_window(&mut self, overflow: &crate::window::Overflow) -> Option<usize> {
+        let [before, last] = self.sizes;
+        if last == 0 {
+            return None;
+        }
+        let accepted = (before > 0).then_some((before, self.reported_before_last));
+        let window = overflow.window(last, accepted)?;
+        let held = self.settings.request_budget;
+        if held != 0 && window.budget >= held {
+            return None;
+        }
+        self.window = Some(window);
+        self.hold_window();
+        // the refused request is not one the provider took: the next is measured against the one before it
+        self.sizes[1] = before;
+        Some(self.settings.request_budget)
+    }
+
+    /// The window a refusal taught this conversation, if any ([`Compactor::learn_window`]).
+    pub fn window(&self) -> Option<crate::window::Window> {
+        self.window
+    }
+
+    /// Hold the learned window's budget, or the profile's own where that is lower.
+    fn hold_window(&mut self) {
+        if let Some(w) = self.window {
+            self.settings.request_budget = match self.configured_budget {
+                0 => w.budget,
+                c => c.min(w.budget),
+            };
+        }
+    }
+
     /// The lifetime, in seconds, of the prompt cache the agent's requests ask for, when they say
     /// ([`stated_cache_ttl`]: an Anthropic `cache_control` of `"ttl": "1h"` is 3600, OpenAI's
     /// `prompt_cache_retention` of `"24h"` 86400): it replaces the profile's `cache_ttl` from now on.
@@ -402,6 +455,16 @@ impl Compactor {
             self.last_sent_at = sent_at;
         }
         self.expired_requests += usize::from(expired);
+        // what the provider counted of the previous request measures again the rate at which a learned window
+        // comes to this compactor's count
+        if let Some(theirs) = reported_input_tokens {
+            let measured = (self.window).and_then(|w| w.at_rate(self.sizes[1], theirs));
+            if let (Some(w), Some(budget)) = (&mut self.window, measured) {
+                w.budget = budget;
+                self.hold_window();
+            }
+        }
+        self.reported_before_last = reported_input_tokens;
         // what the previous call sent is what the provider has cached (none of it, when the history is new or
         // the cache has expired)
         let previous = self.resumed_cached.take().unwrap_or(self.state.messages);
@@ -492,6 +555,7 @@ impl Compactor {
         if let Some(note) = report.note() {
             tracing::info!(target: "ctxfit", "{note}");
         }
+        self.sizes = [self.sizes[1], report.tokens_after + self.unseen];
         report
     }
 

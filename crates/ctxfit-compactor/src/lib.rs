@@ -26,6 +26,7 @@ mod prefix_sums;
 mod report;
 mod retrieval;
 mod session;
+pub mod window;
 
 pub use aliases::DEFAULT_ALIASES;
 pub use compactor::{

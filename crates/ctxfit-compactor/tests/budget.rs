@@ -510,3 +510,80 @@ fn a_cut_keeps_the_blocks_it_does_not_know_such_as_a_deferred_tools_reference() 
         assert_eq!(again.messages[2], projected.messages[2]);
     }
 }
+
+/// A provider's refusal of the last request as too long for its model teaches the window: the same history
+/// compacted again fits it, later requests are held there, each reported count measures the rate again, and
+/// `save`/`restore` carry it. A refusal that says no numbers falls back on the request before, which the
+/// provider took.
+#[test]
+fn a_refusal_teaches_the_window_and_later_requests_hold_it() {
+    use ctxfit_compactor::window::{Overflow, Window};
+    let conv = long_session();
+    let smart = || compactor("", "smart");
+    let mut c = smart();
+    let refused = c.compact_history(&conv, None).tokens_after;
+    // nothing learned before a request, nor from a refusal of another kind
+    assert_eq!(smart().learn_window(&Overflow { counted: None }), None);
+    // the provider counted the request a fifth over its window (its count twice this compactor's)
+    let overflow = Overflow {
+        counted: Some((2 * refused as u64, (2 * refused as u64) * 5 / 6)),
+    };
+    let budget = c.learn_window(&overflow).unwrap();
+    assert_eq!(budget, refused * 5 / 6);
+    assert_eq!(
+        c.window().unwrap().limit,
+        Some((2 * refused as u64) * 5 / 6)
+    );
+    let again = c.compact(&conv, None);
+    assert!(
+        again.tokens_after <= budget && again.tokens_after < refused,
+        "{}",
+        again.tokens_after
+    );
+    // the provider counts the request sent again 3× this compactor's count: the window shrinks to match
+    let reported = 3 * again.tokens_after;
+    let next = c.compact(&conv, Some(reported));
+    let w = c.window().unwrap();
+    assert_eq!(
+        w.budget,
+        (w.limit.unwrap() as f64 * again.tokens_after as f64 / reported as f64) as usize
+    );
+    assert!(
+        next.tokens_after <= w.budget,
+        "{} > {}",
+        next.tokens_after,
+        w.budget
+    );
+    // saved and restored with the decisions
+    let saved = c.save();
+    assert_eq!(saved.window, Some(w));
+    let mut restored = smart();
+    restored.restore(saved).unwrap();
+    assert_eq!(restored.window(), Some(w));
+    assert_eq!(restored.settings().request_budget, w.budget);
+    // no numbers: the request before the refused one, as both counted it
+    let mut bare = smart();
+    let mut shorter = conv.clone();
+    shorter.messages.truncate(conv.messages.len() - 2);
+    let before = bare.compact_history(&shorter, None).tokens_after;
+    let last = bare.compact(&conv, Some(1234)).tokens_after;
+    assert!(before < last);
+    assert_eq!(bare.learn_window(&Overflow { counted: None }), Some(before));
+    assert_eq!(
+        bare.window(),
+        Some(Window {
+            limit: Some(1234),
+            budget: before
+        })
+    );
+    // the profile's own budget, where lower, still holds: a window measured above it does not raise it
+    let mut tight = budgeted(refused / 2);
+    let sent = tight.compact_history(&conv, None).tokens_after as u64;
+    let learned = tight.learn_window(&Overflow {
+        counted: Some((2 * sent, 2 * sent * 9 / 10)),
+    });
+    assert!(learned.unwrap() < refused / 2);
+    tight.compact(&conv, Some(1));
+    assert!(tight.window().unwrap().budget > refused / 2);
+    assert_eq!(tight.settings().request_budget, refused / 2);
+}

@@ -341,7 +341,7 @@ impl Gateway {
     }
 
     /// The provider accepted the conversation's last request (it answered it): a size its model takes, which a
-    /// refusal that says no numbers falls back on ([`crate::window::Overflow::budget`]).
+    /// refusal that says no numbers falls back on ([`crate::window::Overflow::window`]).
     pub fn accepted(&self, conversation: &str) {
         let Some(conv) = self.conv(conversation) else {
             return;

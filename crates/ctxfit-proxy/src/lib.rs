@@ -28,7 +28,8 @@ mod scan;
 pub mod server;
 pub mod state;
 pub mod usage;
-pub mod window;
+/// The model's context window, learned from the provider's refusal (the compactor's, shared with the library).
+pub use ctxfit_compactor::window;
 
 pub use body::{Api, BodyError, RequestBody};
 pub use gateway::{ConversationStats, Forwarded, Gateway, GatewayError};

@@ -943,7 +943,8 @@ fn pass(
     let shared = Arc::clone(shared);
     let tap = UsageTap::new(body, move |answer| {
         let gateway = gateway_of(&shared, &of.profile);
-        let overflow = api.and_then(|api| crate::window::overflow_in_stream(api, answer));
+        let overflow =
+            api.and_then(|api| crate::window::overflow_in_stream(api.wire_format(), answer));
         match (&gateway, overflow) {
             (Some(g), Some(overflow)) => {
                 let learned =

@@ -1074,13 +1074,13 @@ fn a_request_above_the_profiles_budget_after_every_cut_is_refused_as_the_provide
         };
         assert!(says, "{message}");
         // what the proxy refuses, it reads as the provider's refusal would be read
-        let overflow = ctxfit_proxy::window::overflow(
+        let overflow = ctxfit_proxy::window::overflow_of(
             if path == "/v1/messages" {
-                ctxfit_proxy::Api::AnthropicMessages
+                ctxfit_model::WireFormat::Anthropic
             } else {
-                ctxfit_proxy::Api::OpenAiChat
+                ctxfit_model::WireFormat::OpenAi
             },
-            answer.to_string().as_bytes(),
+            &answer,
         );
         let (counted, limit) = overflow.and_then(|o| o.counted).unwrap();
         assert!(limit == 4000 && counted > 4000, "{answer}");

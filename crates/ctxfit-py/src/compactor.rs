@@ -377,6 +377,54 @@ impl Compactor {
     }
 }
 
+/// What a provider's refusal says of the model's context window ([`Compactor::learn_window`]): from an SDK's
+/// exception (its `body`, else its text), an error answer as a dict or JSON text, or a message.
+fn refusal_of(
+    refusal: &Bound<'_, PyAny>,
+    format: WireFormat,
+) -> PyResult<Option<ctxfit_compactor::window::Overflow>> {
+    use ctxfit_compactor::window::overflow_in_words;
+    if let Ok(text) = refusal.extract::<String>() {
+        return Ok(match serde_json::from_str::<serde_json::Value>(&text) {
+            Ok(v) if v.is_object() => refusal_in(&v, format),
+            _ => overflow_in_words(&text),
+        });
+    }
+    if refusal.is_instance_of::<pyo3::types::PyDict>() {
+        let v = crate::json::to_value(refusal, "refusal")?;
+        return Ok(refusal_in(&v, format));
+    }
+    // an SDK's exception: its parsed body, else what it says
+    if let Ok(body) = refusal.getattr("body") {
+        if body.is_instance_of::<pyo3::types::PyDict>() {
+            if let Some(o) = refusal_of(&body, format)? {
+                return Ok(Some(o));
+            }
+        }
+    }
+    Ok(overflow_in_words(&refusal.str()?.to_string_lossy()))
+}
+
+/// The refusal in an error answer: the whole body (`{"error": {...}}`), or the error object alone (OpenAI's SDK
+/// keeps that as an exception's `body`).
+fn refusal_in(
+    value: &serde_json::Value,
+    format: WireFormat,
+) -> Option<ctxfit_compactor::window::Overflow> {
+    let wrapped;
+    let body = if value.get("error").is_some() {
+        value
+    } else {
+        wrapped = serde_json::json!({ "error": value });
+        &wrapped
+    };
+    // in the conversation's provider's words, else in the other's (a dict says whose it is by what it holds)
+    ctxfit_compactor::window::overflow_of(format, body).or_else(|| {
+        let message = body["error"]["message"].as_str()?;
+        ctxfit_compactor::window::overflow_in_words(message)
+    })
+}
+
 fn new_inner(settings: &Settings, estimator_name: &str) -> PyResult<Inner> {
     let registry = crate::registry()?;
     Inner::new(settings.clone(), &registry, estimator(estimator_name)?)
@@ -526,6 +574,19 @@ impl Compactor {
                 to_py(py, &v)
             })
             .transpose()
+    }
+
+    /// The provider refused the last request as too long for its model: hold the window its refusal says from
+    /// the next call on — call `compact` with the same messages again and send what it returns. `refusal`: the
+    /// SDK's exception (`anthropic.BadRequestError`, `openai.BadRequestError`), its `body`, the error answer as
+    /// a dict or its JSON text, or its message. Where the refusal says no numbers (the Responses API's), the
+    /// window is the request before, which the provider took; each later call's `input_tokens` measures the
+    /// rate between the provider's count and this one's again. The request budget it comes to (this
+    /// compactor's tokens), or `None` when it is no such refusal or teaches nothing (no budget lower than the
+    /// one held: the edits and the newest results alone are above it).
+    fn learn_window(&mut self, refusal: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
+        let overflow = refusal_of(refusal, self.conv.format)?;
+        Ok(overflow.and_then(|o| self.inner.learn_window(&o)))
     }
 
     /// The token guard on the last request: its estimated tokens, a `UserWarning` above the profile's warning

@@ -34,6 +34,9 @@ pub struct SavedState {
     /// What the conversation had cost by the save against sending everything (the regret bound's accounting).
     #[serde(default)]
     pub ledger: Ledger,
+    /// The model's context window a provider's refusal taught ([`Compactor::learn_window`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<crate::window::Window>,
 }
 
 impl SavedState {
@@ -155,6 +158,7 @@ impl Compactor {
             held,
             expired_requests: self.expired_requests,
             ledger: self.ledger.clone(),
+            window: self.window,
         }
     }
 
@@ -217,6 +221,8 @@ impl Compactor {
         self.state = State::default();
         self.resumed_cached = Some(saved.messages);
         self.last_sent_at = saved.last_sent_at;
+        self.window = saved.window;
+        self.hold_window();
         Ok(())
     }
 }

@@ -75,7 +75,7 @@ pub(super) async fn within_window(
         let answer = Response::from_parts(parts, Prefixed::new(error, rest).boxed());
         return pass(shared, Some(api), answer, extra, None);
     }
-    let learned = crate::window::overflow(api, &error).and_then(|overflow| {
+    let learned = crate::window::overflow(api.wire_format(), &error).and_then(|overflow| {
         gateway_of(shared, &of.profile)?.learn_window(
             &of.conversation,
             &overflow,

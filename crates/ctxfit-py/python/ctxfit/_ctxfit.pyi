@@ -104,6 +104,15 @@ class Compactor:
         """The report of the last ``compact`` call (``tokens_before``, ``tokens_after``, ``new_blocks``,
         ``first_changed_message`` — where the prompt cache breaks —, ``held_back``, ...: :class:`ctxfit.types.Report`);
         ``None`` before the first."""
+    def learn_window(self, refusal: Union[BaseException, Mapping[str, Any], str]) -> Optional[int]:
+        """The provider refused the last request as too long for its model: hold the window its refusal says
+        from the next call on — call :meth:`compact` with the same messages again and send what it returns.
+        ``refusal``: the SDK's exception (``anthropic.BadRequestError``, ``openai.BadRequestError``), its
+        ``body``, the error answer as a dict or its JSON text, or its message. Where the refusal says no numbers
+        (the Responses API's), the window is the request before, which the provider took; each later call's
+        ``input_tokens`` measures the rate between the provider's count and this one's again. Returns the
+        request budget it comes to (this compactor's tokens), or ``None`` when it is no such refusal or teaches
+        nothing."""
     def check_request(self) -> int:
         """The token guard on the last request: returns its estimated tokens; a ``UserWarning`` above the
         profile's warning threshold; raises :class:`PromptTooLarge` above its request budget."""

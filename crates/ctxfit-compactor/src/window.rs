@@ -21,9 +21,10 @@
 //! provider's count and the proxy's stand in. That rate drifts as what the conversation holds changes (a
 //! history of code, then of the pointers a budget leaves), so every answer's usage measures it again
 //! ([`Window::at_rate`]). The gateway holds it from
-//! then on ([`crate::Gateway::learn_window`]), as a configured `request_budget` is held.
+//! then on, as a configured `request_budget` is held: the proxy for each conversation (`ctxfit_proxy::Gateway::
+//! learn_window`), the Python `Compactor.learn_window` for its own.
 
-use crate::body::Api;
+use ctxfit_model::WireFormat;
 
 /// A provider's refusal of a request as too long for its model's context window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,23 +82,33 @@ impl Overflow {
 }
 
 /// The refusal an error answer's body holds, if it is one of a request too long for the model's window.
-pub fn overflow(api: Api, body: &[u8]) -> Option<Overflow> {
+pub fn overflow(format: WireFormat, body: &[u8]) -> Option<Overflow> {
     let value: serde_json::Value = serde_json::from_slice(body).ok()?;
-    let error = value.get("error")?;
+    overflow_of(format, &value)
+}
+
+/// [`overflow`] of an error answer's body read as JSON.
+pub fn overflow_of(format: WireFormat, body: &serde_json::Value) -> Option<Overflow> {
+    let error = body.get("error")?;
     let message = error.get("message").and_then(|m| m.as_str()).unwrap_or("");
-    match api {
-        Api::AnthropicMessages => anthropic(message),
-        Api::OpenAiChat | Api::OpenAiResponses => {
+    match format {
+        WireFormat::Anthropic => anthropic(message),
+        WireFormat::OpenAi | WireFormat::Responses => {
             let code = error.get("code").and_then(|c| c.as_str());
             openai(code, message)
         }
     }
 }
 
+/// The refusal an error's message alone says, in either provider's words (an SDK's exception as text).
+pub fn overflow_in_words(message: &str) -> Option<Overflow> {
+    anthropic(message).or_else(|| openai(None, message))
+}
+
 /// The refusal a streamed answer holds in an `error` or `response.failed` event (OpenAI Responses says it
 /// there once the stream has begun), if any: `answer` is the stream's bytes as kept.
-pub fn overflow_in_stream(api: Api, answer: &[u8]) -> Option<Overflow> {
-    if api != Api::OpenAiResponses
+pub fn overflow_in_stream(format: WireFormat, answer: &[u8]) -> Option<Overflow> {
+    if format != WireFormat::Responses
         || !answer
             .windows(CONTEXT_CODE.len())
             .any(|w| w == CONTEXT_CODE.as_bytes())
@@ -209,12 +220,12 @@ mod tests {
     #[test]
     fn anthropics_two_refusals_say_the_input_and_what_it_may_be() {
         let o = overflow(
-            Api::AnthropicMessages,
+            WireFormat::Anthropic,
             &anthropic_body("prompt is too long: 208153 tokens > 200000 maximum"),
         );
         assert_eq!(o.unwrap().counted, Some((208_153, 200_000)));
         let o = overflow(
-            Api::AnthropicMessages,
+            WireFormat::Anthropic,
             &anthropic_body(
                 "input length and `max_tokens` exceed context limit: 189136 + 20000 > 204648, decrease input \
                  length or `max_tokens` and try again",
@@ -224,13 +235,13 @@ mod tests {
         // another error is none of its business
         assert_eq!(
             overflow(
-                Api::AnthropicMessages,
+                WireFormat::Anthropic,
                 &anthropic_body("messages.1.content: Input should be a valid list")
             ),
             None
         );
         assert_eq!(
-            overflow(Api::AnthropicMessages, b"<html>bad gateway</html>"),
+            overflow(WireFormat::Anthropic, b"<html>bad gateway</html>"),
             None
         );
     }
@@ -238,7 +249,7 @@ mod tests {
     #[test]
     fn openais_refusals_with_and_without_numbers() {
         let chat =
-            |m: &str, code| overflow(Api::OpenAiChat, &openai_body(m, code)).map(|o| o.counted);
+            |m: &str, code| overflow(WireFormat::OpenAi, &openai_body(m, code)).map(|o| o.counted);
         assert_eq!(
             chat(
                 "This model's maximum context length is 128000 tokens. However, your messages resulted in \
@@ -284,15 +295,15 @@ mod tests {
             \"code\":\"context_length_exceeded\",\"message\":\"Your input exceeds the context window of this model. \
             Please adjust your input and try again.\",\"param\":\"input\"}}\n\n";
         assert_eq!(
-            overflow_in_stream(Api::OpenAiResponses, stream),
+            overflow_in_stream(WireFormat::Responses, stream),
             Some(Overflow { counted: None })
         );
         let failed = b"data: {\"type\":\"response.failed\",\"response\":{\"status\":\"failed\",\"error\":{\"code\":\
             \"context_length_exceeded\",\"message\":\"Your input exceeds the context window of this model.\"}}}\n\n";
-        assert!(overflow_in_stream(Api::OpenAiResponses, failed).is_some());
+        assert!(overflow_in_stream(WireFormat::Responses, failed).is_some());
         assert_eq!(
             overflow_in_stream(
-                Api::OpenAiResponses,
+                WireFormat::Responses,
                 b"data: {\"type\":\"response.completed\"}\n\n"
             ),
             None
