@@ -200,3 +200,54 @@ def test_the_middleware_counts_the_system_prompt_and_the_tools_against_the_budge
     alone.compact(to_dicts(state[:-1]))
     extra = report["tokens_before"] - alone.last_report["tokens_before"]
     assert extra >= ctxfit.count_tokens([], system=prompt) + 10, (extra, report)
+
+
+class Windowed(BaseChatModel):
+    """Reads 40 files through the `source` tool, then answers; a call whose messages pass its window (tokens of
+    four characters) is refused as Anthropic's API refuses it. Records each call's size and whether it was
+    refused."""
+
+    window: int = 12_000
+    calls: List[tuple] = []
+
+    @property
+    def _llm_type(self) -> str:
+        return "windowed"
+
+    def bind_tools(self, tools, **kwargs):
+        return self
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        tokens = sum(len(str(m.content)) for m in messages) // 4
+        refused = tokens > self.window
+        self.calls.append((tokens, refused))
+        if refused:
+            raise ValueError(f"Error code: 400 - prompt is too long: {tokens} tokens > {self.window} maximum")
+        n = sum(1 for m in messages if isinstance(m, ToolMessage))
+        message = AIMessage(content="done") if n >= 40 else AIMessage(
+            content="", tool_calls=[{"id": f"read-{n}", "name": "source", "args": {"path": f"src/file_{n}"}}])
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+@tool
+def source(path: str) -> str:
+    """Read a source file of the project."""
+    k = path.rsplit("_", 1)[-1]
+    return "".join(f"    let value_{k}_{i} = compute_{i}(input_{k}, {i}); // step {i} of file {k}\n" for i in range(40))
+
+
+def test_a_call_refused_as_too_long_for_the_model_is_made_again_within_its_window():
+    """The refusal teaches the thread its model's window: the call is made again compacted within it, and the
+    run goes on to its end — where, without the middleware, it stops."""
+    model = Windowed(calls=[])
+    agent = create_agent(model, [source], middleware=[CompactionMiddleware("smart")])
+    out = agent.invoke({"messages": [HumanMessage("Read the project's files.")]})
+    assert out["messages"][-1].content == "done"
+    refused = [tokens for tokens, no in model.calls if no]
+    sent = [tokens for tokens, no in model.calls if not no]
+    assert len(sent) == 41 and max(sent) <= model.window
+    assert len(refused) == 1, model.calls
+    # the whole history: more than twice the window, kept in the state
+    assert sum(len(str(m.content)) for m in out["messages"]) // 4 > 2 * model.window
+    with pytest.raises(ValueError, match="prompt is too long"):
+        create_agent(Windowed(), [source]).invoke({"messages": [HumanMessage("Read the project's files.")]})

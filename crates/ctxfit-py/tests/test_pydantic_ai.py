@@ -186,3 +186,65 @@ def test_a_message_is_read_again_when_its_parts_change():
     assert compaction.last_report["tokens_before"] > before + 5_000
     # (what is sent of it is the new listing, whole or cut)
     assert sent[2].parts[0].content.startswith("src/module_0/file_0.py")
+
+
+WINDOW = 12_000  # the scripted model's context window: tokens of four bytes of the request body
+
+
+def source(path: str) -> str:
+    """Read a source file of the project."""
+    k = path.rsplit("_", 1)[-1]
+    return "".join(f"    let value_{k}_{i} = compute_{i}(input_{k}, {i}); // step {i} of file {k}\n" for i in range(40))
+
+
+class ChatModelWithAWindow(JsonAnswers):
+    """A Chat Completions API that reads 40 files through the `source` tool, then answers; a request longer than
+    its window it refuses as the API does. Every request body is kept, and whether it was refused."""
+
+    received = []
+
+    def do_POST(self):
+        raw = self.rfile.read(int(self.headers["Content-Length"]))
+        body = json.loads(raw)
+        tokens = len(raw) // 4
+        ChatModelWithAWindow.received.append((tokens, tokens > WINDOW))
+        if tokens > WINDOW:
+            return self.send_json(400, {"error": {
+                "message": f"This model's maximum context length is {WINDOW} tokens. However, your messages "
+                           f"resulted in {tokens} tokens. Please reduce the length of the messages.",
+                "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
+        n = sum(1 for msg in body["messages"] if msg["role"] == "tool")
+        message = {"role": "assistant", "content": "done"}
+        if n < 40:
+            message = {"role": "assistant", "content": None, "tool_calls": [{
+                "id": f"call_{n}", "type": "function",
+                "function": {"name": "source", "arguments": json.dumps({"path": f"src/file_{n}"})}}]}
+        self.send_json(200, {
+            "id": "chatcmpl-w", "object": "chat.completion", "created": int(time.time()), "model": body["model"],
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if n < 40 else "stop"}],
+            "usage": {"prompt_tokens": tokens, "completion_tokens": 5, "total_tokens": tokens + 5},
+        })
+
+
+def test_a_request_refused_as_too_long_for_the_model_is_attempted_again_within_its_window():
+    """The provider's refusal teaches the conversation its model's window: the request is compacted again within
+    it and attempted once more, and the run goes on to its end — where, without the capability, it stops."""
+    ChatModelWithAWindow.received = []
+    httpd, origin = serve(ChatModelWithAWindow)
+    try:
+        model = OpenAIChatModel("scripted-chat-model", provider=OpenAIProvider(base_url=origin + "/v1", api_key="k"))
+        compaction = CompactingCapability("smart")
+        agent = Agent(model, tools=[source], capabilities=[compaction])
+        result = agent.run_sync("Read the project's files.")
+        assert result.output == "done"
+        refused = [tokens for tokens, no in ChatModelWithAWindow.received if no]
+        assert len(refused) == 1, ChatModelWithAWindow.received
+        sent = [tokens for tokens, no in ChatModelWithAWindow.received if not no]
+        assert len(sent) == 41 and max(sent) <= WINDOW
+        # sent whole, the last request would have been more than twice the window
+        assert sum(len(source(f"src/file_{n}")) for n in range(40)) // 4 > 2 * WINDOW
+        with pytest.raises(Exception, match="maximum context length"):
+            Agent(model, tools=[source]).run_sync("Read the project's files.")
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

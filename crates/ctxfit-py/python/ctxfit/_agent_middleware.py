@@ -68,10 +68,27 @@ class CompactionMiddleware(AgentMiddleware):
         tools = self._tool_dicts(request.tools) if request.tools else None
         return request.override(messages=hook.compact(request.messages, system=system or None, tools=tools))
 
+    def _learned(self, request: ModelRequest, error: Exception) -> bool:
+        """Whether ``error`` is the provider's refusal of the call as too long for its model, which the thread's
+        conversation learned the window from (:meth:`ctxfit.Compactor.learn_window`)."""
+        return self._threads.hook(self._thread_of(request)).compactor.learn_window(error) is not None
+
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> Any:
+        """The call with its messages compacted; refused as too long for the model, the thread learns the
+        model's window from the refusal and the call is made once more, compacted again within it."""
+        try:
+            return handler(self._compacted(request))
+        except Exception as error:
+            if not self._learned(request, error):
+                raise
         return handler(self._compacted(request))
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> Any:
+        try:
+            return await handler(self._compacted(request))
+        except Exception as error:
+            if not self._learned(request, error):
+                raise
         return await handler(self._compacted(request))

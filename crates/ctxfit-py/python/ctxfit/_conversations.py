@@ -67,6 +67,13 @@ class Conversations:
             conv.compactor.check_request()
         return compacted
 
+    def learn_window(self, items: Sequence[Any], refusal: Any) -> Optional[int]:
+        """The provider refused the request of ``items`` as too long for its model: the compactor of their
+        conversation learns the window (:meth:`ctxfit.Compactor.learn_window`); the budget, or ``None``."""
+        with self._lock:
+            conv = self._of(items)
+            return conv.compactor.learn_window(refusal) if conv in self._kept else None
+
     def retrieve(self, handle: str) -> Any:
         """The original content of the cut result ``handle`` names, from the conversations kept (the latest
         first), or ``None``."""

@@ -25,6 +25,7 @@ model gets the original back; give the agent that tool::
 from __future__ import annotations
 
 import dataclasses
+from collections import OrderedDict
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from pydantic_ai import messages as _m
@@ -102,6 +103,14 @@ class CompactingCapability(ManyConversations, AbstractCapability[Any]):
         # message objects to request after request), so that a request reads only what is new, and the
         # compactor, given the same dicts, looks only at those
         self._read: Dict[int, Tuple[Any, List[Any], Dict[str, Any], List[Optional[int]]]] = {}
+        # the requests compacted lately, by their newest message (the attempt's context and list are copies of
+        # the request's; its messages are the same objects): what they were made of, to compact one again if the
+        # provider refuses it as too long for its model
+        self._made: OrderedDict[int, Tuple[Any, Sequence[Any], Optional[str], Optional[Sequence[Any]],
+                                           List[Dict[str, Any]]]] = OrderedDict()
+        self._wire: List[Dict[str, Any]] = []
+        # the requests to attempt again within a window just learned, by newest message: the messages to send
+        self._again: Dict[int, Tuple[Any, List[Any]]] = {}
 
     @classmethod
     def get_serialization_name(cls) -> Optional[str]:
@@ -139,9 +148,14 @@ class CompactingCapability(ManyConversations, AbstractCapability[Any]):
             {"name": t.name, "description": t.description or "", "input_schema": t.parameters_json_schema}
             for t in tools or ()
         ]
+        # what the provider counted of the previous request (the answer to it): the budget trigger's, and the
+        # rate at which a window learned comes to ctxfit's count
+        reported = next((getattr(getattr(msg, "usage", None), "input_tokens", None) or None
+                         for msg in reversed(messages) if getattr(msg, "kind", None) == "response"), None)
         compacted = self._conversations.compact(
-            wire, system=instructions or None, tools=definitions or None
+            wire, system=instructions or None, tools=definitions or None, input_tokens=reported
         )
+        self._wire = wire
         out = list(messages)
         replaced: Dict[int, List[Any]] = {}
         for wi, (sent, original) in enumerate(zip(compacted, wire)):
@@ -168,9 +182,41 @@ class CompactingCapability(ManyConversations, AbstractCapability[Any]):
         instructions = "\n\n".join(
             p.content for p in getattr(parameters, "instruction_parts", None) or () if isinstance(p.content, str)
         )
-        request_context.messages = self.compact_messages(
-            request_context.messages, instructions or None, getattr(parameters, "function_tools", None)
-        )
+        tools = getattr(parameters, "function_tools", None)
+        original = request_context.messages
+        request_context.messages = self.compact_messages(original, instructions or None, tools)
+        sent = request_context.messages
+        if sent:
+            self._made[id(sent[-1])] = (sent[-1], original, instructions or None, tools, self._wire)
+        while len(self._made) > 64:
+            self._made.popitem(last=False)
+        return request_context
+
+    async def on_model_request_error(self, ctx: Any, *, request_context: Any, error: Exception) -> Any:
+        """Pydantic AI's hook: a refusal of the request as too long for the model (the provider's 400 saying so)
+        teaches its conversation the model's window (:meth:`ctxfit.Compactor.learn_window`), and the request,
+        compacted again within it, is attempted once more (``RetryModelRequest``); any other error goes on."""
+        from pydantic_ai.exceptions import RetryModelRequest
+
+        sent = request_context.messages
+        made = self._made.get(id(sent[-1])) if sent else None
+        if made is None or made[0] is not sent[-1] or getattr(request_context, "attempt", 1) > 1:
+            raise error
+        _, original, instructions, tools, wire = made
+        if self._conversations.learn_window(wire, error) is None:
+            raise error
+        # (the next attempt starts from the request as it was before any attempt: it is given these messages
+        # when it is prepared)
+        self._again[id(sent[-1])] = (sent[-1], self.compact_messages(original, instructions, tools))
+        raise RetryModelRequest()
+
+    async def prepare_model_request(self, ctx: Any, request_context: Any) -> Any:
+        """Pydantic AI's hook before each attempt: an attempt after a refusal as too long for the model sends the
+        request as compacted again within the window the refusal taught."""
+        sent = request_context.messages
+        again = self._again.pop(id(sent[-1]), None) if sent else None
+        if again is not None and again[0] is sent[-1]:
+            request_context.messages = again[1]
         return request_context
 
     def retrieval_tool(self) -> Any:
