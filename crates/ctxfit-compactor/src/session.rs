@@ -20,7 +20,8 @@ pub struct Request {
 /// Start it from the request the agent would send first (a [`Conversation`] with its system prompt, tools and
 /// the user's message), then per turn: [`AgentSession::next_request`] → send `body` → append the model's answer
 /// ([`AgentSession::push_response`]), report the usage ([`AgentSession::report_usage`]), run the tools and
-/// append their results ([`AgentSession::push_tool_results`]). The conversation keeps everything as it was
+/// append their results ([`AgentSession::push_tool_results`]); a request the provider refuses as too long for its
+/// model goes to [`AgentSession::refused`], and the next request is the same one within the window it said. The conversation keeps everything as it was
 /// said; only the requests are compacted, and each decision is repeated byte for byte in every later request.
 ///
 /// ```
@@ -96,6 +97,15 @@ impl AgentSession {
     /// budget trigger of the next request uses them instead of an estimate.
     pub fn report_usage(&mut self, input_tokens: usize) {
         self.reported_input_tokens = Some(input_tokens);
+    }
+
+    /// The provider refused the request just sent as too long for its model (`answer`: its error answer's body,
+    /// as sent): the session learns the model's window from it ([`Compactor::learn_window`]), and
+    /// [`AgentSession::next_request`] then gives the same request compacted within it, to send again. The request
+    /// budget it comes to, or `None` when the answer is no such refusal or teaches nothing.
+    pub fn refused(&mut self, answer: &[u8]) -> Option<usize> {
+        let overflow = crate::window::overflow(self.conversation.format, answer)?;
+        self.compactor.learn_window(&overflow)
     }
 
     /// Append the model's answer: its text and tool calls.

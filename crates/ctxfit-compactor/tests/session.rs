@@ -139,3 +139,57 @@ fn a_saved_state_keeps_its_format() {
     compactor.restore(state.clone()).unwrap();
     assert_eq!(compactor.save().decided, state.decided);
 }
+
+/// A request the provider refuses as too long for its model: the session learns the window from the refusal,
+/// and the next request — the same one — is compacted within it; other errors teach nothing.
+#[test]
+fn a_refused_request_is_sent_again_within_the_window_the_refusal_said() {
+    for format in [
+        WireFormat::Anthropic,
+        WireFormat::OpenAi,
+        WireFormat::Responses,
+    ] {
+        let mut s = session(format);
+        for k in 0..12 {
+            s.next_request();
+            let id = format!("read_{k}");
+            s.push_response(vec![Block::tool_use(
+                &id,
+                "Read",
+                json!({"file_path": format!("/src/f{k}.rs")}),
+            )]);
+            let text: String = (0..60)
+                .map(|i| {
+                    format!(
+                        "    let value_{k}_{i} = compute_{i}(input_{k}); // step {i} of file {k}\n"
+                    )
+                })
+                .collect();
+            s.push_tool_results(vec![Block::tool_result(&id, text, false)]);
+        }
+        let sent = s.next_request().report.tokens_after;
+        assert_eq!(
+            s.refused(br#"{"type":"error","error":{"type":"overloaded_error","message":"busy"}}"#),
+            None
+        );
+        let refusal = match format {
+            WireFormat::Anthropic => {
+                json!({"type": "error", "error": {"type": "invalid_request_error",
+                "message": format!("prompt is too long: {} tokens > {} maximum", sent * 3 / 2, sent)}})
+            }
+            _ => {
+                json!({"error": {"type": "invalid_request_error", "code": "context_length_exceeded",
+                "message": format!("This model's maximum context length is {} tokens. However, your messages \
+                                    resulted in {} tokens.", sent, sent * 3 / 2)}})
+            }
+        };
+        let budget = s.refused(refusal.to_string().as_bytes()).unwrap();
+        assert_eq!(budget, sent * 2 / 3, "{format:?}");
+        let again = s.next_request();
+        assert!(
+            again.report.tokens_after <= budget,
+            "{format:?}: {} > {budget}",
+            again.report.tokens_after
+        );
+    }
+}
