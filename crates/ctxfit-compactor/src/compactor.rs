@@ -393,6 +393,13 @@ impl Compactor {
         self.window
     }
 
+    /// Hold a window learned before (by another compactor of the same agent and model: a conversation started
+    /// over), as [`Compactor::learn_window`] would have.
+    pub fn set_window(&mut self, window: crate::window::Window) {
+        self.window = Some(window);
+        self.hold_window();
+    }
+
     /// Hold the learned window's budget, or the profile's own where that is lower.
     fn hold_window(&mut self) {
         if let Some(w) = self.window {

@@ -310,7 +310,12 @@ impl Compactor {
 
     /// Forget the conversation (the caller rewrote its history, or changed its format).
     fn start_over(&mut self, py: Python<'_>, format: WireFormat) -> PyResult<()> {
+        // (the model's window a refusal taught is the model's, not the history's: it stays)
+        let window = self.inner.window();
         self.inner = self.fresh_inner()?;
+        if let Some(w) = window {
+            self.inner.set_window(w);
+        }
         let (system, tools) = (self.conv.system.take(), self.conv.tools.take());
         self.conv = Conversation::new(format);
         self.conv.system = system;

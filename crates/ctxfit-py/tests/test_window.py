@@ -95,3 +95,16 @@ def test_what_is_not_such_a_refusal_teaches_nothing():
     compactor.compact([{"role": "user", "content": "hi " * 2000}])
     with pytest.raises(ctxfit.PromptTooLarge):
         compactor.check_request()
+
+
+def test_the_window_outlives_a_history_started_over():
+    compactor = ctxfit.Compactor("smart")
+    history = [{"role": "user", "content": "hi " * 2000}]
+    compactor.compact(history)
+    compactor.compact(history + [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "more " * 10}])
+    budget = compactor.learn_window("prompt is too long: 9000 tokens > 6000 maximum")
+    assert budget is not None
+    # the agent rewrites its history (a new task): a new conversation, the same model
+    compactor.compact([{"role": "user", "content": "another task " * 3000}])
+    with pytest.raises(ctxfit.PromptTooLarge):
+        compactor.check_request()
