@@ -21,8 +21,9 @@ pub struct Request {
 /// the user's message), then per turn: [`AgentSession::next_request`] → send `body` → append the model's answer
 /// ([`AgentSession::push_response`]), report the usage ([`AgentSession::report_usage`]), run the tools and
 /// append their results ([`AgentSession::push_tool_results`]); a request the provider refuses as too long for its
-/// model goes to [`AgentSession::refused`], and the next request is the same one within the window it said. The conversation keeps everything as it was
-/// said; only the requests are compacted, and each decision is repeated byte for byte in every later request.
+/// model goes to [`AgentSession::refused`], and the next request is the same one within the window it said. The
+/// conversation keeps everything as it was said; only the requests are compacted, and each decision is repeated
+/// byte for byte in every later request.
 ///
 /// ```
 /// use ctxfit_compactor::{AgentSession, Compactor, PolicyFile};

@@ -208,6 +208,8 @@ class CompactingCapability(ManyConversations, AbstractCapability[Any]):
         # (the next attempt starts from the request as it was before any attempt: it is given these messages
         # when it is prepared)
         self._again[id(sent[-1])] = (sent[-1], self.compact_messages(original, instructions, tools))
+        while len(self._again) > 64:  # (attempts never made: a run cancelled meanwhile)
+            self._again.pop(next(iter(self._again)))
         raise RetryModelRequest()
 
     async def prepare_model_request(self, ctx: Any, request_context: Any) -> Any:
