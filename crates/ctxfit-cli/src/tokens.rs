@@ -5,7 +5,7 @@ use ctxfit_import::SourceFormat;
 use ctxfit_tokens::{count_conversation, count_message, estimator_names};
 use serde_json::json;
 
-use crate::input::{display_name, import, parse_format, problems, read_text, warn};
+use crate::input::{display_name, load, parse_format, problems, read_text, warn};
 use crate::output::{emit, thousands};
 
 #[derive(clap::Args)]
@@ -45,9 +45,9 @@ pub fn parse_estimator(name: &str) -> Result<String, String> {
 pub fn run(args: Args) -> Result<()> {
     let est = ctxfit_tokens::estimator(&args.estimator)
         .ok_or_else(|| anyhow::anyhow!("estimator {} is not built in", args.estimator))?;
-    let text = read_text(&args.file)?;
-    let name = display_name(&args.file);
     if !args.conversation {
+        let text = read_text(&args.file)?;
+        let name = display_name(&args.file);
         let tokens = est.count_text(&text);
         let out = if args.json {
             let doc = json!({"file": name, "estimator": est.name(), "tokens": tokens,
@@ -58,7 +58,8 @@ pub fn run(args: Args) -> Result<()> {
         };
         return emit(None, &out);
     }
-    let sessions = import(&name, &text, args.format)?;
+    // as every command reads a conversation: an empty input is refused, a folder of OpenHands events read
+    let (name, sessions) = load(Some(&args.file), false, args.format)?;
     // what reads but is probably wrong (a last line cut short, an orphan result): said, as every command says it
     let problems = problems(&sessions);
     warn(&name, &problems);

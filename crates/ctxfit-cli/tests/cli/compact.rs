@@ -75,6 +75,7 @@ fn bad_input_names_the_place_exits_2_and_overwrites_nothing() {
             out.to_str().unwrap(),
         ],
         vec!["stats", "-"],
+        vec!["tokens", "--conversation", "-"],
     ] {
         let o = ctxfit(&args, Some(b" \n"));
         assert_eq!(o.status.code(), Some(2), "{args:?}");
