@@ -291,3 +291,127 @@ def test_the_shell_and_apply_patch_tools_items_are_compacted_in_their_own_shape(
     held_patch = [i for i in result.to_input_list() if i.get("type", "").startswith("apply_patch_call")]
     assert sent_patch == held_patch and len(sent_patch) == 2
     assert compaction.last_report["tokens_after"] < compaction.last_report["tokens_before"]
+
+
+class ModelWithAWindow(JsonAnswers):
+    """A Responses API whose model `window-N` has a context window of N tokens of four bytes of the request body:
+    a longer request is refused as the API refuses it (`context_length_exceeded`, no numbers), the others answered
+    with their usage — a `read_file` call per turn for `TURNS` turns, then the answer; streamed when asked."""
+
+    TURNS = 45
+    received = []  # (tokens, refused)
+
+    def do_POST(self):
+        raw = self.rfile.read(int(self.headers["Content-Length"]))
+        body = json.loads(raw)
+        tokens, window = len(raw) // 4, int(body["model"][7:])
+        ModelWithAWindow.received.append((tokens, tokens > window))
+        if tokens > window:
+            return self.send_json(400, {"error": {
+                "message": "Your input exceeds the context window of this model. Please adjust your input and try again.",
+                "type": "invalid_request_error", "param": "input", "code": "context_length_exceeded"}})
+        n = sum(1 for i in body["input"] if i.get("type") == "function_call_output")
+        rid = f"resp_w{len(ModelWithAWindow.received)}"
+        if n < self.TURNS:
+            out = [{"type": "function_call", "id": f"fc_{rid}", "call_id": f"call_w_{n}", "name": "read_file",
+                    "arguments": json.dumps({"path": f"src/f{n}.rs"}), "status": "completed"}]
+        else:
+            out = [{"type": "message", "id": f"msg_{rid}", "role": "assistant", "status": "completed",
+                    "content": [{"type": "output_text", "text": "done", "annotations": []}]}]
+        response = {
+            "id": rid, "object": "response", "created_at": int(time.time()), "status": "completed",
+            "model": body["model"], "output": out, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+            "usage": {"input_tokens": tokens, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
+                      "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": tokens + 5},
+        }
+        if not body.get("stream"):
+            return self.send_json(200, response)
+        events = [("response.created", {"type": "response.created", "sequence_number": 0,
+                                        "response": {**response, "status": "in_progress", "output": []}}),
+                  ("response.completed", {"type": "response.completed", "sequence_number": 1, "response": response})]
+        data = "".join(f"event: {name}\ndata: {json.dumps(event)}\n\n" for name, event in events).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def read(k):
+    return "".join(f"    let value_{k}_{i} = compute_{i}(input_{k}, {i}); // step {i} of file {k}\n" for i in range(40))
+
+
+@function_tool
+def read_file(path: str) -> str:
+    """Read a file of the repository."""
+    return read(int(path.split("/f")[1].split(".")[0]))
+
+
+@pytest.fixture(scope="module")
+def windowed():
+    httpd, origin = serve(ModelWithAWindow)
+    yield origin + "/v1"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.mark.parametrize("how", ["model", "provider", "streamed"])
+def test_a_run_that_outgrows_its_models_window_goes_on_within_it(windowed, how):
+    """Read 45 files of ~600 tokens each into a 12,000-token window: sent whole, the last request would be twice
+    the window. The provider refuses one request; the wrapped model learns the window from it, sends that request
+    again compacted within it, and every later one is held there (each answer's usage keeps the rate measured)."""
+    ModelWithAWindow.received.clear()
+    window = 12_000
+    compaction = CompactingInputFilter("smart")
+    client = AsyncOpenAI(base_url=windowed, api_key="k", max_retries=0)
+    config = RunConfig(call_model_input_filter=compaction)
+    if how == "provider":
+        from agents import OpenAIProvider
+
+        config = RunConfig(call_model_input_filter=compaction, model_provider=compaction.model_provider(
+            OpenAIProvider(openai_client=client, use_responses=True)))
+        agent = Agent(name="coder", instructions="You are a coding agent.", tools=[read_file],
+                      model=f"window-{window}")
+    else:
+        agent = Agent(name="coder", instructions="You are a coding agent.", tools=[read_file],
+                      model=compaction.model(OpenAIResponsesModel(f"window-{window}", client)))
+
+    async def run():
+        if how != "streamed":
+            return await Runner.run(agent, "Read the project's files.", max_turns=60, run_config=config)
+        streamed = Runner.run_streamed(agent, "Read the project's files.", max_turns=60, run_config=config)
+        async for _ in streamed.stream_events():
+            pass
+        return streamed
+
+    result = asyncio.run(run())
+    assert result.final_output == "done"
+    whole = sum(len(read(k)) for k in range(ModelWithAWindow.TURNS)) // 4
+    assert whole > 2 * window
+    refused = [tokens for tokens, no in ModelWithAWindow.received if no]
+    taken = [tokens for tokens, no in ModelWithAWindow.received if not no]
+    assert len(refused) == 1, refused
+    assert len(taken) == ModelWithAWindow.TURNS + 1 and max(taken) <= window
+    # the run's own items stay whole: only what the model was sent was cut
+    outputs = [i["output"] for i in result.to_input_list() if i.get("type") == "function_call_output"]
+    assert outputs == [read(k) for k in range(ModelWithAWindow.TURNS)]
+
+
+def test_without_the_wrapped_model_the_refusal_ends_the_run(windowed):
+    """The filter alone cannot send a refused request again: the SDK raises the provider's refusal."""
+    import openai
+
+    ModelWithAWindow.received.clear()
+    compaction = CompactingInputFilter("smart")
+    agent = Agent(name="coder", tools=[read_file], model=OpenAIResponsesModel(
+        "window-12000", AsyncOpenAI(base_url=windowed, api_key="k", max_retries=0)))
+    with pytest.raises(openai.BadRequestError, match="context window"):
+        asyncio.run(Runner.run(agent, "Read the project's files.", max_turns=60,
+                               run_config=RunConfig(call_model_input_filter=compaction)))
+    # other errors go through the wrapped model as they came
+    wrapped = compaction.model(OpenAIResponsesModel("window-12000", AsyncOpenAI(base_url=windowed + "/nowhere",
+                                                                                api_key="k", max_retries=0)))
+    with pytest.raises(Exception) as other:
+        asyncio.run(Runner.run(Agent(name="coder", model=wrapped), "hello",
+                               run_config=RunConfig(call_model_input_filter=compaction)))
+    assert "context window" not in str(other.value)

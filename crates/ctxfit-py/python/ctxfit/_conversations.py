@@ -14,11 +14,13 @@ from .types import Report
 
 
 class _Conversation:
-    __slots__ = ("compactor", "last")
+    __slots__ = ("compactor", "last", "reported")
 
     def __init__(self, compactor: Compactor) -> None:
         self.compactor = compactor
         self.last: Sequence[Any] = ()
+        # the input tokens the provider reported for the last request, for the next one to pass on
+        self.reported: Optional[int] = None
 
 
 def _begins_with(items: Sequence[Any], prefix: Sequence[Any]) -> bool:
@@ -56,6 +58,9 @@ class Conversations:
         is still above the profile's ``request_budget`` once every cut is made."""
         with self._lock:
             conv = self._of(items)
+            if request.get("input_tokens") is None and conv.reported is not None:
+                request["input_tokens"] = conv.reported
+            conv.reported = None
             compacted = conv.compactor.compact(items, **request)
             conv.last = items
             if conv in self._kept:
@@ -73,6 +78,14 @@ class Conversations:
         with self._lock:
             conv = self._of(items)
             return conv.compactor.learn_window(refusal) if conv in self._kept else None
+
+    def answered(self, items: Sequence[Any], input_tokens: Optional[int]) -> None:
+        """The provider answered the request of ``items``, counting ``input_tokens`` of it: the next request of
+        their conversation passes them on (the budget trigger's, and the rate a learned window is counted at)."""
+        with self._lock:
+            conv = self._of(items)
+            if conv in self._kept and conv.last is items and isinstance(input_tokens, int) and input_tokens > 0:
+                conv.reported = input_tokens
 
     def retrieve(self, handle: str) -> Any:
         """The original content of the cut result ``handle`` names, from the conversations kept (the latest

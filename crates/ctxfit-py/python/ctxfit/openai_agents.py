@@ -16,6 +16,13 @@ continues the conversation whose last request it begins with (the longest such),
 recently used of more than ``max_conversations`` is forgotten. Requests that continue a stored response
 (``previous_response_id``, ``conversation_id``) carry only the new items, so there is nothing stale to cut.
 
+A request the provider refuses as too long for the model can teach its conversation the model's window and be sent
+once more within it, when the filter also wraps the model the runs call — a model name through the run's
+provider, or a ``Model`` itself::
+
+    run_config = RunConfig(call_model_input_filter=compaction, model_provider=compaction.model_provider())
+    agent = Agent(name="coder", model=compaction.model(OpenAIResponsesModel("gpt-5", client)))
+
 With a policy that sets ``retrieval_tool`` (docs/config.md), every cut result names a tool through which the
 model gets the original back; give the agent that tool::
 
@@ -27,7 +34,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Dict, List, Optional, Sequence
+import threading
+from collections import OrderedDict
+from typing import Any, AsyncIterator, Dict, List, Optional, Sequence, Tuple
 
 from ._conversations import ManyConversations
 
@@ -61,6 +70,16 @@ class CompactingInputFilter(ManyConversations):
 
     _WIRE = "responses"
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """Takes ``profile``, ``policy``, ``agent`` and ``max_conversations`` (1,024)."""
+        super().__init__(*args, **kwargs)
+        # the requests compacted lately, by the list sent (the SDK hands the filter's list to the model as it is):
+        # what each was made of, to compact it again if the provider refuses it as too long for its model
+        self._made: OrderedDict[int, Tuple[List[Any], List[Any], Optional[str], Optional[Sequence[Any]]]] = (
+            OrderedDict()
+        )
+        self._made_lock = threading.Lock()
+
     def compact(
         self,
         items: Sequence[Any],
@@ -71,9 +90,75 @@ class CompactingInputFilter(ManyConversations):
         agent's ``instructions`` and ``tools`` (the SDK's tool objects, or dicts in any API's spelling) counted
         against the profile's budget. Raises :class:`ctxfit.PromptTooLarge` when the request is still above the
         profile's ``request_budget`` once every cut is made (the run ends with it, nothing sent)."""
-        return self._conversations.compact(
-            list(items), system=instructions or None, tools=_tool_dicts(tools) if tools else None
+        read = list(items)
+        sent = self._conversations.compact(
+            read, system=instructions or None, tools=_tool_dicts(tools) if tools else None
         )
+        with self._made_lock:
+            self._made[id(sent)] = (sent, read, instructions, tools)
+            while len(self._made) > 64:
+                self._made.popitem(last=False)
+        return sent
+
+    def _request_of(self, sent: Any) -> Optional[Tuple[List[Any], List[Any], Optional[str], Optional[Sequence[Any]]]]:
+        """What the request ``sent`` (a list this filter made, or the SDK's copy of it: the same items) was made of,
+        or ``None``."""
+        if not isinstance(sent, list):
+            return None
+        with self._made_lock:
+            made = self._made.get(id(sent))
+            if made is not None and made[0] is sent:
+                return made
+            for made in reversed(self._made.values()):
+                if len(made[0]) == len(sent) and all(a is b or a == b for a, b in zip(made[0], sent)):
+                    return made
+        return None
+
+    def _compact_again(self, sent: Any, refusal: BaseException) -> Optional[List[Any]]:
+        """The provider refused ``sent``: when as too long for the model, its conversation learns the window and the
+        request comes back compacted within it; otherwise ``None``."""
+        made = self._request_of(sent)
+        if made is None:
+            return None
+        _, read, instructions, tools = made
+        if self._conversations.learn_window(read, refusal) is None:
+            return None
+        return self.compact(read, instructions, tools)
+
+    def _answered(self, sent: Any, response: Any) -> None:
+        """The provider answered ``sent``: the input tokens its usage counts go to the conversation's next request."""
+        made = self._request_of(sent)
+        usage = getattr(response, "usage", None)
+        if made is not None:
+            self._conversations.answered(made[1], getattr(usage, "input_tokens", None))
+
+    def model(self, model: Any) -> Any:
+        """``model`` (an Agents SDK ``Model``) as runs through this filter should call it: a request the provider
+        refuses as too long for the model (``context_length_exceeded``, ``prompt is too long``) teaches its
+        conversation the model's window (:meth:`ctxfit.Compactor.learn_window`) and is sent once more, compacted
+        again within it — the run goes on where it would stop; each answer's usage keeps the window measured.
+        Every other call and error goes through as it was. A refusal in a stream that has begun is raised."""
+        return _windowed(model, self)
+
+    def model_provider(self, provider: Any = None) -> Any:
+        """``RunConfig(model_provider=...)``: the models ``provider`` gives (the SDK's ``MultiProvider`` when
+        ``None``: the model names of ``Agent(model="gpt-5")``), each as :meth:`model` wraps it."""
+        from agents.models.interface import ModelProvider
+        from agents.models.multi_provider import MultiProvider
+
+        inner = provider if provider is not None else MultiProvider()
+        wrap = self.model
+
+        class _Provider(ModelProvider):
+            def get_model(self, model_name: Optional[str]) -> Any:
+                return wrap(inner.get_model(model_name))
+
+            async def aclose(self) -> None:
+                close = getattr(inner, "aclose", None)
+                if close is not None:
+                    await close()
+
+        return _Provider()
 
     def __call__(self, data: Any) -> Any:
         """The filter: ``data`` is the SDK's ``CallModelData``; returns its ``ModelInputData`` with the input
@@ -105,3 +190,85 @@ class CompactingInputFilter(ManyConversations):
             on_invoke_tool=invoke,
             strict_json_schema=False,
         )
+
+
+def _input_index(args: List[Any], kwargs: Dict[str, Any]) -> Optional[int]:
+    """Where a ``Model`` call's ``input`` is: its second positional argument, else the keyword (``-1``)."""
+    if "input" in kwargs:
+        return -1
+    return 1 if len(args) > 1 else None
+
+
+def _with_input(args: List[Any], kwargs: Dict[str, Any], sent: List[Any]) -> None:
+    at = _input_index(args, kwargs)
+    if at == -1:
+        kwargs["input"] = sent
+    elif at is not None:
+        args[at] = sent
+
+
+def _input(args: List[Any], kwargs: Dict[str, Any]) -> Any:
+    at = _input_index(args, kwargs)
+    return kwargs["input"] if at == -1 else (args[at] if at is not None else None)
+
+
+def _windowed(model: Any, compaction: CompactingInputFilter) -> Any:
+    """``model`` wrapped so that a refusal as too long for the model is learned and the request sent once more."""
+    from agents.models.interface import Model
+
+    class _WindowedModel(Model):
+        def __init__(self) -> None:
+            self.inner = model
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(model, name)
+
+        def get_retry_advice(self, request: Any) -> Any:
+            return model.get_retry_advice(request)
+
+        async def close(self) -> None:
+            await model.close()
+
+        async def _cleanup_on_run_end(self, owner: object) -> None:
+            cleanup = getattr(model, "_cleanup_on_run_end", None)
+            if cleanup is not None:
+                await cleanup(owner)
+
+        async def get_response(self, *args: Any, **kwargs: Any) -> Any:
+            call = list(args)
+            try:
+                response = await model.get_response(*call, **kwargs)
+            except Exception as refusal:
+                again = compaction._compact_again(_input(call, kwargs), refusal)
+                if again is None:
+                    raise
+                _with_input(call, kwargs, again)
+                response = await model.get_response(*call, **kwargs)
+            compaction._answered(_input(call, kwargs), response)
+            return response
+
+        async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+            call = list(args)
+            began = False
+            try:
+                async for event in model.stream_response(*call, **kwargs):
+                    began = True
+                    _usage_of(event, call, kwargs, compaction)
+                    yield event
+                return
+            except Exception as refusal:
+                again = None if began else compaction._compact_again(_input(call, kwargs), refusal)
+                if again is None:
+                    raise
+            _with_input(call, kwargs, again)
+            async for event in model.stream_response(*call, **kwargs):
+                _usage_of(event, call, kwargs, compaction)
+                yield event
+
+    return _WindowedModel()
+
+
+def _usage_of(event: Any, args: List[Any], kwargs: Dict[str, Any], compaction: CompactingInputFilter) -> None:
+    """A stream's completion carries the response's usage: passed on as an answer's is."""
+    if getattr(event, "type", None) == "response.completed":
+        compaction._answered(_input(args, kwargs), getattr(event, "response", None))
