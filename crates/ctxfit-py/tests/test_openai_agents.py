@@ -59,12 +59,17 @@ class Model(JsonAnswers):
         })
 
 
-@pytest.fixture(scope="module")
-def upstream():
-    httpd, origin = serve(Model)
+def served(handler):
+    """`handler` on 127.0.0.1, as a base URL of the API, for as long as the fixture lives."""
+    httpd, origin = serve(handler)
     yield origin + "/v1"
     httpd.shutdown()
     httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def upstream():
+    yield from served(Model)
 
 
 @pytest.fixture
@@ -349,10 +354,7 @@ def read_file(path: str) -> str:
 
 @pytest.fixture(scope="module")
 def windowed():
-    httpd, origin = serve(ModelWithAWindow)
-    yield origin + "/v1"
-    httpd.shutdown()
-    httpd.server_close()
+    yield from served(ModelWithAWindow)
 
 
 @pytest.mark.parametrize("how", ["model", "provider", "streamed"])
