@@ -309,12 +309,15 @@ class ModelWithAWindow(JsonAnswers):
     def do_POST(self):
         raw = self.rfile.read(int(self.headers["Content-Length"]))
         body = json.loads(raw)
-        tokens, window = len(raw) // 4, int(body["model"][7:])
+        tokens, window = len(raw) // 4, int(body["model"][7:].rstrip("n"))
         ModelWithAWindow.received.append((tokens, tokens > window))
         if tokens > window:
+            # (`window-Nn`: the refusal says the numbers, as Chat Completions' does)
+            said = (f"This model's maximum context length is {window} tokens. However, your messages resulted in "
+                    f"{tokens} tokens." if body["model"].endswith("n") else
+                    "Your input exceeds the context window of this model. Please adjust your input and try again.")
             return self.send_json(400, {"error": {
-                "message": "Your input exceeds the context window of this model. Please adjust your input and try again.",
-                "type": "invalid_request_error", "param": "input", "code": "context_length_exceeded"}})
+                "message": said, "type": "invalid_request_error", "param": "input", "code": "context_length_exceeded"}})
         n = sum(1 for i in body["input"] if i.get("type") == "function_call_output")
         rid = f"resp_w{len(ModelWithAWindow.received)}"
         if n < self.TURNS:
@@ -410,6 +413,16 @@ def test_without_the_wrapped_model_the_refusal_ends_the_run(windowed):
     with pytest.raises(openai.BadRequestError, match="context window"):
         asyncio.run(Runner.run(agent, "Read the project's files.", max_turns=60,
                                run_config=RunConfig(call_model_input_filter=compaction)))
+    # a refused request that no cut brings within the window it taught (its first: nothing stale in it) is not
+    # sent twice: the run ends with the guard's error, as under a budget, the provider's refusal its context
+    ModelWithAWindow.received.clear()
+    tiny = compaction.model(OpenAIResponsesModel("window-10n", AsyncOpenAI(base_url=windowed, api_key="k",
+                                                                           max_retries=0)))
+    with pytest.raises(ctxfit.PromptTooLarge) as too_large:
+        asyncio.run(Runner.run(Agent(name="coder", model=tiny), "hello",
+                               run_config=RunConfig(call_model_input_filter=compaction)))
+    assert isinstance(too_large.value.__context__, openai.BadRequestError)
+    assert len(ModelWithAWindow.received) == 1
     # other errors go through the wrapped model as they came
     wrapped = compaction.model(OpenAIResponsesModel("window-12000", AsyncOpenAI(base_url=windowed + "/nowhere",
                                                                                 api_key="k", max_retries=0)))

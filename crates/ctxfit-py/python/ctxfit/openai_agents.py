@@ -123,7 +123,10 @@ class CompactingInputFilter(ManyConversations):
         _, read, instructions, tools = made
         if self._conversations.learn_window(read, refusal) is None:
             return None
-        return self.compact(read, instructions, tools)
+        again = self.compact(read, instructions, tools)
+        # (the same request again — a run continuing a stored response sends only its new items — would be refused
+        # again)
+        return None if again == made[0] else again
 
     def _answered(self, sent: Any, response: Any) -> None:
         """The provider answered ``sent``: the input tokens its usage counts go to the conversation's next request."""
@@ -137,7 +140,9 @@ class CompactingInputFilter(ManyConversations):
         refuses as too long for the model (``context_length_exceeded``, ``prompt is too long``) teaches its
         conversation the model's window (:meth:`ctxfit.Compactor.learn_window`) and is sent once more, compacted
         again within it — the run goes on where it would stop; each answer's usage keeps the window measured.
-        Every other call and error goes through as it was. A refusal in a stream that has begun is raised."""
+        A refused request that no cut brings within the window raises :class:`ctxfit.PromptTooLarge` (the refusal
+        its ``__context__``), as under a budget. Every other call and error goes through as it was; so does a
+        refusal in a stream that has begun."""
         return _windowed(model, self)
 
     def model_provider(self, provider: Any = None) -> Any:
