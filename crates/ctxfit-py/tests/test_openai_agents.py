@@ -423,6 +423,16 @@ def test_without_the_wrapped_model_the_refusal_ends_the_run(windowed):
                                run_config=RunConfig(call_model_input_filter=compaction)))
     assert isinstance(too_large.value.__context__, openai.BadRequestError)
     assert len(ModelWithAWindow.received) == 1
+    # a window learned that leaves the refused request as it was (a run continuing a stored response sends only
+    # its new items, which no cut shortens) does not send it again: it would be refused again
+    ModelWithAWindow.received.clear()
+    stored = CompactingInputFilter("smart")
+    stored._conversations.learn_window = lambda items, refusal: 1_000_000
+    with pytest.raises(openai.BadRequestError, match="context window"):
+        asyncio.run(Runner.run(Agent(name="coder", model=stored.model(OpenAIResponsesModel(
+            "window-10", AsyncOpenAI(base_url=windowed, api_key="k", max_retries=0)))), "hello",
+            run_config=RunConfig(call_model_input_filter=stored)))
+    assert len(ModelWithAWindow.received) == 1
     # other errors go through the wrapped model as they came
     wrapped = compaction.model(OpenAIResponsesModel("window-12000", AsyncOpenAI(base_url=windowed + "/nowhere",
                                                                                 api_key="k", max_retries=0)))
