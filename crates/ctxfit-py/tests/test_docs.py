@@ -267,6 +267,15 @@ def test_the_examples_type_check(name, tmp_path):
     assert status == 0, out + err
 
 
+def test_the_package_type_checks(tmp_path):
+    """The package's own Python — the framework bridges beside the stubs — passes mypy against the frameworks'
+    types (those installed)."""
+    api = pytest.importorskip("mypy.api")
+    package = os.path.dirname(ctxfit.__file__)
+    out, err, status = api.run([package, "--no-error-summary", "--cache-dir", str(tmp_path / ".mypy")])
+    assert status == 0, out + err
+
+
 def test_the_report_s_typed_dicts_name_its_keys():
     from typing import get_type_hints
 

@@ -70,3 +70,18 @@ def test_the_hook_makes_the_retrieval_tool_that_gives_a_cut_result_back():
     assert tool.invoke({"handle": "c9"}) == "no tool result has the handle 'c9'"
     with pytest.raises(ValueError, match="has no retrieval_tool"):
         pre_model_hook("smart").retrieval_tool()
+
+
+def test_the_hook_passes_on_what_the_provider_counted_of_the_previous_call():
+    """The newest answer's `usage_metadata` is the previous call's count: the budget trigger's, and the rate a
+    window learned from a refusal is kept at."""
+    hook = pre_model_hook("smart")
+    messages = conversation(2)
+    hook({"messages": messages})
+    report = hook.compactor.last_report
+    assert report is not None and not report["input_tokens_reported"]
+    messages[-2] = AIMessage("", tool_calls=messages[-2].tool_calls,
+                             usage_metadata={"input_tokens": 4321, "output_tokens": 9, "total_tokens": 4330})
+    hook({"messages": messages})
+    report = hook.compactor.last_report
+    assert report is not None and report["input_tokens_reported"] and report["input_tokens"] == 4321

@@ -66,7 +66,9 @@ class CompactionMiddleware(AgentMiddleware):
         # the system prompt and the tools are sent with every call: they count against the budget
         system = request.system_message.text if request.system_message is not None else None
         tools = self._tool_dicts(request.tools) if request.tools else None
-        return request.override(messages=hook.compact(request.messages, system=system or None, tools=tools))
+        # (the same messages, or ones converted back from what a rule cut: LangChain's message classes all)
+        compacted: List[Any] = hook.compact(request.messages, system=system or None, tools=tools)
+        return request.override(messages=compacted)
 
     def _learned(self, request: ModelRequest, error: Exception) -> bool:
         """Whether ``error`` is the provider's refusal of the call as too long for its model, which the thread's

@@ -50,9 +50,9 @@ class CompactingHook:
         if keep < len(self._seen):
             del self._seen[keep:]
             del self._dicts[keep:]
-        new = list(messages[keep:])
-        self._seen.extend(new)
-        self._dicts.extend(to_dicts(new))
+        appended = list(messages[keep:])
+        self._seen.extend(appended)
+        self._dicts.extend(to_dicts(appended))
         return self._dicts
 
     def compact(
@@ -63,10 +63,13 @@ class CompactingHook:
     ) -> List[BaseMessage]:
         """The messages to send instead of ``messages`` (calls from several threads take turns); ``system`` and
         ``tools`` (OpenAI spelling), when the model call has them, count against the profile's budget."""
+        # what the provider counted of the previous call (its answer's `usage_metadata`): the budget trigger's,
+        # and the rate at which a window learned from a refusal comes to ctxfit's count
+        reported = next((_input_tokens(m) for m in reversed(messages) if getattr(m, "type", None) == "ai"), None)
         with self._lock:
             dicts = self._dicts_of(messages)
             by_id = {id(d): m for d, m in zip(dicts, self._seen)}
-            request = self.compactor.compact(list(dicts), system=system, tools=tools)
+            request = self.compactor.compact(list(dicts), system=system, tools=tools, input_tokens=reported)
         out: List[BaseMessage] = []
         for d in request:
             original = by_id.get(id(d))
@@ -80,6 +83,13 @@ class CompactingHook:
 
     def __call__(self, state: Any) -> Dict[str, Any]:
         return {"llm_input_messages": self.compact(_messages_of(state, self.messages_key))}
+
+
+def _input_tokens(message: BaseMessage) -> Optional[int]:
+    """The input tokens a model's answer says its call was counted at, when it says (``usage_metadata``)."""
+    usage = getattr(message, "usage_metadata", None)
+    tokens = usage.get("input_tokens") if isinstance(usage, dict) else None
+    return tokens if isinstance(tokens, int) and tokens > 0 else None
 
 
 def _messages_of(state: Any, key: str) -> Sequence[BaseMessage]:
