@@ -301,7 +301,8 @@ def test_the_shell_and_apply_patch_tools_items_are_compacted_in_their_own_shape(
 class ModelWithAWindow(JsonAnswers):
     """A Responses API whose model `window-N` has a context window of N tokens of four bytes of the request body:
     a longer request is refused as the API refuses it (`context_length_exceeded`, no numbers), the others answered
-    with their usage — a `read_file` call per turn for `TURNS` turns, then the answer; streamed when asked."""
+    with their usage — a `read_file` call per turn for `TURNS` turns, then the answer; streamed when asked; the
+    same behind the Chat Completions API, whose refusals say the numbers."""
 
     TURNS = 45
     received = []  # (tokens, refused)
@@ -313,11 +314,14 @@ class ModelWithAWindow(JsonAnswers):
         ModelWithAWindow.received.append((tokens, tokens > window))
         if tokens > window:
             # (`window-Nn`: the refusal says the numbers, as Chat Completions' does)
+            numbers = body["model"].endswith("n") or self.path.endswith("/chat/completions")
             said = (f"This model's maximum context length is {window} tokens. However, your messages resulted in "
-                    f"{tokens} tokens." if body["model"].endswith("n") else
+                    f"{tokens} tokens." if numbers else
                     "Your input exceeds the context window of this model. Please adjust your input and try again.")
             return self.send_json(400, {"error": {
                 "message": said, "type": "invalid_request_error", "param": "input", "code": "context_length_exceeded"}})
+        if self.path.endswith("/chat/completions"):
+            return self.chat(body, tokens)
         n = sum(1 for i in body["input"] if i.get("type") == "function_call_output")
         rid = f"resp_w{len(ModelWithAWindow.received)}"
         if n < self.TURNS:
@@ -344,6 +348,20 @@ class ModelWithAWindow(JsonAnswers):
         self.end_headers()
         self.wfile.write(data)
 
+    def chat(self, body, tokens):
+        """The same model behind the Chat Completions API (its refusals say the numbers, as that API's do)."""
+        n = sum(1 for m in body["messages"] if m.get("role") == "tool")
+        if n < self.TURNS:
+            message = {"role": "assistant", "content": None, "tool_calls": [{
+                "id": f"call_c_{n}", "type": "function",
+                "function": {"name": "read_file", "arguments": json.dumps({"path": f"src/f{n}.rs"})}}]}
+        else:
+            message = {"role": "assistant", "content": "done"}
+        self.send_json(200, {
+            "id": f"chatcmpl-w{n}", "object": "chat.completion", "created": 0, "model": body["model"],
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if n < self.TURNS else "stop"}],
+            "usage": {"prompt_tokens": tokens, "completion_tokens": 5, "total_tokens": tokens + 5}})
+
 
 def read(k):
     return "".join(f"    let value_{k}_{i} = compute_{i}(input_{k}, {i}); // step {i} of file {k}\n" for i in range(40))
@@ -360,7 +378,7 @@ def windowed():
     yield from served(ModelWithAWindow)
 
 
-@pytest.mark.parametrize("how", ["model", "provider", "streamed"])
+@pytest.mark.parametrize("how", ["model", "provider", "streamed", "chat"])
 def test_a_run_that_outgrows_its_models_window_goes_on_within_it(windowed, how):
     """Read 45 files of ~600 tokens each into a 12,000-token window: sent whole, the last request would be twice
     the window. The provider refuses one request; the wrapped model learns the window from it, sends that request
@@ -378,8 +396,11 @@ def test_a_run_that_outgrows_its_models_window_goes_on_within_it(windowed, how):
         agent = Agent(name="coder", instructions="You are a coding agent.", tools=[read_file],
                       model=f"window-{window}")
     else:
+        from agents import OpenAIChatCompletionsModel
+
+        make = OpenAIChatCompletionsModel if how == "chat" else OpenAIResponsesModel
         agent = Agent(name="coder", instructions="You are a coding agent.", tools=[read_file],
-                      model=compaction.model(OpenAIResponsesModel(f"window-{window}", client)))
+                      model=compaction.model(make(f"window-{window}", client)))
 
     async def run():
         if how != "streamed":
