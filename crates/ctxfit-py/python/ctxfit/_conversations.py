@@ -84,7 +84,7 @@ class Conversations:
         their conversation passes them on (the budget trigger's, and the rate a learned window is counted at)."""
         with self._lock:
             conv = self._of(items)
-            if conv in self._kept and conv.last is items and isinstance(input_tokens, int) and input_tokens > 0:
+            if conv.last is items and isinstance(input_tokens, int) and input_tokens > 0:
                 conv.reported = input_tokens
 
     def retrieve(self, handle: str) -> Any:

@@ -38,7 +38,7 @@ import threading
 from collections import OrderedDict
 from typing import Any, AsyncIterator, Dict, List, Optional, Sequence, Tuple
 
-from ._conversations import ManyConversations
+from ._conversations import ManyConversations, _begins_with
 
 __all__ = ["CompactingInputFilter"]
 
@@ -110,7 +110,7 @@ class CompactingInputFilter(ManyConversations):
             if made is not None and made[0] is sent:
                 return made
             for made in reversed(self._made.values()):
-                if len(made[0]) == len(sent) and all(a is b or a == b for a, b in zip(made[0], sent)):
+                if len(made[0]) == len(sent) and _begins_with(sent, made[0]):
                     return made
         return None
 
@@ -197,24 +197,16 @@ class CompactingInputFilter(ManyConversations):
         )
 
 
-def _input_index(args: List[Any], kwargs: Dict[str, Any]) -> Optional[int]:
-    """Where a ``Model`` call's ``input`` is: its second positional argument, else the keyword (``-1``)."""
-    if "input" in kwargs:
-        return -1
-    return 1 if len(args) > 1 else None
+def _input(args: List[Any], kwargs: Dict[str, Any]) -> Any:
+    """A ``Model`` call's ``input``: the keyword, else its second positional argument."""
+    return kwargs["input"] if "input" in kwargs else (args[1] if len(args) > 1 else None)
 
 
 def _with_input(args: List[Any], kwargs: Dict[str, Any], sent: List[Any]) -> None:
-    at = _input_index(args, kwargs)
-    if at == -1:
+    if "input" in kwargs or len(args) < 2:
         kwargs["input"] = sent
-    elif at is not None:
-        args[at] = sent
-
-
-def _input(args: List[Any], kwargs: Dict[str, Any]) -> Any:
-    at = _input_index(args, kwargs)
-    return kwargs["input"] if at == -1 else (args[at] if at is not None else None)
+    else:
+        args[1] = sent
 
 
 def _windowed(model: Any, compaction: CompactingInputFilter) -> Any:
@@ -222,9 +214,6 @@ def _windowed(model: Any, compaction: CompactingInputFilter) -> Any:
     from agents.models.interface import Model
 
     class _WindowedModel(Model):
-        def __init__(self) -> None:
-            self.inner = model
-
         def __getattr__(self, name: str) -> Any:
             return getattr(model, name)
 
