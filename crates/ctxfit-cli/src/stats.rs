@@ -240,10 +240,15 @@ pub fn run(args: Args) -> Result<()> {
     } else {
         out.push_str(&format!("{name}: {format}, {} session(s)\n", s.sessions));
     }
+    // (no roles to list for a conversation not begun)
+    let roles = if roles.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", roles.join(", "))
+    };
     out.push_str(&format!(
-        "messages      {} ({})\ntool calls    {}\ntool results  {}\ncharacters    {}\ntokens        {} ({} estimator)\n",
+        "messages      {}{roles}\ntool calls    {}\ntool results  {}\ncharacters    {}\ntokens        {} ({} estimator)\n",
         thousands(s.messages),
-        roles.join(", "),
         thousands(s.tool_calls),
         thousands(s.tool_results),
         thousands(s.chars),

@@ -100,6 +100,8 @@ pub(crate) fn detect_parsed(parsed: &Parsed) -> Option<SourceFormat> {
                 None
             }
         }
+        // a list of no messages: a conversation not begun, as `{"messages": []}` is one
+        Parsed::Document(Value::Array(items)) if items.is_empty() => Some(SourceFormat::Anthropic),
         Parsed::Document(doc @ Value::Array(items)) => {
             let first = items.first()?;
             if items.iter().take(8).any(|v| {

@@ -249,6 +249,19 @@ fn logs_without_messages_are_sessions_without_messages() {
 }
 
 #[test]
+fn an_empty_list_is_a_conversation_not_begun() {
+    // as `{"messages": []}` is: read, not refused as no format
+    for text in ["[]", " [ ]\n", r#"{"messages":[]}"#] {
+        let sessions = import_str(text, None).unwrap();
+        assert_eq!(sessions.len(), 1, "{text}");
+        assert_eq!(sessions[0].source, SourceFormat::Anthropic, "{text}");
+        assert!(sessions[0].conversation.messages.is_empty(), "{text}");
+    }
+    let sessions = import_str("[]", Some(SourceFormat::OpenAi)).unwrap();
+    assert!(sessions[0].conversation.messages.is_empty());
+}
+
+#[test]
 fn a_one_line_claude_code_log_is_not_taken_for_a_request() {
     let text = r#"{"type":"summary","sessionId":"s","summary":"x","messages":[{"id":"a"}]}"#;
     assert_eq!(detect(text), Some(SourceFormat::ClaudeCode));

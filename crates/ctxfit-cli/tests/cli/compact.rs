@@ -86,6 +86,14 @@ fn bad_input_names_the_place_exits_2_and_overwrites_nothing() {
         );
     }
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "precious");
+    // an empty list is a conversation not begun: compacted to itself, counted as nothing
+    let o = ctxfit(&["compact", "-"], Some(b"[]"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "[]");
+    let o = ctxfit(&["stats", "-"], Some(b"[]"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("messages      0\n"), "{text}");
     // a text to count may be empty
     let o = ctxfit(&["tokens", "-"], Some(b""));
     assert!(o.status.success(), "{}", stderr(&o));
