@@ -7,8 +7,9 @@
 //! prose of its own: then that part is ([`under_the_title`]). It is then widened to its parent while
 //! the parent adds little text and few links, to the nearest ancestor that holds twice its prose spread over two
 //! or more substantial children — an article cut into sibling sections — and to the parent of a sibling of the
-//! same tag and class that has prose of its own (an article body continued after an inset; when that parent is
-//! the page's body, the siblings themselves are the article). Paragraphs with the class of most of the chosen
+//! same tag and class — or a class of its own beside one the page gives few elements ([`same_kind`]) — that has
+//! prose of its own (an article body continued after an inset; when that parent is the page's body, the siblings
+//! themselves are the article). Paragraphs with the class of most of the chosen
 //! element's own, elsewhere on the page, bring their containers in too ([`continued`]: an article cut in two
 //! around an advertisement).
 //!
@@ -328,7 +329,7 @@ pub(crate) fn main_content(document: &Handle, w: &Weights) -> Option<MainContent
         up = ancestor.parent;
     }
     // the article continued in a sibling of the same kind (same tag and class, as readability merges
-    // siblings): looking from the chosen element and through the plain wrappers above it (those that add no
+    // siblings, or classes within the other's that the page gives few elements): looking from the chosen element and through the plain wrappers above it (those that add no
     // prose; a CMS wraps each block of an article in a field, an item and a paragraph), the parent holds both —
     // or, when the siblings are sections of the page's body, they are the article, in document order
     let mut sections: Vec<usize> = Vec::new();
@@ -339,6 +340,7 @@ pub(crate) fn main_content(document: &Handle, w: &Weights) -> Option<MainContent
                 crate::attr(&nodes[i].node, "class"),
             )
         };
+        let uses = ClassUses::new(&nodes);
         let mut at = chosen;
         for _ in 0..MAX_DEPTH {
             let Some(p) = nodes[at].parent else { break };
@@ -347,7 +349,18 @@ pub(crate) fn main_content(document: &Handle, w: &Weights) -> Option<MainContent
             let kin = |c: usize| {
                 c != at
                     && nodes[c].prose >= (nodes[chosen].prose * w.kin_share).min(w.kin_prose)
-                    && signature(c) == mine
+                    && match same_kind(&signature(c), &mine) {
+                        Kind::Same => true,
+                        // one's classes all among the other's, classes the page gives few elements (not a
+                        // layout grid's `col-xs-12` or `cell`), and not a box of links beside the article
+                        Kind::Within(shared) => {
+                            density(&nodes[c]) < w.widen_links
+                                && shared
+                                    .split_ascii_whitespace()
+                                    .all(|t| uses.get(t) <= RARE_CLASS)
+                        }
+                        Kind::Other => false,
+                    }
             };
             let classed = mine.1.as_deref().is_some_and(|c| !c.trim().is_empty());
             if matches!(tag(&nodes[p].node), Some("body" | "html")) {
@@ -389,6 +402,70 @@ pub(crate) fn main_content(document: &Handle, w: &Weights) -> Option<MainContent
         lead,
         tail: handles(tail),
     })
+}
+
+/// How alike two elements are by their tag and class: the same; one's classes all among the other's (a script
+/// adds a class of its own to one part of an article: `sart-content` and `tinypass_handler_single
+/// sart-content`), with the fewer classes; or not.
+enum Kind {
+    Same,
+    Within(String),
+    Other,
+}
+
+fn same_kind(a: &(Option<String>, Option<String>), b: &(Option<String>, Option<String>)) -> Kind {
+    if a == b {
+        return Kind::Same;
+    }
+    let within = |x: &str, y: &str| {
+        x.split_ascii_whitespace()
+            .all(|t| y.split_ascii_whitespace().any(|u| u == t))
+    };
+    match (a.0 == b.0, &a.1, &b.1) {
+        (true, Some(x), Some(y)) if !x.trim().is_empty() && !y.trim().is_empty() => {
+            if within(x, y) {
+                Kind::Within(x.clone())
+            } else if within(y, x) {
+                Kind::Within(y.clone())
+            } else {
+                Kind::Other
+            }
+        }
+        _ => Kind::Other,
+    }
+}
+
+/// A class the page gives at most this many elements names parts of one thing, not a layout's columns.
+const RARE_CLASS: usize = 6;
+
+/// How many elements of the page carry each class, counted when first asked (most pages never ask).
+struct ClassUses<'a> {
+    nodes: &'a [Info],
+    counts: std::cell::OnceCell<std::collections::HashMap<String, usize>>,
+}
+
+impl<'a> ClassUses<'a> {
+    fn new(nodes: &'a [Info]) -> Self {
+        ClassUses {
+            nodes,
+            counts: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn get(&self, class: &str) -> usize {
+        let counts = self.counts.get_or_init(|| {
+            let mut counts = std::collections::HashMap::new();
+            for n in self.nodes {
+                if let Some(c) = crate::attr(&n.node, "class") {
+                    for t in c.split_ascii_whitespace() {
+                        *counts.entry(t.to_owned()).or_default() += 1;
+                    }
+                }
+            }
+            counts
+        });
+        counts.get(class).copied().unwrap_or(0)
+    }
 }
 
 /// The article's paragraphs elsewhere on the page: when most of the chosen sections' paragraphs of prose share a

@@ -226,6 +226,64 @@ fn an_article_cut_in_two_around_an_advertisement_is_written_whole_at_the_aggress
 }
 
 #[test]
+fn an_article_part_a_script_gave_a_class_of_its_own_is_kept_with_the_rest() {
+    // four paragraphs in `div.story-content`, five more after a paywall's empty marker in a block that also
+    // carries the paywall's class (a class the page gives these two blocks only): one article, both parts
+    // written, in order
+    let para = |i: usize| {
+        format!(
+            "<p>Paragraph {i} of the report says that fuel prices rose again this week, despite the subsidy, and \
+             that the ministry, which had expected it, sees the rise continuing slowly.</p>"
+        )
+    };
+    let part = |r: std::ops::Range<usize>| r.map(para).collect::<String>();
+    let html = format!(
+        r#"<html><body><nav><a href="/">Home</a> <a href="/economy">Economy</a></nav>
+          <div class="story"><h1>Fuel prices keep rising</h1>
+            <div class="story-content">{}</div><div class="paywall-banner"></div>
+            <div class="paywall-handler story-content">{}</div></div>
+          <footer><p>About us</p></footer></body></html>"#,
+        part(0..4),
+        part(4..9)
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    let first = md.find("Paragraph 0 of the report").expect(&md);
+    let last = md.find("Paragraph 8 of the report").expect(&md);
+    assert!(first < last, "{md}");
+    assert!(!md.contains("About us"), "{md}");
+}
+
+#[test]
+fn a_layout_column_class_shared_with_a_box_beside_the_article_joins_nothing() {
+    // the article in `div.col-12.col-md-8`, after it a column of short paragraphs in a plain `div.col-12` — a
+    // class the page's grid gives every column: the column is not a part of the article
+    let para = |i: usize| {
+        format!(
+            "<p>Paragraph {i} of the report says that the river rose, the dykes held, and the town, which had \
+             prepared for a week, counted the damage on Monday.</p>"
+        )
+    };
+    let column = |i: usize| {
+        format!(
+            "<p>Column {i}: our columnist, who grew up by the sea, writes about tides, boats, and the harbour, \
+             which was rebuilt twice.</p>"
+        )
+    };
+    let cells: String = (0..8)
+        .map(|i| format!(r#"<div class="col-12"><span>Cell {i}</span></div>"#))
+        .collect();
+    let html = format!(
+        r#"<html><body><div class="row">{cells}</div>
+          <div class="row"><div class="col-12 col-md-8">{}</div><div class="col-12">{}</div></div></body></html>"#,
+        (0..8).map(para).collect::<String>(),
+        (0..6).map(column).collect::<String>()
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    assert!(md.contains("Paragraph 7 of the report"), "{md}");
+    assert!(!md.contains("Column 0"), "{md}");
+}
+
+#[test]
 fn readers_comments_are_kept_at_the_moderate_level_and_dropped_at_the_aggressive() {
     let comments: String = (0..3)
         .map(|i| {
