@@ -82,10 +82,12 @@ fn convert_folder(args: &Args, to: WireFormat) -> Result<()> {
         ))
         .into());
     }
-    let (loaded, skipped) = args.input.load_each()?;
-    for l in &loaded {
+    // (an output folder inside the input folder is not read as input: a second run would convert the first's
+    // files again, into a folder below it)
+    let mut converted = 0;
+    let skipped = args.input.for_each_file(Some(out_dir), |l| {
         warn(&l.name, &l.problems);
-        let sessions = select(&l.name, l.sessions.clone(), args.session)?;
+        let sessions = select(&l.name, l.sessions, args.session)?;
         let text = converted_json(&l.name, &sessions, to, args.compact)?;
         let relative = l.path.strip_prefix(&folder).unwrap_or(&l.path);
         // its name without `.gz` and a session's extension, byte for byte (a name need not be UTF-8)
@@ -104,14 +106,15 @@ fn convert_folder(args: &Args, to: WireFormat) -> Result<()> {
                 .with_context(|| format!("cannot create {}", parent.display()))?;
         }
         write_atomically(&target, text.as_bytes())?;
-    }
+        converted += 1;
+        Ok(())
+    })?;
     crate::shown::say(&format!(
-        "converted {} file(s) into {}",
-        loaded.len(),
+        "converted {converted} file(s) into {}",
         out_dir.display()
     ));
     if skipped > 0 {
-        return Err(skipped_error(skipped, skipped + loaded.len()));
+        return Err(skipped_error(skipped, skipped + converted));
     }
     Ok(())
 }

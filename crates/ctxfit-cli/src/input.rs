@@ -61,21 +61,44 @@ impl InputArgs {
     /// problems. A file of a folder that cannot be read (or is refused under `--strict`) is reported on standard
     /// error and skipped; the second value counts them.
     pub fn load_each(&self) -> Result<(Vec<Loaded>, usize)> {
+        let mut loaded = Vec::new();
+        let skipped = self.for_each_file(None, |l| {
+            loaded.push(l);
+            Ok(())
+        })?;
+        Ok((loaded, skipped))
+    }
+
+    /// [`InputArgs::load_each`] one file at a time, handed to `each` as it is read (a folder's sessions are never
+    /// all in memory at once), leaving out the files below `except` — a command's output folder inside its input
+    /// folder, whose files a second run would otherwise read as input. Returns how many files were skipped.
+    pub fn for_each_file(
+        &self,
+        except: Option<&Path>,
+        mut each: impl FnMut(Loaded) -> Result<()>,
+    ) -> Result<usize> {
         if !self.is_folder() {
             let (name, sessions, problems) = self.load_with_problems()?;
-            return Ok((
-                vec![Loaded {
-                    path: self.file.clone().unwrap_or_default(),
-                    name,
-                    sessions,
-                    problems,
-                }],
-                0,
-            ));
+            each(Loaded {
+                path: self.file.clone().unwrap_or_default(),
+                name,
+                sessions,
+                problems,
+            })?;
+            return Ok(0);
         }
+        // (compared as the file system resolves them: `-o ./d/out` and `d/out/` are one folder)
+        let except = except.and_then(|e| std::fs::canonicalize(e).ok());
+        let below_except = |file: &Path| {
+            except.as_deref().is_some_and(|e| {
+                file.parent()
+                    .and_then(|p| std::fs::canonicalize(p).ok())
+                    .is_some_and(|p| p.starts_with(e))
+            })
+        };
         let files = expand_inputs(&[self.file.clone().unwrap_or_default()])?;
-        let (mut loaded, mut skipped) = (Vec::new(), 0);
-        for file in files {
+        let mut skipped = 0;
+        for file in files.into_iter().filter(|f| !below_except(f)) {
             let one = load(Some(&file), false, self.format).and_then(|(name, sessions)| {
                 let problems = check(&name, &sessions, self.strict)?;
                 Ok(Loaded {
@@ -86,14 +109,14 @@ impl InputArgs {
                 })
             });
             match one {
-                Ok(l) => loaded.push(l),
+                Ok(l) => each(l)?,
                 Err(e) => {
                     crate::shown::say(&format!("skipped: {e:#}"));
                     skipped += 1;
                 }
             }
         }
-        Ok((loaded, skipped))
+        Ok(skipped)
     }
 
     /// Like [`InputArgs::load`], handing the problems back instead of warning (refused under `--strict`).

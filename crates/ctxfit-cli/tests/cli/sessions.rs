@@ -527,6 +527,47 @@ fn stats_and_convert_walk_a_folder() {
             serde_json::from_str(&std::fs::read_to_string(out.join(file)).unwrap()).unwrap();
         assert_eq!(v["messages"][2]["role"], "tool", "{file}");
     }
+    // an output folder inside the input folder is not read as input: run twice, the same two files, not the
+    // first run's converted again into a folder below it
+    let inside = input.join("converted");
+    for _ in 0..2 {
+        let o = ctxfit(
+            &[
+                "convert",
+                folder,
+                "--to",
+                "responses",
+                "-o",
+                inside.to_str().unwrap(),
+            ],
+            None,
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("converted 2 file(s) into"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let mut written: Vec<String> = Vec::new();
+    let mut folders = vec![inside.clone()];
+    while let Some(d) = folders.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.path().is_dir() {
+                folders.push(e.path());
+            } else {
+                written.push(
+                    e.path()
+                        .strip_prefix(&inside)
+                        .unwrap()
+                        .display()
+                        .to_string(),
+                );
+            }
+        }
+    }
+    written.sort();
+    assert_eq!(written, ["a.responses.json", "sub/b.responses.json"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
