@@ -509,18 +509,14 @@ fn stats_and_convert_walk_a_folder() {
     let o = ctxfit(&["convert", folder, "--to", "openai"], None);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("give it with -o"), "{}", stderr(&o));
+    let convert = |to: &str, out: &Path| {
+        ctxfit(
+            &["convert", folder, "--to", to, "-o", out.to_str().unwrap()],
+            None,
+        )
+    };
     let out = dir.join("out");
-    let o = ctxfit(
-        &[
-            "convert",
-            folder,
-            "--to",
-            "openai",
-            "-o",
-            out.to_str().unwrap(),
-        ],
-        None,
-    );
+    let o = convert("openai", &out);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     for file in ["a.openai.json", "sub/b.openai.json"] {
         let v: serde_json::Value =
@@ -531,17 +527,7 @@ fn stats_and_convert_walk_a_folder() {
     // first run's converted again into a folder below it
     let inside = input.join("converted");
     for _ in 0..2 {
-        let o = ctxfit(
-            &[
-                "convert",
-                folder,
-                "--to",
-                "responses",
-                "-o",
-                inside.to_str().unwrap(),
-            ],
-            None,
-        );
+        let o = convert("responses", &inside);
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
         assert!(
             stderr(&o).contains("converted 2 file(s) into"),
