@@ -58,20 +58,10 @@ impl InputArgs {
     }
 
     /// Every session file the input names — the file itself, or each one below a folder — with its sessions and
-    /// problems. A file of a folder that cannot be read (or is refused under `--strict`) is reported on standard
-    /// error and skipped; the second value counts them.
-    pub fn load_each(&self) -> Result<(Vec<Loaded>, usize)> {
-        let mut loaded = Vec::new();
-        let skipped = self.for_each_file(None, |l| {
-            loaded.push(l);
-            Ok(())
-        })?;
-        Ok((loaded, skipped))
-    }
-
-    /// [`InputArgs::load_each`] one file at a time, handed to `each` as it is read (a folder's sessions are never
-    /// all in memory at once), leaving out the files below `except` — a command's output folder inside its input
-    /// folder, whose files a second run would otherwise read as input. Returns how many files were skipped.
+    /// problems, handed to `each` as it is read (a folder's sessions are never all in memory at once), leaving out
+    /// the files below `except` — a command's output folder inside its input folder, whose files a second run
+    /// would otherwise read as input. A file of a folder that cannot be read (or is refused under `--strict`) is
+    /// reported on standard error and skipped; returns how many were.
     pub fn for_each_file(
         &self,
         except: Option<&Path>,

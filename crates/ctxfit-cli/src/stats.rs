@@ -82,11 +82,10 @@ fn block_chars(b: &Block) -> usize {
     }
 }
 
-fn collect(sessions: &[ctxfit_import::Session], est: &dyn TokenEstimator) -> Stats {
-    let mut s = Stats {
-        sessions: sessions.len(),
-        ..Stats::default()
-    };
+/// Adds `sessions` to `s`, keeping the `top` largest tool results seen so far (the largest of all the sessions
+/// added, in the order one pass over all of them would give: a folder is read one file at a time).
+fn add(s: &mut Stats, sessions: &[ctxfit_import::Session], est: &dyn TokenEstimator, top: usize) {
+    s.sessions += sessions.len();
     for session in sessions {
         let conv = &session.conversation;
         for bill in session.billed.iter().flatten().map(|&b| b as usize) {
@@ -144,9 +143,10 @@ fn collect(sessions: &[ctxfit_import::Session], est: &dyn TokenEstimator) -> Sta
             }
         }
     }
+    // (a stable sort: of results alike, the one added first stays first, as over all sessions at once)
     s.largest
         .sort_by(|a, b| b.chars.cmp(&a.chars).then(a.message.cmp(&b.message)));
-    s
+    s.largest.truncate(top);
 }
 
 fn percent(part: usize, whole: usize) -> f64 {
@@ -158,22 +158,17 @@ fn percent(part: usize, whole: usize) -> f64 {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let (loaded, skipped) = args.input.load_each()?;
-    let name = if args.input.is_folder() {
-        args.input
-            .file
-            .as_deref()
-            .map(display_name)
-            .unwrap_or_default()
-    } else {
-        loaded.first().map(|l| l.name.clone()).unwrap_or_default()
-    };
-    let files = loaded.len();
-    let mut sessions = Vec::new();
+    let est = ctxfit_tokens::estimator(&args.estimator)
+        .ok_or_else(|| anyhow::anyhow!("estimator {} is not built in", args.estimator))?;
+    let folder = args.input.is_folder();
+    let mut s = Stats::default();
+    let (mut files, mut first_name) = (0, None);
     let mut problems = Vec::new();
     let mut formats = std::collections::BTreeSet::new();
-    for l in loaded {
-        let folder = args.input.is_folder();
+    // one file at a time: a folder's sessions are never all in memory
+    let skipped = args.input.for_each_file(None, |l| {
+        files += 1;
+        first_name.get_or_insert_with(|| l.name.clone());
         problems.extend(l.problems.into_iter().map(|p| {
             if folder {
                 format!("{}: {p}", l.name)
@@ -181,7 +176,8 @@ pub fn run(args: Args) -> Result<()> {
                 p
             }
         }));
-        for mut s in l.sessions {
+        let mut sessions = l.sessions;
+        for s in &mut sessions {
             formats.insert(s.source.name());
             if folder {
                 s.name = match s.name.as_str() {
@@ -189,13 +185,19 @@ pub fn run(args: Args) -> Result<()> {
                     session => format!("{} — {session}", l.name),
                 };
             }
-            sessions.push(s);
         }
-    }
-    let est = ctxfit_tokens::estimator(&args.estimator)
-        .ok_or_else(|| anyhow::anyhow!("estimator {} is not built in", args.estimator))?;
-    let mut s = collect(&sessions, est.as_ref());
-    s.largest.truncate(args.top);
+        add(&mut s, &sessions, est.as_ref(), args.top);
+        Ok(())
+    })?;
+    let name = if folder {
+        args.input
+            .file
+            .as_deref()
+            .map(display_name)
+            .unwrap_or_default()
+    } else {
+        first_name.unwrap_or_default()
+    };
     let format = match formats.len() {
         0 => "-".to_owned(),
         1 => formats.first().copied().unwrap_or("-").to_owned(),

@@ -505,6 +505,17 @@ fn stats_and_convert_walk_a_folder() {
         (v["sessions"].as_u64(), v["tool_results"].as_u64()),
         (Some(2), Some(2))
     );
+    // the largest results of the whole folder, read one file at a time: a tie keeps the order of one pass
+    let largest = |top: &str| {
+        let o = ctxfit(&["stats", "--json", "--top", top, folder], None);
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        (v["largest_tool_results"].as_array().unwrap().iter())
+            .map(|l| l["session"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let both = largest("5");
+    assert_eq!(both.len(), 2);
+    assert_eq!(largest("1"), both[..1]);
 
     let o = ctxfit(&["convert", folder, "--to", "openai"], None);
     assert_eq!(o.status.code(), Some(2));
