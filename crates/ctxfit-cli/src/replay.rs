@@ -18,6 +18,10 @@ use crate::BadInput;
 
 mod plots;
 mod tables;
+
+/// Sessions replayed together (in parallel, over every policy) before the next files are read: enough to keep
+/// the cores busy, few enough that a folder of any size is not held in memory at once.
+const BATCH_SESSIONS: usize = 32;
 use plots::{frontier, plot};
 use tables::{hidden_table, references_table, table, tools_table};
 
@@ -114,48 +118,8 @@ pub fn run(args: Args) -> Result<()> {
     for path in [&args.plot, &args.frontier].into_iter().flatten() {
         crate::output::check_writable(path)?;
     }
-    let mut sessions: Vec<(String, Session)> = Vec::new();
-    if args.sample {
-        let (name, s) = load(None, true, args.format)?;
-        sessions.extend(s.into_iter().map(|s| (name.clone(), s)));
-    } else if args.files.is_empty() {
+    if !args.sample && args.files.is_empty() {
         return Err(BadInput("no input: give session FILEs or --sample".into()).into());
-    }
-    // a file that cannot be read is reported and skipped; the rest are replayed, and the exit code says so
-    let files = expand_inputs(&args.files)?;
-    let mut unreadable = 0;
-    for file in &files {
-        let loaded = load(Some(file), false, args.format).and_then(|(name, s)| {
-            warn(&name, &check(&name, &s, args.strict)?);
-            Ok((name, s))
-        });
-        match loaded {
-            Ok((name, s)) => sessions.extend(s.into_iter().map(|s| {
-                let label = if s.name.is_empty() {
-                    name.clone()
-                } else {
-                    format!("{name} — {}", s.name)
-                };
-                (label, s)
-            })),
-            Err(e) if files.len() > 1 => {
-                crate::shown::say(&format!("skipped: {e:#}"));
-                unreadable += 1;
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    if !args.sample && sessions.is_empty() {
-        return Err(BadInput(format!(
-            "no session to replay in {} file(s){}",
-            files.len(),
-            if unreadable > 0 {
-                " (unreadable ones named above)"
-            } else {
-                ""
-            }
-        ))
-        .into());
     }
     let registry = ctxfit_plugins::registry()?;
     let mut models: Vec<PriceModel> = Vec::new();
@@ -170,48 +134,103 @@ pub fn run(args: Args) -> Result<()> {
         ctxfit_tokens::estimator(&estimator_name)
             .unwrap_or_else(|| Box::new(ctxfit_tokens::FastEstimator))
     };
-    let jobs: Vec<(usize, usize)> = (0..sessions.len())
-        .flat_map(|s| (0..policies.len()).map(move |p| (s, p)))
-        .collect();
+    let replay_all = |batch: &[(String, Session)]| -> Result<Vec<SessionReplay>> {
+        let jobs: Vec<(usize, usize)> = (0..batch.len())
+            .flat_map(|s| (0..policies.len()).map(move |p| (s, p)))
+            .collect();
+        // in parallel, collected in job order: the same result as a serial run
+        let results: Vec<Result<SessionReplay, String>> = jobs
+            .par_iter()
+            .map(|&(s, p)| {
+                let (label, session) = &batch[s];
+                let timing = Timing {
+                    times: &session.times,
+                    cache_ttl: args.cache_ttl,
+                    stated_ttl: session.cache_ttl,
+                    billed: &session.billed,
+                };
+                replay_timed(
+                    label,
+                    &session.conversation,
+                    timing,
+                    &policies[p],
+                    &registry,
+                    &estimator,
+                    prices,
+                )
+                .map_err(|e| e.to_string())
+            })
+            .collect();
+        Ok(results
+            .into_iter()
+            .collect::<Result<_, _>>()
+            .map_err(BadInput)?)
+    };
+    let mut replays: Vec<SessionReplay> = Vec::new();
+    let files = if args.sample {
+        let (name, s) = load(None, true, args.format)?;
+        let batch: Vec<(String, Session)> = s.into_iter().map(|s| (name.clone(), s)).collect();
+        replays = replay_all(&batch)?;
+        Vec::new()
+    } else {
+        expand_inputs(&args.files)?
+    };
     let bar = if args.files.len() > 1 {
-        let bar = ProgressBar::new(jobs.len() as u64);
-        if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} replays {elapsed}") {
+        let bar = ProgressBar::new(files.len() as u64);
+        if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} files {elapsed}") {
             bar.set_style(style);
         }
         bar
     } else {
         ProgressBar::hidden()
     };
-    // in parallel, collected in job order: the same result as a serial run
-    let results: Vec<Result<SessionReplay, String>> = jobs
-        .par_iter()
-        .map(|&(s, p)| {
-            let (label, session) = &sessions[s];
-            let timing = Timing {
-                times: &session.times,
-                cache_ttl: args.cache_ttl,
-                stated_ttl: session.cache_ttl,
-                billed: &session.billed,
-            };
-            let r = replay_timed(
-                label,
-                &session.conversation,
-                timing,
-                &policies[p],
-                &registry,
-                &estimator,
-                prices,
-            )
-            .map_err(|e| e.to_string());
-            bar.inc(1);
-            r
-        })
-        .collect();
+    // the files' sessions replayed a batch at a time, so that a folder of any size is never all in memory; a
+    // file that cannot be read is reported and skipped, the rest are replayed, and the exit code says so
+    let (mut unreadable, mut read) = (0, 0);
+    let mut batch: Vec<(String, Session)> = Vec::new();
+    let mut batch_files = 0;
+    for (k, file) in files.iter().enumerate() {
+        let loaded = load(Some(file), false, args.format).and_then(|(name, s)| {
+            warn(&name, &check(&name, &s, args.strict)?);
+            Ok((name, s))
+        });
+        match loaded {
+            Ok((name, s)) => batch.extend(s.into_iter().map(|s| {
+                let label = if s.name.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{name} — {}", s.name)
+                };
+                (label, s)
+            })),
+            Err(e) if files.len() > 1 => {
+                crate::shown::say(&format!("skipped: {e:#}"));
+                unreadable += 1;
+            }
+            Err(e) => return Err(e),
+        }
+        batch_files += 1;
+        if batch.len() >= BATCH_SESSIONS || k + 1 == files.len() {
+            read += batch.len();
+            replays.extend(replay_all(&batch)?);
+            batch.clear();
+            bar.inc(batch_files);
+            batch_files = 0;
+        }
+    }
     bar.finish_and_clear();
-    let replays: Vec<SessionReplay> = results
-        .into_iter()
-        .collect::<Result<_, _>>()
-        .map_err(BadInput)?;
+    if !args.sample && read == 0 {
+        return Err(BadInput(format!(
+            "no session to replay in {} file(s){}",
+            files.len(),
+            if unreadable > 0 {
+                " (unreadable ones named above)"
+            } else {
+                ""
+            }
+        ))
+        .into());
+    }
     let rows = policy_rows(&replays, &models);
     if let Some(path) = &args.plot {
         plot(path, &replays, &policies, models[0])?;

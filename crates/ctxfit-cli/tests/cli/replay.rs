@@ -387,6 +387,71 @@ fn replay_walks_a_folder_reports_what_it_cannot_read_and_goes_on() {
 }
 
 #[test]
+fn a_folder_of_more_sessions_than_a_batch_replays_as_one_file_of_them_all() {
+    // 40 files of one session each are replayed a batch at a time (never all in memory); the totals are those
+    // of one file holding the same 40 conversations, replayed at once
+    let dir = temp_dir("batches");
+    let folder = dir.join("many");
+    std::fs::create_dir_all(&folder).unwrap();
+    let conversation = |i: usize| {
+        let listing: String = (0..40 * (i % 7 + 1))
+            .map(|k| format!("src/file_{i}_{k}.rs\n"))
+            .collect();
+        serde_json::json!([
+            {"role": "user", "content": format!("task {i}: find the parser")},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "Bash", "input": {"command": "ls -R"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": listing}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "b", "name": "Bash", "input": {"command": "cat README"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "b", "content": "the parser is in src/file_0_3.rs"}]},
+            {"role": "assistant", "content": format!("src/file_{i}_1.rs it is")}
+        ])
+    };
+    for i in 0..40 {
+        std::fs::write(
+            folder.join(format!("s{i:02}.json")),
+            conversation(i).to_string(),
+        )
+        .unwrap();
+    }
+    let all = dir.join("all.json");
+    std::fs::write(
+        &all,
+        serde_json::Value::Array((0..40).map(conversation).collect()).to_string(),
+    )
+    .unwrap();
+    let totals = |input: &Path| {
+        let o = ctxfit(
+            &[
+                "replay",
+                input.to_str().unwrap(),
+                "--policy",
+                "none",
+                "--policy",
+                "smart",
+                "--json",
+            ],
+            None,
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        (v["policies"].as_array().unwrap().iter())
+            .map(|p| {
+                (
+                    p["sessions"].as_u64(),
+                    p["turns"].as_u64(),
+                    p["input_tokens"].as_u64(),
+                    p["recall"].as_f64(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let batched = totals(&folder);
+    assert_eq!(batched[0].0, Some(40));
+    assert_eq!(batched, totals(&all));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn replay_by_tool_shows_where_the_tokens_go() {
     let args = [
         "replay", "--sample", "--policy", "none", "--policy", "smart",
