@@ -712,34 +712,22 @@ fn replay<'py>(
             files.push(path);
         }
     }
-    let mut sessions: Vec<(String, Session)> = Vec::new();
-    for file in &files {
-        let f = file.display();
-        for s in load(py, file, None)? {
-            let label = if s.name.is_empty() {
-                f.to_string()
-            } else {
-                format!("{f} — {}", s.name)
-            };
-            sessions.push((label, s));
-        }
-    }
     let registry = registry()?;
     let estimator_name = estimator.to_owned();
     let make_estimator = move || {
         ctxfit_tokens::estimator(&estimator_name)
             .unwrap_or_else(|| Box::new(ctxfit_tokens::FastEstimator))
     };
-    let doc = py
-        .detach(|| {
+    // every (session, policy) pair of a batch in parallel, collected in job order: the same as a serial run
+    let replay_batch = |py: Python<'_>, batch: &[(String, Session)]| {
+        py.detach(|| {
             shielded("replay", || {
-                let jobs: Vec<(usize, usize)> = (0..sessions.len())
+                let jobs: Vec<(usize, usize)> = (0..batch.len())
                     .flat_map(|s| (0..policies.len()).map(move |p| (s, p)))
                     .collect();
-                let replays = jobs
-                    .par_iter()
+                jobs.par_iter()
                     .map(|&(s, p)| {
-                        let (label, session) = &sessions[s];
+                        let (label, session) = &batch[s];
                         let timing = ctxfit_replay::Timing {
                             times: &session.times,
                             cache_ttl,
@@ -757,14 +745,40 @@ fn replay<'py>(
                         )
                         .map_err(|e| e.to_string())
                     })
-                    .collect::<Result<Vec<_>, String>>()?;
-                let rows = ctxfit_replay::policy_rows(&replays, &models);
-                Ok::<_, String>(ctxfit_replay::document(&rows, &replays, &models))
+                    .collect::<Result<Vec<_>, String>>()
             })
         })?
-        .map_err(bad_input)?;
+        .map_err(bad_input)
+    };
+    // the files' sessions replayed a batch at a time, as the CLI does: a folder of any size is never all in memory
+    let mut replays = Vec::new();
+    let mut batch: Vec<(String, Session)> = Vec::new();
+    for (k, file) in files.iter().enumerate() {
+        let f = file.display();
+        for s in load(py, file, None)? {
+            let label = if s.name.is_empty() {
+                f.to_string()
+            } else {
+                format!("{f} — {}", s.name)
+            };
+            batch.push((label, s));
+        }
+        if batch.len() >= REPLAY_BATCH || k + 1 == files.len() {
+            replays.extend(replay_batch(py, &batch)?);
+            batch.clear();
+        }
+    }
+    let doc = py.detach(|| {
+        shielded("replay", || {
+            let rows = ctxfit_replay::policy_rows(&replays, &models);
+            ctxfit_replay::document(&rows, &replays, &models)
+        })
+    })?;
     to_py(py, &doc)
 }
+
+/// Sessions `replay` replays together (in parallel, over every policy) before it reads the next files.
+const REPLAY_BATCH: usize = 32;
 
 /// The built-in profiles.
 #[pyfunction]

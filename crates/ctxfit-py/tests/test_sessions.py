@@ -224,6 +224,35 @@ def test_replay_is_the_clis(corpus):
     assert json.loads(out) == doc
 
 
+def test_a_folder_of_more_sessions_than_a_batch_replays_as_one_file_of_them_all(tmp_path):
+    # 40 files of one session each are replayed a batch at a time (never all in memory); the totals are those of
+    # one file holding the same 40 conversations
+    def conversation(i):
+        listing = "".join(f"src/file_{i}_{k}.rs\n" for k in range(40 * (i % 7 + 1)))
+        return [
+            {"role": "user", "content": f"task {i}: find the parser"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "Bash", "input": {"command": "ls -R"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": listing}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "b", "name": "Bash", "input": {"command": "cat README"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "b", "content": "the parser is in src/file_0_3.rs"}]},
+            {"role": "assistant", "content": f"src/file_{i}_1.rs it is"},
+        ]
+
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for i in range(40):
+        (folder / f"s{i:02}.json").write_text(json.dumps(conversation(i)))
+    (tmp_path / "all.json").write_text(json.dumps([conversation(i) for i in range(40)]))
+
+    def totals(path):
+        doc = ctxfit.replay(path, ["none", "smart"])
+        return [(r["sessions"], r["turns"], r["input_tokens"], r["recall"]) for r in doc["policies"]]
+
+    batched = totals(folder)
+    assert batched[0][0] == 40
+    assert batched == totals(tmp_path / "all.json")
+
+
 def test_replay_refuses_unknown_policies(corpus):
     with pytest.raises(ctxfit.CtxfitError, match="no-such-policy") as e:
         ctxfit.replay(corpus / "trajectories" / "swe-agent", ["no-such-policy"])
