@@ -421,8 +421,11 @@ fn same_kind(a: &(Option<String>, Option<String>), b: &(Option<String>, Option<S
         x.split_ascii_whitespace()
             .all(|t| y.split_ascii_whitespace().any(|u| u == t))
     };
+    // (a class attribute of more words than any page writes is no part's mark, and comparing two such word by
+    // word would take their product)
+    let few = |c: &str| (1..=MAX_CLASSES).contains(&c.split_ascii_whitespace().count());
     match (a.0 == b.0, &a.1, &b.1) {
-        (true, Some(x), Some(y)) if !x.trim().is_empty() && !y.trim().is_empty() => {
+        (true, Some(x), Some(y)) if few(x) && few(y) => {
             if within(x, y) {
                 Kind::Within(x.clone())
             } else if within(y, x) {
@@ -437,6 +440,9 @@ fn same_kind(a: &(Option<String>, Option<String>), b: &(Option<String>, Option<S
 
 /// A class the page gives at most this many elements names parts of one thing, not a layout's columns.
 const RARE_CLASS: usize = 6;
+
+/// The most words a class attribute compared word by word may hold.
+const MAX_CLASSES: usize = 32;
 
 /// How many elements of the page carry each class, counted when first asked (most pages never ask).
 struct ClassUses<'a> {
