@@ -258,18 +258,7 @@ fn classes_of_more_words_than_a_page_writes_are_not_compared_word_by_word() {
     // a flood of class words (a hostile page: comparing them pairwise would take their product) marks no part
     // of the article: the box beside it, whose words are all among the article's, stays out
     let words: Vec<String> = (0..5_000).map(|k| format!("w{k}")).collect();
-    let para = |i: usize| {
-        format!(
-            "<p>Paragraph {i} of the report says that the river rose, the dykes held, and the town, which had \
-             prepared for a week, counted the damage on Monday.</p>"
-        )
-    };
-    let column = |i: usize| {
-        format!(
-            "<p>Column {i}: our columnist, who grew up by the sea, writes about tides, boats, and the harbour, \
-             which was rebuilt twice.</p>"
-        )
-    };
+    let (para, column) = (report_paragraph, column_paragraph);
     let html = format!(
         r#"<html><body><div class="row"><div class="{}">{}</div><div class="{}">{}</div></div></body></html>"#,
         words.join(" "),
@@ -286,18 +275,7 @@ fn classes_of_more_words_than_a_page_writes_are_not_compared_word_by_word() {
 fn a_layout_column_class_shared_with_a_box_beside_the_article_joins_nothing() {
     // the article in `div.col-12.col-md-8`, after it a column of short paragraphs in a plain `div.col-12` — a
     // class the page's grid gives every column: the column is not a part of the article
-    let para = |i: usize| {
-        format!(
-            "<p>Paragraph {i} of the report says that the river rose, the dykes held, and the town, which had \
-             prepared for a week, counted the damage on Monday.</p>"
-        )
-    };
-    let column = |i: usize| {
-        format!(
-            "<p>Column {i}: our columnist, who grew up by the sea, writes about tides, boats, and the harbour, \
-             which was rebuilt twice.</p>"
-        )
-    };
+    let (para, column) = (report_paragraph, column_paragraph);
     let cells: String = (0..8)
         .map(|i| format!(r#"<div class="col-12"><span>Cell {i}</span></div>"#))
         .collect();
@@ -523,4 +501,20 @@ fn weighed(w: ctxfit_html::Weights, html: &str) -> String {
         .with_weights(w)
         .clean(html)
         .0
+}
+
+/// A paragraph of an article's prose, numbered.
+fn report_paragraph(i: usize) -> String {
+    format!(
+        "<p>Paragraph {i} of the report says that the river rose, the dykes held, and the town, which had \
+         prepared for a week, counted the damage on Monday.</p>"
+    )
+}
+
+/// A paragraph of a column beside the article, numbered.
+fn column_paragraph(i: usize) -> String {
+    format!(
+        "<p>Column {i}: our columnist, who grew up by the sea, writes about tides, boats, and the harbour, which \
+         was rebuilt twice.</p>"
+    )
 }
