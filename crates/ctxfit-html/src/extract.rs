@@ -329,8 +329,9 @@ pub(crate) fn main_content(document: &Handle, w: &Weights) -> Option<MainContent
         up = ancestor.parent;
     }
     // the article continued in a sibling of the same kind (same tag and class, as readability merges
-    // siblings, or classes within the other's that the page gives few elements): looking from the chosen element and through the plain wrappers above it (those that add no
-    // prose; a CMS wraps each block of an article in a field, an item and a paragraph), the parent holds both —
+    // siblings, or classes within the other's that the page gives few elements): looking from the chosen
+    // element and through the plain wrappers above it (those that add no prose; a CMS wraps each block of an
+    // article in a field, an item and a paragraph), the parent holds both —
     // or, when the siblings are sections of the page's body, they are the article, in document order
     let mut sections: Vec<usize> = Vec::new();
     {
@@ -463,7 +464,11 @@ impl<'a> ClassUses<'a> {
             let mut counts = std::collections::HashMap::new();
             for n in self.nodes {
                 if let Some(c) = crate::attr(&n.node, "class") {
-                    for t in c.split_ascii_whitespace() {
+                    // (an element counts once for a class it names twice)
+                    let mut classes: Vec<&str> = c.split_ascii_whitespace().collect();
+                    classes.sort_unstable();
+                    classes.dedup();
+                    for t in classes {
                         *counts.entry(t.to_owned()).or_default() += 1;
                     }
                 }
