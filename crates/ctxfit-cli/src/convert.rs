@@ -1,7 +1,7 @@
 //! `ctxfit convert`: write a conversation (or an imported session) in the Anthropic, OpenAI Chat or OpenAI
 //! Responses format.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use ctxfit_model::{convert, to_value, WireFormat};
@@ -78,6 +78,17 @@ fn convert_folder(args: &Args, to: WireFormat) -> Result<()> {
     if crate::output::is_stdout(out_dir) {
         return Err(BadInput(format!(
             "{}: a folder is converted into a folder, one file per session: -o - (standard output) cannot hold them",
+            folder.display()
+        ))
+        .into());
+    }
+    // the input folder itself as the output would mix the converted files with the sessions, each run converting
+    // the last one's again
+    let same = |a: &Path, b: &Path| matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(a), Ok(b)) if a == b);
+    if same(&folder, out_dir) {
+        return Err(BadInput(format!(
+            "{}: the output folder is the input folder: the converted files would be read as sessions by the \
+             next run; write them into another folder (one inside it is not read as input)",
             folder.display()
         ))
         .into());

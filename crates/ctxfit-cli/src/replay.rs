@@ -18,12 +18,12 @@ use crate::BadInput;
 
 mod plots;
 mod tables;
+use plots::{frontier, plot};
+use tables::{hidden_table, references_table, table, tools_table};
 
 /// Sessions replayed together (in parallel, over every policy) before the next files are read: enough to keep
 /// the cores busy, few enough that a folder of any size is not held in memory at once.
 const BATCH_SESSIONS: usize = 32;
-use plots::{frontier, plot};
-use tables::{hidden_table, references_table, table, tools_table};
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -565,6 +565,16 @@ fn stats_and_convert_walk_a_folder() {
     }
     written.sort();
     assert_eq!(written, ["a.responses.json", "sub/b.responses.json"]);
+    // the input folder itself as the output is refused, nothing written
+    let before = std::fs::read_dir(&input).unwrap().count();
+    let o = convert("openai", &input);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the output folder is the input folder"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read_dir(&input).unwrap().count(), before);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
