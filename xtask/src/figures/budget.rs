@@ -95,10 +95,12 @@ fn requests(family: &Family, policy: &str) -> Vec<Vec<u64>> {
         .collect()
 }
 
-/// What a budget does to a family, request by request: the largest request sent, how many requests the guard
-/// refuses live (the floor alone above the budget: the rest does not fit), and how many are sent above it where
-/// the rest fits (the promise broken). The floor is every stale result but edits and the newest replaced by
-/// escalation's own pointer: where escalation ends, whatever it decided on the way.
+/// What a budget does to a family, request by request: the largest request sent (at or under the budget), how
+/// many requests the guard refuses live (above the budget after every cut, where the floor alone is above it: the
+/// rest does not fit), and how many are above it where the rest fits (the promise broken). The floor is every
+/// stale result but edits and the newest replaced by a pointer like escalation's: where escalation ends, whatever
+/// it decided on the way (a request whose floor is above the budget but which escalation brought under it is
+/// sent, as it is live).
 struct Held {
     peak_sent: u64,
     refused: usize,
@@ -115,13 +117,12 @@ fn held(family: &Family, budget: usize) -> Held {
     };
     for (f, g) in floor.iter().zip(&got) {
         for (&f, &g) in f.iter().zip(g) {
-            if f > budget {
+            if g <= budget {
+                h.peak_sent = h.peak_sent.max(g);
+            } else if f > budget {
                 h.refused += 1;
             } else {
-                h.peak_sent = h.peak_sent.max(g);
-                if g > budget {
-                    h.broken += 1;
-                }
+                h.broken += 1;
             }
         }
     }
@@ -232,7 +233,8 @@ pub(crate) fn render(families: &[Family], budgets: &[Family]) -> Result<(String,
 
 #[cfg(test)]
 mod tests {
-    use super::thousands;
+    use super::*;
+    use serde_json::json;
 
     #[test]
     fn token_counts_are_grouped_by_thousands() {
@@ -240,5 +242,38 @@ mod tests {
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(99_995), "99,995");
         assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+
+    /// One session under the floor and under `smart` at 100k, with these requests' input tokens.
+    fn family(floor: &[u64], smart: &[u64]) -> Family {
+        let turns = |t: &[u64]| {
+            t.iter()
+                .map(|n| json!({"input_tokens": n}))
+                .collect::<Vec<_>>()
+        };
+        Family {
+            name: "test",
+            rows: Vec::new(),
+            sessions: vec![
+                json!({"policy": "floor", "turns": turns(floor)}),
+                json!({"policy": label(100_000), "turns": turns(smart)}),
+            ],
+        }
+    }
+
+    #[test]
+    fn a_request_is_refused_only_when_it_stays_above_a_budget_its_floor_is_above() {
+        // sent at or under the budget (one whose floor is above it, but escalation brought it under, too);
+        // refused: above after every cut with the floor above; broken: above where the floor fits
+        let h = held(
+            &family(
+                &[50_000, 120_000, 130_000, 90_000],
+                &[80_000, 99_000, 130_000, 101_000],
+            ),
+            100_000,
+        );
+        assert_eq!((h.peak_sent, h.refused, h.broken), (99_000, 1, 1));
+        let h = held(&family(&[150_000], &[150_000]), 100_000);
+        assert_eq!((h.peak_sent, h.refused, h.broken), (0, 1, 0));
     }
 }
