@@ -157,6 +157,17 @@ impl SessionReplay {
         self.turns.iter().map(|t| t.input_tokens).max().unwrap_or(0)
     }
 
+    /// The largest request sent — not one the token guard refuses — counted as the request budget counts it
+    /// ([`TurnStats::budgeted_tokens`]).
+    pub fn peak_sent_tokens(&self) -> usize {
+        self.turns
+            .iter()
+            .filter(|t| !t.over_request_budget)
+            .map(TurnStats::budgeted_tokens)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Requests above the profile's `request_budget` after every cut: refused live by the token guard.
     pub fn over_request_budget(&self) -> usize {
         self.turns.iter().filter(|t| t.over_request_budget).count()

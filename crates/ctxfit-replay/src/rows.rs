@@ -18,6 +18,8 @@ pub struct PolicyTotals {
     pub peak_tokens: usize,
     /// Requests above the profile's `request_budget` after every cut: refused live ([`TurnStats`]).
     pub over_request_budget: usize,
+    /// The largest request sent ([`SessionReplay::peak_sent_tokens`]).
+    pub peak_sent_tokens: usize,
     pub cache_read_tokens: usize,
     pub cache_write_tokens: usize,
     /// Of the writes, those to the one-hour cache.
@@ -66,6 +68,7 @@ pub fn totals(replays: &[SessionReplay]) -> Vec<PolicyTotals> {
         t.input_tokens += r.input_tokens();
         t.peak_tokens = t.peak_tokens.max(r.peak_tokens());
         t.over_request_budget += r.over_request_budget();
+        t.peak_sent_tokens = t.peak_sent_tokens.max(r.peak_sent_tokens());
         t.cache_read_tokens += cache.read;
         t.cache_write_tokens += cache.write;
         t.cache_write_1h_tokens += cache.hour;
@@ -104,6 +107,9 @@ pub struct PolicyRow {
     /// Requests above the profile's `request_budget` after every cut, which the token guard refuses live
     /// (counted in the figures as if sent); 0 without a request budget.
     pub over_request_budget: usize,
+    /// The largest request sent, not counting those the guard refuses, as the request budget counts it (with the
+    /// part of the bill the log does not show, where it records one).
+    pub peak_sent_tokens: usize,
     /// Cost under the first price model.
     pub cost: f64,
     /// Cost under each price model asked for.
@@ -260,6 +266,7 @@ pub fn policy_rows(replays: &[SessionReplay], models: &[PriceModel]) -> Vec<Poli
                 share_of_oracle,
                 peak_tokens: t.peak_tokens,
                 over_request_budget: t.over_request_budget,
+                peak_sent_tokens: t.peak_sent_tokens,
                 cost: models.first().map_or(t.cost, |m| costs[m.name()]),
                 costs,
                 cost_vs_none,

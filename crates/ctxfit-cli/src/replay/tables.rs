@@ -75,10 +75,11 @@ pub(super) fn table(rows: &[PolicyRow], models: &[PriceModel]) -> String {
     for r in rows.iter().filter(|r| r.over_request_budget > 0) {
         out.push_str(&format!(
             "{}: {} of {} requests above its request budget after every cut (what is not stale tool results did \
-             not fit): refused live by the token guard, counted here as if sent\n",
+             not fit): refused live by the token guard, counted here as if sent; the largest sent {}\n",
             r.policy,
             thousands(r.over_request_budget),
-            thousands(r.turns)
+            thousands(r.turns),
+            thousands(r.peak_sent_tokens)
         ));
     }
     out.push_str(&billed_table(rows, models, width));

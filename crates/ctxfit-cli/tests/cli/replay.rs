@@ -773,7 +773,7 @@ fn replay_counts_the_requests_a_request_budget_refuses() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     // per turn: above the budget after every cut, and only then (the sample's requests counted as billed: what
     // the log leaves out counts against the budget)
-    let mut refused = 0;
+    let (mut refused, mut largest_sent) = (0, 0);
     for s in v["sessions"].as_array().unwrap() {
         for t in s["turns"].as_array().unwrap() {
             let over = t.get("over_request_budget").is_some_and(|b| b == true);
@@ -786,6 +786,9 @@ fn replay_counts_the_requests_a_request_budget_refuses() {
                 t["input_tokens"].as_u64().unwrap() + t["unlogged_tokens"].as_u64().unwrap_or(0);
             assert_eq!(over, whole > budget, "{t}");
             refused += usize::from(over);
+            if s["policy"] != "smart" && !over {
+                largest_sent = largest_sent.max(whole);
+            }
         }
     }
     let rows = v["policies"].as_array().unwrap();
@@ -800,6 +803,10 @@ fn replay_counts_the_requests_a_request_budget_refuses() {
     let (over, turns) = count("tight");
     assert!(over > 0 && over < turns, "{over} of {turns}");
     assert_eq!(over as usize, refused);
+    // the largest request sent, the refused ones aside, is within the budget (the peak counts them as sent)
+    let tight = rows.iter().find(|r| r["policy"] == "tight").unwrap();
+    assert_eq!(tight["peak_sent_tokens"].as_u64(), Some(largest_sent));
+    assert!(0 < largest_sent && largest_sent <= 60_000, "{largest_sent}");
     // the table says it under the rows, for the policy that has some
     let o = ctxfit(&args, None);
     let out = stdout(&o);
@@ -812,6 +819,18 @@ fn replay_counts_the_requests_a_request_budget_refuses() {
         said[0].starts_with(&format!(
             "tight: {over} of {turns} requests above its request budget"
         )),
+        "{out}"
+    );
+    let sent = largest_sent
+        .to_string()
+        .as_bytes()
+        .rchunks(3)
+        .rev()
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect::<Vec<_>>()
+        .join(",");
+    assert!(
+        said[0].ends_with(&format!("the largest sent {sent}")),
         "{out}"
     );
 }
