@@ -5,11 +5,10 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use ctxfit_import::{Session, SourceFormat};
 use ctxfit_replay::{
-    default_policies, document, policy_rows, replay_timed, Policy, PolicyRow, PriceModel,
-    SessionCosts, SessionReplay, Timing, ToolTokens,
+    default_policies, document, policy_rows, replay_batch, Policy, PolicyRow, PriceModel,
+    SessionCosts, SessionInput, SessionReplay, Timing, ToolTokens, REPLAY_BATCH,
 };
 use indicatif::{ProgressBar, ProgressStyle};
-use rayon::prelude::*;
 
 use crate::input::{check, expand_inputs, load, parse_format, warn};
 use crate::output::{emit, thousands, write_atomically};
@@ -20,10 +19,6 @@ mod plots;
 mod tables;
 use plots::{frontier, plot};
 use tables::{hidden_table, references_table, table, tools_table};
-
-/// Sessions replayed together (in parallel, over every policy) before the next files are read: enough to keep
-/// the cores busy, few enough that a folder of any size is not held in memory at once.
-const BATCH_SESSIONS: usize = 32;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -135,36 +130,21 @@ pub fn run(args: Args) -> Result<()> {
             .unwrap_or_else(|| Box::new(ctxfit_tokens::FastEstimator))
     };
     let replay_all = |batch: &[(String, Session)]| -> Result<Vec<SessionReplay>> {
-        let jobs: Vec<(usize, usize)> = (0..batch.len())
-            .flat_map(|s| (0..policies.len()).map(move |p| (s, p)))
-            .collect();
-        // in parallel, collected in job order: the same result as a serial run
-        let results: Vec<Result<SessionReplay, String>> = jobs
-            .par_iter()
-            .map(|&(s, p)| {
-                let (label, session) = &batch[s];
-                let timing = Timing {
+        let inputs: Vec<SessionInput<'_>> = batch
+            .iter()
+            .map(|(label, session)| SessionInput {
+                label,
+                conversation: &session.conversation,
+                timing: Timing {
                     times: &session.times,
                     cache_ttl: args.cache_ttl,
                     stated_ttl: session.cache_ttl,
                     billed: &session.billed,
-                };
-                replay_timed(
-                    label,
-                    &session.conversation,
-                    timing,
-                    &policies[p],
-                    &registry,
-                    &estimator,
-                    prices,
-                )
-                .map_err(|e| e.to_string())
+                },
             })
             .collect();
-        Ok(results
-            .into_iter()
-            .collect::<Result<_, _>>()
-            .map_err(BadInput)?)
+        replay_batch(&inputs, &policies, &registry, &estimator, prices)
+            .map_err(|e| BadInput(e.to_string()).into())
     };
     let mut replays: Vec<SessionReplay> = Vec::new();
     let files = if args.sample {
@@ -210,7 +190,7 @@ pub fn run(args: Args) -> Result<()> {
             Err(e) => return Err(e),
         }
         batch_files += 1;
-        if batch.len() >= BATCH_SESSIONS || k + 1 == files.len() {
+        if batch.len() >= REPLAY_BATCH || k + 1 == files.len() {
             read += batch.len();
             replays.extend(replay_all(&batch)?);
             batch.clear();

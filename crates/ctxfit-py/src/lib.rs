@@ -24,7 +24,6 @@ use ctxfit_webfetch::{FetchOptions, Fetcher};
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
-use rayon::prelude::*;
 
 use crate::args::{FilePath, Real, Whole};
 use crate::compactor::{wire_format, Compactor};
@@ -722,30 +721,27 @@ fn replay<'py>(
     let replay_batch = |py: Python<'_>, batch: &[(String, Session)]| {
         py.detach(|| {
             shielded("replay", || {
-                let jobs: Vec<(usize, usize)> = (0..batch.len())
-                    .flat_map(|s| (0..policies.len()).map(move |p| (s, p)))
-                    .collect();
-                jobs.par_iter()
-                    .map(|&(s, p)| {
-                        let (label, session) = &batch[s];
-                        let timing = ctxfit_replay::Timing {
+                let inputs: Vec<ctxfit_replay::SessionInput<'_>> = batch
+                    .iter()
+                    .map(|(label, session)| ctxfit_replay::SessionInput {
+                        label,
+                        conversation: &session.conversation,
+                        timing: ctxfit_replay::Timing {
                             times: &session.times,
                             cache_ttl,
                             stated_ttl: session.cache_ttl,
                             billed: &session.billed,
-                        };
-                        ctxfit_replay::replay_timed(
-                            label,
-                            &session.conversation,
-                            timing,
-                            &policies[p],
-                            &registry,
-                            &make_estimator,
-                            models[0].prices(),
-                        )
-                        .map_err(|e| e.to_string())
+                        },
                     })
-                    .collect::<Result<Vec<_>, String>>()
+                    .collect();
+                ctxfit_replay::replay_batch(
+                    &inputs,
+                    &policies,
+                    &registry,
+                    &make_estimator,
+                    models[0].prices(),
+                )
+                .map_err(|e| e.to_string())
             })
         })?
         .map_err(bad_input)
@@ -763,7 +759,7 @@ fn replay<'py>(
             };
             batch.push((label, s));
         }
-        if batch.len() >= REPLAY_BATCH || k + 1 == files.len() {
+        if batch.len() >= ctxfit_replay::REPLAY_BATCH || k + 1 == files.len() {
             replays.extend(replay_batch(py, &batch)?);
             batch.clear();
         }
@@ -776,9 +772,6 @@ fn replay<'py>(
     })?;
     to_py(py, &doc)
 }
-
-/// Sessions `replay` replays together (in parallel, over every policy) before it reads the next files.
-const REPLAY_BATCH: usize = 32;
 
 /// The built-in profiles.
 #[pyfunction]

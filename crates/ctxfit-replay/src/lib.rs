@@ -417,6 +417,49 @@ impl Timing<'_> {
     };
 }
 
+/// Sessions a caller replays together (in parallel, over every policy) before it reads the next ones: enough
+/// to keep the cores busy, few enough that a folder of any size is never held in memory at once. `ctxfit
+/// replay` and the Python package's `replay` read their inputs in batches of this many sessions.
+pub const REPLAY_BATCH: usize = 32;
+
+/// One recorded session to replay: its label in the rows, its conversation, and its log's times.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionInput<'a> {
+    pub label: &'a str,
+    pub conversation: &'a Conversation,
+    pub timing: Timing<'a>,
+}
+
+/// Replay every session under every policy, in parallel (every core, rayon's pool), and return the replays in
+/// job order — session by session, each under the policies in their order — the same result as a serial run.
+/// An error (a policy the registry cannot build) ends the batch: no replays, that error.
+pub fn replay_batch(
+    sessions: &[SessionInput<'_>],
+    policies: &[Policy],
+    registry: &Registry,
+    estimator: &(dyn Fn() -> Box<dyn TokenEstimator> + Sync),
+    prices: Prices,
+) -> Result<Vec<SessionReplay>, CompactorError> {
+    use rayon::prelude::*;
+    let jobs: Vec<(usize, usize)> = (0..sessions.len())
+        .flat_map(|s| (0..policies.len()).map(move |p| (s, p)))
+        .collect();
+    jobs.par_iter()
+        .map(|&(s, p)| {
+            let session = &sessions[s];
+            replay_timed(
+                session.label,
+                session.conversation,
+                session.timing,
+                &policies[p],
+                registry,
+                estimator,
+                prices,
+            )
+        })
+        .collect()
+}
+
 /// Replay `conv` under `policy`, as if the cache never expired.
 pub fn replay(
     name: &str,

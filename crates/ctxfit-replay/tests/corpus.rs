@@ -4,7 +4,9 @@ use std::collections::BTreeMap;
 
 use ctxfit_compactor::{PolicyFile, Settings, BUILT_IN_PROFILES};
 use ctxfit_import::import_file;
-use ctxfit_replay::{replay, totals, Policy, PriceModel, Prices, SessionReplay};
+use ctxfit_replay::{
+    replay, replay_batch, totals, Policy, PriceModel, Prices, SessionInput, SessionReplay, Timing,
+};
 use ctxfit_testkit::{corpus_dir, corpus_trajectory_files};
 use ctxfit_tokens::{count_conversation, FastEstimator, TokenEstimator};
 
@@ -353,4 +355,30 @@ fn smart_costs_no_more_than_no_compaction_on_any_family_under_any_price_model() 
         }
     }
     assert!(saved_somewhere);
+}
+
+#[test]
+fn a_batch_replayed_in_parallel_equals_the_serial_replays_in_job_order() {
+    ctxfit_testkit::skip_without_corpus!();
+    let registry = ctxfit_plugins::registry().unwrap();
+    let corpus = corpus_dir().unwrap();
+    let mut sessions = Vec::new();
+    for path in corpus_trajectory_files(&corpus) {
+        for s in import_file(&path, None).unwrap() {
+            sessions.push((path.display().to_string(), s));
+        }
+    }
+    let inputs: Vec<SessionInput<'_>> = sessions
+        .iter()
+        .map(|(label, s)| SessionInput {
+            label,
+            conversation: &s.conversation,
+            timing: Timing::NONE,
+        })
+        .collect();
+    let policies = policies();
+    let batch = replay_batch(&inputs, &policies, &registry, &fast, Prices::default()).unwrap();
+    // session by session, each under the policies in their order
+    assert_eq!(batch.len(), sessions.len() * policies.len());
+    assert_eq!(batch, all_replays());
 }
