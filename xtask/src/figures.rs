@@ -56,11 +56,11 @@ pub fn run(args: &[String]) -> Result<()> {
     let (mut families, mut budgets) = (Vec::new(), Vec::new());
     for (name, dir) in FAMILIES {
         eprintln!("figures: replaying {name} ({dir})");
-        let (rows, _) = replay(&corpus.join(dir), &every)?;
+        let (rows, sessions) = replay(&corpus.join(dir), &every)?;
         families.push(Family {
             name,
             rows,
-            sessions: Vec::new(),
+            sessions,
         });
         let (rows, sessions) = replay(&corpus.join(dir), &budgeted)?;
         budgets.push(Family {

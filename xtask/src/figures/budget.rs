@@ -221,6 +221,8 @@ pub(crate) fn render(families: &[Family], budgets: &[Family]) -> Result<(String,
         }
     ));
     out.push(String::new());
+    out.extend(baselines(families, budgets));
+    out.push(String::new());
     out.push(END.to_owned());
     let broken = broken
         .iter()
@@ -229,6 +231,79 @@ pub(crate) fn render(families: &[Family], budgets: &[Family]) -> Result<(String,
         })
         .collect();
     Ok((out.join("\n") + "\n", broken))
+}
+
+/// How many requests of `policy` are above `budget`, counted as [`requests`] counts them.
+fn above(family: &Family, policy: &str, budget: usize) -> usize {
+    requests(family, policy)
+        .iter()
+        .flatten()
+        .filter(|&&n| n > budget as u64)
+        .count()
+}
+
+/// The baselines' largest requests beside `smart`'s under the 100k and 150k budgets, on the families where a
+/// request reaches 100k: a baseline has no request budget, so each of its requests above one is sent (and a
+/// provider whose window it is refuses it); `smart` sends none above it, and refuses those whose rest alone is.
+fn baselines(families: &[Family], budgets: &[Family]) -> Vec<String> {
+    let shown: [usize; 2] = [100_000, 150_000];
+    let policies: Vec<&str> = super::policies()
+        .into_iter()
+        .filter(|p| *p != "oracle")
+        .collect();
+    let mut out = vec![
+        "**Beside the baselines**: each policy's largest request, as billed where the log says, and how many \
+         requests are above 100k · 150k (a baseline has no request budget: it sends them); `smart` with \
+         `request_budget` sends none above it and refuses those whose rest alone is (in parentheses):"
+            .to_owned(),
+        String::new(),
+        format!(
+            "| family | {} | `smart`, `request_budget` = 100k · 150k |",
+            policies
+                .iter()
+                .map(|p| format!("`{p}`"))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        ),
+        format!("|---|{}---|", "---|".repeat(policies.len())),
+    ];
+    for (f, b) in families.iter().zip(budgets) {
+        if peak(f, "none") <= shown[0] as u64 {
+            continue;
+        }
+        let cells: Vec<String> = policies
+            .iter()
+            .map(|p| {
+                format!(
+                    "{}; {}",
+                    thousands(peak(f, p)),
+                    shown
+                        .iter()
+                        .map(|&budget| thousands(above(f, p, budget) as u64))
+                        .collect::<Vec<_>>()
+                        .join(" · ")
+                )
+            })
+            .collect();
+        let held: Vec<String> = shown
+            .iter()
+            .map(|&budget| {
+                let h = held(b, budget);
+                format!(
+                    "{} ({} refused)",
+                    thousands(h.peak_sent),
+                    thousands(h.refused as u64)
+                )
+            })
+            .collect();
+        out.push(format!(
+            "| {} | {} | {} |",
+            f.name,
+            cells.join(" | "),
+            held.join(" · ")
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -259,6 +334,61 @@ mod tests {
                 json!({"policy": label(100_000), "turns": turns(smart)}),
             ],
         }
+    }
+
+    #[test]
+    fn the_baselines_largest_requests_and_those_above_each_budget_are_shown_beside_smart_s() {
+        let turns = |t: &[u64]| {
+            t.iter()
+                .map(|n| json!({"input_tokens": n}))
+                .collect::<Vec<_>>()
+        };
+        let session = |policy: &str, t: &[u64]| json!({"policy": policy, "turns": turns(t)});
+        let every = Family {
+            name: "test",
+            rows: Vec::new(),
+            sessions: vec![
+                session("none", &[90_000, 120_000, 160_000]),
+                session("anthropic-clear", &[90_000, 110_000, 140_000]),
+            ],
+        };
+        let budgeted = Family {
+            name: "test",
+            rows: Vec::new(),
+            sessions: vec![
+                session("floor", &[50_000, 60_000, 120_000]),
+                session(&label(100_000), &[90_000, 99_000, 130_000]),
+                session(&label(150_000), &[90_000, 120_000, 149_000]),
+            ],
+        };
+        let table = baselines(
+            std::slice::from_ref(&every),
+            std::slice::from_ref(&budgeted),
+        );
+        let row = table.last().unwrap();
+        assert!(
+            row.starts_with("| test | 160,000; 2 · 1 | 140,000; 2 · 0 |"),
+            "{row}"
+        );
+        // 130,000 is refused (its floor, 120,000, is above 100k); at 150k every request is sent
+        assert!(
+            row.ends_with("| 99,000 (1 refused) · 149,000 (0 refused) |"),
+            "{row}"
+        );
+        // a family no request of which reaches 100k has no row
+        let small = Family {
+            name: "small",
+            rows: Vec::new(),
+            sessions: vec![session("none", &[90_000])],
+        };
+        assert_eq!(
+            baselines(
+                std::slice::from_ref(&small),
+                std::slice::from_ref(&budgeted)
+            )
+            .len(),
+            4
+        );
     }
 
     #[test]
