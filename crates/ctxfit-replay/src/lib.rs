@@ -425,8 +425,11 @@ pub const REPLAY_BATCH: usize = 32;
 /// One recorded session to replay: its label in the rows, its conversation, and its log's times.
 #[derive(Debug, Clone, Copy)]
 pub struct SessionInput<'a> {
+    /// The session's name in the rows (`SessionReplay::session`): a file's path, and its window.
     pub label: &'a str,
+    /// The recorded conversation, replayed request by request.
     pub conversation: &'a Conversation,
+    /// When its messages were written and how long the cache lives ([`Timing::NONE`]: never expires).
     pub timing: Timing<'a>,
 }
 
