@@ -27,6 +27,7 @@ use crate::retrieval::{retrieval_trailer, with_trailer};
 
 mod budget;
 mod cache;
+mod cold;
 mod decide;
 mod decision;
 mod ingest;
@@ -519,6 +520,10 @@ impl Compactor {
         } else {
             None
         };
+        // a request written whole anyway is where old reads go for free
+        if expired {
+            self.leave_out_cold_reads(conv, &mut new_blocks);
+        }
         // the request budget holds before anything else
         self.hold_budget(conv, &mut new_blocks);
         self.drop = drop_range(conv, self.settings.max_conversation_messages);

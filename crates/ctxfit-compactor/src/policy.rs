@@ -69,6 +69,10 @@ pub struct ProfileSpec {
     /// Seconds the provider keeps a cached prefix after its last use (default 300; 0: it never expires).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_ttl: Option<i64>,
+    /// At a request that finds the provider's cache expired, stale file reads this many of the agent's turns old
+    /// or older become pointers (0: off; `smart`: 10).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cold_read_age: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tool_result_chars: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -165,6 +169,9 @@ pub struct Settings {
     /// before, nothing is cached any more: the provider writes the whole request again whatever changes, so
     /// every cut is free of cache cost — the waiting ones are made too.
     pub cache_ttl: u64,
+    /// At a request that finds the provider's cache expired (written whole whatever changes), each stale file
+    /// read that this many of the agent's turns or more have followed becomes a pointer (0 = off).
+    pub cold_read_age: usize,
     /// Cut every tool result, even the newest, to this many characters when it enters the history (0 = off).
     /// A result cut this way is final: no rule compacts it again, so the cached prefix stays valid.
     pub max_tool_result_chars: usize,
@@ -218,6 +225,9 @@ const SMART_LOG_HEAD: usize = 10;
 const SMART_LOG_TAIL: usize = 40;
 /// Of a stale listing or search, `smart` keeps this many first lines.
 const SMART_LISTING_KEEP: usize = 60;
+/// At a request that finds the cache expired, `smart` leaves out the file reads this many of the agent's turns
+/// old or older; chosen on cc-entire (docs/benchmarks.md, "Old reads when the cache has expired").
+const SMART_COLD_READ_AGE: i64 = 10;
 
 /// Names of the built-in profiles.
 pub const BUILT_IN_PROFILES: &[&str] = &[
@@ -253,6 +263,9 @@ pub fn built_in(name: &str) -> Option<ProfileSpec> {
             // and whatever the forecast, no conversation costs more than 3% above sending everything: a cut that
             // would take it past that waits until the savings so far cover it
             max_regret: Some(0.03),
+            // a request that finds the provider's cache expired is written whole whatever changes: there, and only
+            // there, the file reads the agent made 10 or more turns before are left out for free
+            cold_read_age: Some(SMART_COLD_READ_AGE),
             // each stale result is decided as soon as the model has answered it: the cache breaks only over that
             // result and the answer, and the excerpt rule cuts only where it saves a tenth or more. Of a log it
             // keeps the first 10 and last 40 lines and the outcomes, of a listing the first 60 lines: what it
@@ -554,6 +567,7 @@ fn merge(base: ProfileSpec, over: ProfileSpec) -> ProfileSpec {
         min_horizon: over.min_horizon.or(base.min_horizon),
         max_regret: over.max_regret.or(base.max_regret),
         cache_ttl: over.cache_ttl.or(base.cache_ttl),
+        cold_read_age: over.cold_read_age.or(base.cold_read_age),
         max_tool_result_chars: over.max_tool_result_chars.or(base.max_tool_result_chars),
         max_conversation_messages: over
             .max_conversation_messages
@@ -658,6 +672,7 @@ fn finish(
             None => DEFAULT_CACHE_TTL,
             ttl => non_negative(name, "cache_ttl", ttl)? as u64,
         },
+        cold_read_age: non_negative(name, "cold_read_age", spec.cold_read_age)?,
         max_tool_result_chars: non_negative(
             name,
             "max_tool_result_chars",

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{session, EAGER};
+use common::{live_at, sent_text, session, EAGER};
 use ctxfit_compactor::{Compactor, HoldReason, PolicyFile, Report, Settings};
 use ctxfit_model::{Conversation, Value};
 use serde_json::json;
@@ -60,47 +60,11 @@ fn live(conv: &Conversation, settings: Settings) -> (Vec<Report>, Compactor) {
     live_at(conv, settings, |_| None)
 }
 
-/// [`live`], each request sent at `sent_at(k)` (its index from 0; milliseconds since the Unix epoch).
-fn live_at(
-    conv: &Conversation,
-    settings: Settings,
-    sent_at: impl Fn(usize) -> Option<u64>,
-) -> (Vec<Report>, Compactor) {
-    let registry = ctxfit_plugins::registry().unwrap();
-    let mut c =
-        Compactor::new(settings, &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
-    let mut request = Conversation {
-        messages: Vec::new(),
-        ..conv.clone()
-    };
-    let mut previous = None;
-    let mut reports = Vec::new();
-    for (mi, msg) in conv.messages.iter().enumerate() {
-        if mi > 0 && ctxfit_model::begins_response(&conv.messages, mi) {
-            let report = c.compact_at(&request, previous, sent_at(reports.len()));
-            previous = Some(report.tokens_after);
-            reports.push(report);
-        }
-        request.messages.push(msg.clone());
-    }
-    (reports, c)
-}
-
 /// The request (0-based) at which the result in message `message` was cut, if it was.
 fn cut_at(reports: &[Report], message: usize) -> Option<usize> {
     reports
         .iter()
         .position(|r| r.new_blocks.iter().any(|b| b.message == message))
-}
-
-/// The text of the result in message `m` as the compactor sends it.
-fn sent_text(c: &Compactor, conv: &Conversation, m: usize) -> String {
-    c.project(conv).messages[m]
-        .tool_results()
-        .next()
-        .unwrap()
-        .content
-        .joined_text()
 }
 
 #[test]

@@ -175,7 +175,7 @@ my_reader = "read_file"
 
 #[test]
 fn bad_policies_say_what_and_where() {
-    check_error("[profiles.a]\nbudgett = 3\n", Some("a"), None, "policy.toml:2:1: unknown field `budgett`, expected one of `extends`, `trigger`, `budget`, `target`, `keep_latest_result_message`, `keep_last_tool_uses`, `exclude_tools`, `clear_tool_inputs`, `min_reclaim_tokens`, `min_reclaim_ratio`, `cache_write_premium`, `horizon`, `min_horizon`, `max_regret`, `cache_ttl`, `max_tool_result_chars`, `max_conversation_messages`, `request_budget`, `warning_threshold`, `retrieval_tool`, `rules`, `add_rules`");
+    check_error("[profiles.a]\nbudgett = 3\n", Some("a"), None, "policy.toml:2:1: unknown field `budgett`, expected one of `extends`, `trigger`, `budget`, `target`, `keep_latest_result_message`, `keep_last_tool_uses`, `exclude_tools`, `clear_tool_inputs`, `min_reclaim_tokens`, `min_reclaim_ratio`, `cache_write_premium`, `horizon`, `min_horizon`, `max_regret`, `cache_ttl`, `cold_read_age`, `max_tool_result_chars`, `max_conversation_messages`, `request_budget`, `warning_threshold`, `retrieval_tool`, `rules`, `add_rules`");
     check_error(
         "[profiles.a]\nextends = \"seed-000\"\nbudget = -5\n",
         Some("a"),

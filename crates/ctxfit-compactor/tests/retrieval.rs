@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{build_log, session, EAGER};
+use common::{build_log, sent_text, session, EAGER};
 use ctxfit_compactor::{
     handle_of, retrieval_tool_definition, retrieve, AgentSession, Compactor, PolicyFile, Settings,
     INGESTION_MARKER, RETRIEVAL_TOOL,
@@ -27,16 +27,6 @@ fn compactor(settings: Settings) -> Compactor {
     Compactor::new(settings, &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap()
 }
 
-/// The text of the result in message `message` of the compacted history.
-fn sent(c: &Compactor, conv: &Conversation, message: usize) -> String {
-    c.project(conv).messages[message]
-        .tool_results()
-        .next()
-        .unwrap()
-        .content
-        .joined_text()
-}
-
 #[test]
 fn a_cut_result_names_the_tool_and_its_handle_and_the_original_comes_back_whole() {
     let log = build_log();
@@ -47,7 +37,7 @@ fn a_cut_result_names_the_tool_and_its_handle_and_the_original_comes_back_whole(
     ]);
     let mut c = compactor(settings(RETRIEVING, "retrieving"));
     c.compact_history(&conv, None);
-    let text = sent(&c, &conv, 2);
+    let text = sent_text(&c, &conv, 2);
     // the excerpt as `smart` writes it, then the handle: the first result's tool_use_id
     assert!(text.contains("error[E0308]: mismatched types"), "{text}");
     // (of 201 lines: the first 10, the outcome, the last 40)
@@ -76,7 +66,7 @@ fn without_the_setting_no_result_names_a_tool_the_agent_does_not_have() {
     let mut c = compactor(settings(EAGER, "eager"));
     let report = c.compact_history(&conv, None);
     assert_eq!(report.new_blocks.len(), 1, "the log is cut");
-    let text = sent(&c, &conv, 2);
+    let text = sent_text(&c, &conv, 2);
     assert!(!text.contains("the full result"), "{text}");
     assert!(
         text.ends_with("re-run the command for its full output]"),
@@ -148,7 +138,7 @@ fn the_ingestion_cap_names_the_handle_too_and_a_second_pass_keeps_it() {
     let conv = session(&[("Bash", json!({"command": "cargo build"}), log.clone())]);
     let mut c = compactor(settings(policy, "capped"));
     c.compact_history(&conv, None);
-    let text = sent(&c, &conv, 2);
+    let text = sent_text(&c, &conv, 2);
     let trailer = "\n[the full result: call get_original with {\"handle\":\"toolu_00\"}]";
     assert!(
         text.ends_with(&format!("{INGESTION_MARKER}{trailer}")),

@@ -320,6 +320,7 @@ fn oracle_settings() -> Settings {
         min_horizon: 0,
         max_regret: None,
         cache_ttl: 0,
+        cold_read_age: 0,
         max_tool_result_chars: 0,
         max_conversation_messages: 0,
         request_budget: 0,

@@ -128,7 +128,7 @@ impl Compactor {
         let could_give = |ri: usize| -> usize {
             let site = &self.state.results[ri];
             match self.decided.get(&site.key) {
-                Some(d) if d.rule == BUDGET_RULE => 0,
+                Some(d) if d.rule == BUDGET_RULE || d.rule == cold::COLD_RULE => 0,
                 Some(d) => d.tokens_after.saturating_sub(pointer_tokens),
                 None => site.tokens.saturating_sub(pointer_tokens),
             }
@@ -192,34 +192,47 @@ impl Compactor {
                 let Some(change) = self.escalated(conv, &site, pointers_only) else {
                     continue;
                 };
-                // what the request showed of it leaves the lines shown for good; the cut's lines join them
-                let shown = match self.decided.get(&site.key) {
-                    Some(d) => d.content.clone(),
-                    None if self.kept.contains(&site.key) => {
-                        Self::result_block(conv, &site).map(|r| r.content.clone())
-                    }
-                    None => None,
-                };
-                if let Some(c) = &shown {
-                    self.state.shown.remove_content(c);
-                }
-                self.state.shown.add_content(&change.content);
-                self.forget_pending(ri);
-                // a result cut before is reported from what the request sent of it until now
-                let sent = self
-                    .decided
-                    .get(&site.key)
-                    .map(|d| (d.chars_after, d.tokens_after));
-                self.undo(&site);
                 self.escalations += 1;
-                let mut reports = self.commit(conv, &site, change);
-                if let (Some((chars, tokens)), Some(r)) = (sent, reports.first_mut()) {
-                    r.chars_before = chars;
-                    r.tokens_before = tokens;
-                }
-                new_blocks.extend(reports);
+                self.replace_decision(conv, ri, &site, change, new_blocks);
             }
         }
+    }
+
+    /// Put `change` in place of what the request sends of the result `ri` now (whole, or an earlier cut), with the
+    /// accounting that goes with it: the lines it shows, the sums, and the report (a result cut before is reported
+    /// from what the request sent of it until now).
+    pub(super) fn replace_decision(
+        &mut self,
+        conv: &Conversation,
+        ri: usize,
+        site: &ResultSite,
+        change: Change,
+        new_blocks: &mut Vec<BlockReport>,
+    ) {
+        // what the request showed of it leaves the lines shown for good; the cut's lines join them
+        let shown = match self.decided.get(&site.key) {
+            Some(d) => d.content.clone(),
+            None if self.kept.contains(&site.key) => {
+                Self::result_block(conv, site).map(|r| r.content.clone())
+            }
+            None => None,
+        };
+        if let Some(c) = &shown {
+            self.state.shown.remove_content(c);
+        }
+        self.state.shown.add_content(&change.content);
+        self.forget_pending(ri);
+        let sent = self
+            .decided
+            .get(&site.key)
+            .map(|d| (d.chars_after, d.tokens_after));
+        self.undo(site);
+        let mut reports = self.commit(conv, site, change);
+        if let (Some((chars, tokens)), Some(r)) = (sent, reports.first_mut()) {
+            r.chars_before = chars;
+            r.tokens_before = tokens;
+        }
+        new_blocks.extend(reports);
     }
 
     /// The cut that escalation makes of a result: its first and last lines (unless `pointer_only`), else a
@@ -234,31 +247,19 @@ impl Compactor {
         let view = View::of(&result.content);
         // (its text blocks as one text, as the model reads them)
         let text = view.content().joined_text();
-        // what escalation wrote before (in a history compacted already) is final: compacting again changes nothing
-        if text.contains(BUDGET_MARK) {
+        // what escalation or an expired cache's cut wrote before (in a history compacted already, or in this one)
+        // is final: compacting again changes nothing
+        if text.contains(BUDGET_MARK)
+            || text.contains(cold::COLD_MARK)
+            || self
+                .decided
+                .get(&site.key)
+                .is_some_and(|d| d.rule == cold::COLD_RULE)
+        {
             return None;
         }
-        let trailer = self.retrieval_trailer(&site.key);
-        let sent_now = self
-            .decided
-            .get(&site.key)
-            .map_or(site.tokens, |d| d.tokens_after);
-        let chars = content_chars(&result.content);
         let make = |body: String, action: Action| {
-            let c = with_trailer(Content::text(body), trailer.as_deref());
-            let c = view.back(&result.content, c);
-            let tokens = count_tool_result(self.estimator.as_ref(), &c);
-            let smaller = never_grows(tokens, content_chars(&c), sent_now, chars, &result.content);
-            (tokens < sent_now && smaller).then_some(Change {
-                content: c,
-                tokens_after: tokens,
-                chars_before: chars,
-                rule: BUDGET_RULE,
-                action,
-                clear_input: false,
-                asked_at: self.state.results.len(),
-                consulted: None,
-            })
+            self.replacement(site, &result.content, &view, body, BUDGET_RULE, action)
         };
         let whole_text = view
             .content()
@@ -270,6 +271,40 @@ impl Compactor {
             .flatten()
             .and_then(|t| make(t, Action::Replaced));
         excerpt.or_else(|| make(pointer(text.lines().count(), site.tokens), Action::Pointer))
+    }
+
+    /// `body` in place of a result's text (its other blocks kept after it, and the retrieval handle where the
+    /// profile names one), as a cut by `rule` — `None` unless it is smaller than what the request sends of the
+    /// result now and never grows the original.
+    pub(super) fn replacement(
+        &self,
+        site: &ResultSite,
+        original: &Content,
+        view: &View<'_>,
+        body: String,
+        rule: &'static str,
+        action: Action,
+    ) -> Option<Change> {
+        let trailer = self.retrieval_trailer(&site.key);
+        let sent_now = self
+            .decided
+            .get(&site.key)
+            .map_or(site.tokens, |d| d.tokens_after);
+        let chars = content_chars(original);
+        let c = with_trailer(Content::text(body), trailer.as_deref());
+        let c = view.back(original, c);
+        let tokens = count_tool_result(self.estimator.as_ref(), &c);
+        let smaller = never_grows(tokens, content_chars(&c), sent_now, chars, original);
+        (tokens < sent_now && smaller).then_some(Change {
+            content: c,
+            tokens_after: tokens,
+            chars_before: chars,
+            rule,
+            action,
+            clear_input: false,
+            asked_at: self.state.results.len(),
+            consulted: None,
+        })
     }
 
     /// A result decided by escalation is no longer waiting to be asked.

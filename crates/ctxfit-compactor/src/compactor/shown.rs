@@ -207,6 +207,11 @@ impl ShownIndex {
         }
     }
 
+    /// How many times the request shows the line of this key (0 when the index is off).
+    pub(super) fn count(&self, key: u64) -> u32 {
+        self.lines.get(&key).copied().unwrap_or(0)
+    }
+
     /// Is the line of this key shown?
     pub(super) fn shows(&self, key: u64) -> bool {
         self.lines.get(&key).is_some_and(|n| *n > 0)

@@ -1,6 +1,6 @@
 //! Helpers shared by the compactor's integration tests.
 
-use ctxfit_compactor::{Compactor, PolicyFile};
+use ctxfit_compactor::{Compactor, PolicyFile, Report, Settings};
 use ctxfit_model::{Conversation, Value};
 use serde_json::json;
 
@@ -95,4 +95,43 @@ pub fn stale_shell(command: &str, output: &[String]) -> Conversation {
         ("Bash", json!({ "command": command }), output.join("\n")),
         ("Bash", json!({"command": "git status"}), "clean".into()),
     ])
+}
+
+/// The reports of a live agent's requests (one before each assistant message), request `k` sent at `sent_at(k)`
+/// (its index from 0; milliseconds since the Unix epoch), and the compactor after them.
+#[allow(dead_code)]
+pub fn live_at(
+    conv: &Conversation,
+    settings: Settings,
+    sent_at: impl Fn(usize) -> Option<u64>,
+) -> (Vec<Report>, Compactor) {
+    let registry = ctxfit_plugins::registry().unwrap();
+    let mut c =
+        Compactor::new(settings, &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap();
+    let mut request = Conversation {
+        messages: Vec::new(),
+        ..conv.clone()
+    };
+    let mut previous = None;
+    let mut reports = Vec::new();
+    for (mi, msg) in conv.messages.iter().enumerate() {
+        if mi > 0 && ctxfit_model::begins_response(&conv.messages, mi) {
+            let report = c.compact_at(&request, previous, sent_at(reports.len()));
+            previous = Some(report.tokens_after);
+            reports.push(report);
+        }
+        request.messages.push(msg.clone());
+    }
+    (reports, c)
+}
+
+/// The text of the result in message `m` as the compactor sends it.
+#[allow(dead_code)]
+pub fn sent_text(c: &Compactor, conv: &Conversation, m: usize) -> String {
+    c.project(conv).messages[m]
+        .tool_results()
+        .next()
+        .unwrap()
+        .content
+        .joined_text()
 }
