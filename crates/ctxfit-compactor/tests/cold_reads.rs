@@ -119,6 +119,11 @@ fn a_read_stays_while_the_cache_lives_or_while_it_is_young() {
         .iter()
         .all(|r| r.new_blocks.iter().all(|b| b.rule != "cold-read")));
     assert_eq!(sent_text(&c, &conv, 2), whole);
+    // what the profile keeps whatever its rules say stays: the last results (`keep_last_tool_uses`)
+    let mut kept = smart();
+    kept.keep_last_tool_uses = 100;
+    let (_, c) = live(&conv, kept, clock(Some(30)));
+    assert_eq!(sent_text(&c, &conv, 2), whole);
     // `cold_read_age = 0` turns it off
     let mut off = smart();
     off.cold_read_age = 0;

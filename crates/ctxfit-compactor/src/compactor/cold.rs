@@ -37,11 +37,23 @@ impl Compactor {
             return;
         }
         let total_assistants = *self.state.assistants_before.last().unwrap_or(&0);
-        let old: Vec<usize> = (0..self.state.results.len())
+        // what the profile keeps whatever its rules say stays: the last `keep_last_tool_uses` results, and the
+        // newest result message where `keep_latest_result_message`
+        let keep_from = self
+            .state
+            .results
+            .len()
+            .saturating_sub(self.settings.keep_last_tool_uses);
+        let latest_group = (self.settings.keep_latest_result_message)
+            .then_some(self.state.last_result_message)
+            .flatten()
+            .map(|m| self.state.assistants_before[m]);
+        let old: Vec<usize> = (0..keep_from)
             .filter(|&ri| {
                 let site = &self.state.results[ri];
                 site.kind == "read_file"
                     && total_assistants >= self.state.assistants_before[site.message + 1] + age
+                    && latest_group != Some(self.state.assistants_before[site.message])
                     && !self.excluded(site)
             })
             .collect();
