@@ -308,7 +308,7 @@ impl Compactor {
     }
 
     /// A result decided by escalation is no longer waiting to be asked.
-    fn forget_pending(&mut self, ri: usize) {
+    pub(super) fn forget_pending(&mut self, ri: usize) {
         self.state.pending.retain(|&p| p != ri);
         self.state.waiting.remove(&ri);
         self.state.waiting_on.remove(&ri);

@@ -66,6 +66,12 @@ impl Compactor {
             if self.only_shower_of(conv, &site, &relied) {
                 continue;
             }
+            // a cut of it that waits for its turn is made first, as escalation makes it (free: the cache has
+            // expired); the pointer then takes its place with the accounting of a decision replaced
+            if let Some(held) = self.held.remove(&site.key) {
+                self.forget_pending(ri);
+                new_blocks.extend(self.commit(conv, &site, held));
+            }
             if let Some(change) = self.cold_pointer(conv, &site) {
                 self.replace_decision(conv, ri, &site, change, new_blocks);
             }
