@@ -128,7 +128,7 @@ impl Compactor {
         let could_give = |ri: usize| -> usize {
             let site = &self.state.results[ri];
             match self.decided.get(&site.key) {
-                Some(d) if d.rule == BUDGET_RULE || d.rule == cold::COLD_RULE => 0,
+                Some(_) if self.cut_for_good(&site.key) => 0,
                 Some(d) => d.tokens_after.saturating_sub(pointer_tokens),
                 None => site.tokens.saturating_sub(pointer_tokens),
             }
@@ -305,6 +305,14 @@ impl Compactor {
             asked_at: self.state.results.len(),
             consulted: None,
         })
+    }
+
+    /// Whether escalation or an expired cache's step cut the result: neither it nor the lines it left out come
+    /// back.
+    pub(super) fn cut_for_good(&self, key: &ResultKey) -> bool {
+        self.decided
+            .get(key)
+            .is_some_and(|d| d.rule == BUDGET_RULE || d.rule == cold::COLD_RULE)
     }
 
     /// A result decided by escalation is no longer waiting to be asked.

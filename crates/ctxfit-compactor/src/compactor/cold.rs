@@ -37,17 +37,8 @@ impl Compactor {
             return;
         }
         let total_assistants = *self.state.assistants_before.last().unwrap_or(&0);
-        // what the profile keeps whatever its rules say stays: the last `keep_last_tool_uses` results, and the
-        // newest result message where `keep_latest_result_message`
-        let keep_from = self
-            .state
-            .results
-            .len()
-            .saturating_sub(self.settings.keep_last_tool_uses);
-        let latest_group = (self.settings.keep_latest_result_message)
-            .then_some(self.state.last_result_message)
-            .flatten()
-            .map(|m| self.state.assistants_before[m]);
+        // what the profile keeps whatever its rules say stays
+        let (keep_from, latest_group) = self.profile_keeps();
         let old: Vec<usize> = (0..keep_from)
             .filter(|&ri| {
                 let site = &self.state.results[ri];
@@ -55,6 +46,7 @@ impl Compactor {
                     && total_assistants >= self.state.assistants_before[site.message + 1] + age
                     && latest_group != Some(self.state.assistants_before[site.message])
                     && !self.excluded(site)
+                    && !self.cut_for_good(&site.key)
             })
             .collect();
         if old.is_empty() {
@@ -89,7 +81,7 @@ impl Compactor {
             let Some(d) = self.decided.get(&site.key) else {
                 continue;
             };
-            if d.rule == budget::BUDGET_RULE || d.rule == COLD_RULE {
+            if self.cut_for_good(&site.key) {
                 continue;
             }
             let (Some(content), Some(result)) = (&d.content, Self::result_block(conv, site)) else {
@@ -123,8 +115,8 @@ impl Compactor {
             return false;
         }
         let sent = match self.decided.get(&site.key) {
-            Some(d) => d.content.clone(),
-            None => Self::result_block(conv, site).map(|r| r.content.clone()),
+            Some(d) => d.content.as_ref(),
+            None => Self::result_block(conv, site).map(|r| &r.content),
         };
         let Some(sent) = sent else {
             return false;
@@ -138,19 +130,12 @@ impl Compactor {
     }
 
     /// The pointer that stands for an old read — `None` when it is not smaller than what the request sends of
-    /// it now, or when escalation or this step wrote it.
+    /// it now, or when escalation or this step wrote it (in this history, or in one compacted already).
     fn cold_pointer(&self, conv: &Conversation, site: &ResultSite) -> Option<Change> {
         let result = Self::result_block(conv, site)?;
         let view = View::of(&result.content);
         let text = view.content().joined_text();
-        if text.contains(BUDGET_MARK) || text.contains(COLD_MARK) {
-            return None;
-        }
-        if self
-            .decided
-            .get(&site.key)
-            .is_some_and(|d| d.rule == budget::BUDGET_RULE || d.rule == COLD_RULE)
-        {
+        if text.contains(BUDGET_MARK) || text.contains(COLD_MARK) || self.cut_for_good(&site.key) {
             return None;
         }
         self.replacement(

@@ -3,6 +3,22 @@
 use super::*;
 
 impl Compactor {
+    /// What the profile keeps whatever its rules say: the results from this index on (the last
+    /// `keep_last_tool_uses`), and, where `keep_latest_result_message`, the results of the newest result message —
+    /// given as the count of assistant messages before it.
+    pub(super) fn profile_keeps(&self) -> (usize, Option<usize>) {
+        let keep_from = self
+            .state
+            .results
+            .len()
+            .saturating_sub(self.settings.keep_last_tool_uses);
+        let latest_group = (self.settings.keep_latest_result_message)
+            .then_some(self.state.last_result_message)
+            .flatten()
+            .map(|m| self.state.assistants_before[m]);
+        (keep_from, latest_group)
+    }
+
     /// Ask the rules about the pending results and make their cuts, unless the reclaim checks hold the batch
     /// back (then said in the return value).
     ///
@@ -16,15 +32,7 @@ impl Compactor {
         new_blocks: &mut Vec<BlockReport>,
     ) -> Option<HeldBack> {
         let total_assistants = *self.state.assistants_before.last().unwrap_or(&0);
-        let keep_from = self
-            .state
-            .results
-            .len()
-            .saturating_sub(self.settings.keep_last_tool_uses);
-        let latest_group = self
-            .state
-            .last_result_message
-            .map(|m| self.state.assistants_before[m]);
+        let (keep_from, latest_group) = self.profile_keeps();
         // the cuts of this request's batch: (result, its tokens after the cut); each one's change is in `held`
         let mut tentative: Vec<(usize, usize)> = Vec::new();
         let mut estimate = self.current_tokens();
@@ -42,8 +50,7 @@ impl Compactor {
         for ri in rest.by_ref() {
             let site = &self.state.results[ri];
             let turns_ago = total_assistants - self.state.assistants_before[site.message + 1];
-            let in_latest_group = self.settings.keep_latest_result_message
-                && latest_group == Some(self.state.assistants_before[site.message]);
+            let in_latest_group = latest_group == Some(self.state.assistants_before[site.message]);
             if turns_ago == 0 || ri >= keep_from || in_latest_group {
                 // too new, and so is every later result: they wait for a later request
                 still.push(ri);
