@@ -691,13 +691,25 @@ pub fn eval(args: &[String]) -> Result<()> {
                 combine(draw.iter().map(|&i| &aggressive.pages[i])).f1
                     - combine(draw.iter().map(|&i| &yardstick.pages[i])).f1
             });
+            // the same over the sealed sites alone: how far their figure says anything of sites not seen
+            let sealed: Vec<usize> = (0..set.pages.len())
+                .filter(|&i| set.pages[i].sealed())
+                .collect();
+            let sealed_sites: Vec<String> = sealed.iter().map(|&i| sites[i].clone()).collect();
+            let (by_sealed, sealed_low, sealed_high) =
+                html_folds::bootstrap_over_sites(&sealed_sites, |draw| {
+                    combine(draw.iter().map(|&k| &aggressive.pages[sealed[k]])).f1
+                        - combine(draw.iter().map(|&k| &yardstick.pages[sealed[k]])).f1
+                });
             println!(
                 "ctxfit aggressive against {}: at or above it in {:.1}% of {RESAMPLES} bootstrap resamples of the \
                  pages (F1 difference {low:+.4} to {high:+.4}, 5th to 95th percentile), {:.1}% of resamples of the \
-                 sites ({site_low:+.4} to {site_high:+.4})",
+                 sites ({site_low:+.4} to {site_high:+.4}), {:.1}% of resamples of the sealed sites alone \
+                 ({sealed_low:+.4} to {sealed_high:+.4})",
                 yardstick.name,
                 100.0 * ahead,
-                100.0 * by_site
+                100.0 * by_site,
+                100.0 * by_sealed
             );
         }
         // (the rows: minimal, moderate, aggressive, then the yardsticks; by kind, moderate beside aggressive says
