@@ -35,10 +35,7 @@ fn status() -> (&'static str, Value, String) {
 /// A profile with the payback rule alone: the regret bound, which can hold a cut that pays back
 /// (`ctxfit-replay/tests/promises.rs`), out of the way.
 fn profile(policy: &str, name: &str) -> Settings {
-    let mut s = PolicyFile::parse(policy, "test.toml")
-        .unwrap()
-        .resolve(Some(name), None, &|_| None)
-        .unwrap();
+    let mut s = common::settings(policy, name);
     s.max_regret = None;
     s
 }

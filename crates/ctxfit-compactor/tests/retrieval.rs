@@ -3,10 +3,10 @@
 
 mod common;
 
-use common::{build_log, sent_text, session, EAGER};
+use common::{build_log, compactor, sent_text, session, settings, EAGER};
 use ctxfit_compactor::{
-    handle_of, retrieval_tool_definition, retrieve, AgentSession, Compactor, PolicyFile, Settings,
-    INGESTION_MARKER, RETRIEVAL_TOOL,
+    handle_of, retrieval_tool_definition, retrieve, AgentSession, PolicyFile, INGESTION_MARKER,
+    RETRIEVAL_TOOL,
 };
 use ctxfit_model::{Block, Conversation, Message, WireFormat};
 use serde_json::json;
@@ -14,18 +14,6 @@ use serde_json::json;
 /// `smart` with the payback rule off (every cut made once its result is stale) and the retrieval tool on.
 const RETRIEVING: &str = "[profiles.retrieving]\nextends = \"smart\"\ncache_write_premium = 0\n\
                           retrieval_tool = \"ctxfit_retrieve\"\n";
-
-fn settings(policy: &str, name: &str) -> Settings {
-    PolicyFile::parse(policy, "test.toml")
-        .unwrap()
-        .resolve(Some(name), None, &|_| None)
-        .unwrap()
-}
-
-fn compactor(settings: Settings) -> Compactor {
-    let registry = ctxfit_plugins::registry().unwrap();
-    Compactor::new(settings, &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap()
-}
 
 #[test]
 fn a_cut_result_names_the_tool_and_its_handle_and_the_original_comes_back_whole() {
@@ -35,7 +23,7 @@ fn a_cut_result_names_the_tool_and_its_handle_and_the_original_comes_back_whole(
         ("Bash", json!({"command": "git status"}), "clean".into()),
         ("Bash", json!({"command": "git diff"}), "".into()),
     ]);
-    let mut c = compactor(settings(RETRIEVING, "retrieving"));
+    let mut c = compactor(RETRIEVING, "retrieving");
     c.compact_history(&conv, None);
     let text = sent_text(&c, &conv, 2);
     // the excerpt as `smart` writes it, then the handle: the first result's tool_use_id
@@ -50,7 +38,7 @@ fn a_cut_result_names_the_tool_and_its_handle_and_the_original_comes_back_whole(
     assert_eq!(original.joined_text(), log);
     // a compaction of the history as it was sent leaves it as it is: the trailer says it was cut already
     let mut projected = c.project(&conv);
-    let mut again = compactor(settings(RETRIEVING, "retrieving"));
+    let mut again = compactor(RETRIEVING, "retrieving");
     let report = again.compact_history(&projected, None);
     assert!(report.new_blocks.is_empty(), "{:?}", report.new_blocks);
     again.apply(&mut projected);
@@ -63,7 +51,7 @@ fn without_the_setting_no_result_names_a_tool_the_agent_does_not_have() {
         ("Bash", json!({"command": "cargo build"}), build_log()),
         ("Bash", json!({"command": "git status"}), "clean".into()),
     ]);
-    let mut c = compactor(settings(EAGER, "eager"));
+    let mut c = compactor(EAGER, "eager");
     let report = c.compact_history(&conv, None);
     assert_eq!(report.new_blocks.len(), 1, "the log is cut");
     let text = sent_text(&c, &conv, 2);
@@ -90,7 +78,7 @@ fn a_reused_id_gets_a_handle_of_its_own() {
         conv.push_tool_results(vec![Block::tool_result("call_1", log.as_str(), false)]);
     }
     conv.push_response(vec![Block::text("Both failed.")]);
-    let mut c = compactor(settings(RETRIEVING, "retrieving"));
+    let mut c = compactor(RETRIEVING, "retrieving");
     c.compact_history(&conv, None);
     let handles: Vec<String> = c
         .project(&conv)
@@ -136,7 +124,7 @@ fn the_ingestion_cap_names_the_handle_too_and_a_second_pass_keeps_it() {
                   retrieval_tool = \"get_original\"\n";
     let log = build_log();
     let conv = session(&[("Bash", json!({"command": "cargo build"}), log.clone())]);
-    let mut c = compactor(settings(policy, "capped"));
+    let mut c = compactor(policy, "capped");
     c.compact_history(&conv, None);
     let text = sent_text(&c, &conv, 2);
     let trailer = "\n[the full result: call get_original with {\"handle\":\"toolu_00\"}]";
@@ -149,7 +137,7 @@ fn the_ingestion_cap_names_the_handle_too_and_a_second_pass_keeps_it() {
         "{text}"
     );
     let projected = c.project(&conv);
-    let mut again = compactor(settings(policy, "capped"));
+    let mut again = compactor(policy, "capped");
     assert!(again
         .compact_history(&projected, None)
         .new_blocks
@@ -167,7 +155,7 @@ fn an_agent_loop_answers_the_call_with_the_original() {
     first
         .messages
         .push(Message::user("Why does the build fail?"));
-    let mut s = AgentSession::new(first, compactor(settings(RETRIEVING, "retrieving")));
+    let mut s = AgentSession::new(first, compactor(RETRIEVING, "retrieving"));
     let log = build_log();
     s.next_request();
     s.push_response(vec![Block::tool_use(

@@ -39,15 +39,25 @@ pub fn build_log() -> String {
     lines.join("\n")
 }
 
+/// The settings of `profile` in the policy file text `policy`.
+#[allow(dead_code)]
+pub fn settings(policy: &str, profile: &str) -> Settings {
+    PolicyFile::parse(policy, "test.toml")
+        .unwrap()
+        .resolve(Some(profile), None, &|_| None)
+        .unwrap()
+}
+
 /// A compactor of `profile` in the policy file text `policy`, with every built-in rule and the fast estimator.
 #[allow(dead_code)]
 pub fn compactor(policy: &str, profile: &str) -> Compactor {
-    let settings = PolicyFile::parse(policy, "test.toml")
-        .unwrap()
-        .resolve(Some(profile), None, &|_| None)
-        .unwrap();
     let registry = ctxfit_plugins::registry().unwrap();
-    Compactor::new(settings, &registry, Box::new(ctxfit_tokens::FastEstimator)).unwrap()
+    Compactor::new(
+        settings(policy, profile),
+        &registry,
+        Box::new(ctxfit_tokens::FastEstimator),
+    )
+    .unwrap()
 }
 
 /// The text of every result of `conv` once `c` has compacted it in one shot.
