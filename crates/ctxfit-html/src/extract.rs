@@ -208,9 +208,12 @@ pub(crate) fn main_content(document: &Handle, w: &Weights) -> Option<MainContent
     }
     // paragraphs vote for their parent and grandparent
     for i in 0..nodes.len() {
-        // paragraphs, and blocks of bare text (a `<div>` of lines separated by `<br>`)
+        // paragraphs (a description list's `<dd>` is one, as a list item is: a glossary's, a dictionary's entry),
+        // and blocks of bare text (a `<div>` of lines separated by `<br>`)
         let paragraph = match tag(&nodes[i].node) {
-            Some("p" | "pre" | "td" | "blockquote" | "li") => nodes[i].text as f64 >= w.paragraph,
+            Some("p" | "pre" | "td" | "blockquote" | "li" | "dd") => {
+                nodes[i].text as f64 >= w.paragraph
+            }
             Some("div" | "section" | "article" | "span") => {
                 nodes[i].direct_text as f64 >= w.bare_text
             }

@@ -6,7 +6,8 @@
 /// One value per signal; [`Weights::HAND`] are the values written by hand before any fit.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Weights {
-    /// A paragraph (`p`, `pre`, a cell, a quote, a list item) votes from this many characters of text.
+    /// A paragraph (`p`, `pre`, a cell, a quote, a list item, a description list's `dd`) votes from this many
+    /// characters of text.
     pub paragraph: f64,
     /// A block of bare text (a `div` of lines between `<br>`s) votes from this many characters of its own.
     pub bare_text: f64,

@@ -393,6 +393,52 @@ fn a_list_is_part_of_the_article_not_its_container() {
 }
 
 #[test]
+fn a_glossary_s_descriptions_are_its_paragraphs() {
+    // a dictionary's or glossary's page: its text is a description list, each `<dd>` a paragraph of its own;
+    // beside it, a box about the publisher in two paragraphs, which outscores it when descriptions do not vote
+    let entries: String = [
+        (
+            "Base flow",
+            "the part of a river's flow fed by groundwater, which keeps it running between rains",
+        ),
+        (
+            "Catchment",
+            "the land from which rain drains into one river, bounded by ridges, hills or dykes",
+        ),
+        (
+            "Flood peak",
+            "the highest level a flood reaches at a gauge, measured in metres above its zero",
+        ),
+        (
+            "Levee",
+            "an embankment, natural or built, that holds a river in its bed when the water rises",
+        ),
+        (
+            "Runoff",
+            "the rain that flows over the ground into streams, rather than soaking into the soil",
+        ),
+    ]
+    .iter()
+    .map(|(term, text)| format!("<dt>{term}</dt><dd>{text}.</dd>"))
+    .collect();
+    let about = "<p>The institute, founded in 1952, studies rivers, lakes and groundwater, advises the \
+                 federal states, and, twice a year, publishes its reports, maps and data for everyone.</p>";
+    let html = format!(
+        r#"<html><body><div class="glossary"><h1>Glossary of hydrology</h1><dl>{entries}</dl></div>
+        <div class="about">{about}{about}</div></body></html>"#
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    for kept in [
+        "Base flow",
+        "a flood reaches at a gauge",
+        "soaking into the soil",
+    ] {
+        assert!(md.contains(kept), "{kept}: {md}");
+    }
+    assert!(!md.contains("founded in 1952"), "{md}");
+}
+
+#[test]
 fn the_body_the_page_marks_as_the_article_wins_over_a_longer_thread_of_readers() {
     // schema.org microdata names the article's body; readers' comments below it, under a class no word list
     // knows, hold more prose than the article itself
