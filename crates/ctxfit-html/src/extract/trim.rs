@@ -183,24 +183,27 @@ fn boilerplate(
             i += 1;
             continue;
         };
-        // a label: no sentence in it, a few words ("Share now!", "Was this useful?"), or a few more that announce
-        // something with a colon ("You might also like:") — or, before the first paragraph and after the last,
-        // a block (not a paragraph: that is a sentence beside linked pictures) of a short text over three or more
-        // links that show no text (a bar of icons: "Would you share this article?" over the networks' buttons)
+        // a label: no sentence in it (unless it is one of a series of blocks of its kind side by side, each of a
+        // few words or more: a part of their text), a few words ("Share now!", "Was this useful?"), or a few
+        // more that announce something with a colon ("You might also like:") — or, before the first paragraph
+        // and after the last, a block (not a paragraph: that is a sentence beside linked pictures) of a short
+        // text over three or more links that show no text (a bar of icons: "Would you share this article?" over
+        // the networks' buttons)
         let label = || {
             n.text > 0
                 // a table is content wherever it stands (a test's results, each row's first cell a link), and so
                 // is a block that holds one
                 && n.holds & TABLE == 0
                 && (density(n) >= 0.5
-                    || (!middle && n.text < 80 && {
+                    || (!middle && n.text < LINE && {
                         let text = text_of(&n.node);
                         let words = text.split_whitespace().count();
                         words < 5
-                            || !ends_a_sentence(&text, false)
+                            || !(ends_a_sentence(&text, false)
+                                || words >= SERIES_WORDS && one_of_a_series(nodes, i))
                             || (words < 8 && text.trim_end().ends_with([':', '：']))
                     })
-                    || (!middle && t != "p" && n.text < 80 && icon_links(&n.node) >= 3))
+                    || (!middle && t != "p" && n.text < LINE && icon_links(&n.node) >= 3))
         };
         match t {
             "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => blocks.push((i, true, false)),
@@ -285,6 +288,68 @@ fn boilerplate(
     out
 }
 
+/// Lines side by side that make a series: a list of entries, not labels.
+const SERIES: usize = 3;
+
+/// Characters of text (white space not counted) under which a block is a line, which may be a label, not a
+/// paragraph.
+const LINE: usize = 80;
+
+/// Words a line of a series holds at least: an entry says something ("March 2013: premiere at the Aera, Vienna"),
+/// where a label names ("Share", "Related posts").
+const SERIES_WORDS: usize = 5;
+
+/// Is node `i` one of [`SERIES`] or more blocks of its tag side by side (siblings, passing over white space and
+/// `<br>`s), each of [`SERIES_WORDS`] words or more and under half links? Then a line among them that ends no
+/// sentence is a part of the text they make — an entry of a list written as paragraphs (a CV's dates, a
+/// recipe's nutrition facts, a timeline), a last line of the article's own paragraphs — not a label: labels
+/// stand apart, in blocks of their own kind or of a few words. (The walk stops once the series is long enough:
+/// a page of ten thousand such lines costs a few steps a line.)
+fn one_of_a_series(nodes: &[Info], i: usize) -> bool {
+    let Some((mut before, mut after)) = neighbours(nodes, i) else {
+        return false;
+    };
+    let t = tag(&nodes[i].node);
+    let entry = |s: usize| {
+        let n = &nodes[s];
+        tag(&n.node) == t
+            && density(n) < 0.5
+            && text_of(&n.node)
+                .split_whitespace()
+                .nth(SERIES_WORDS - 1)
+                .is_some()
+    };
+    let mut series = 1;
+    for side in [&mut before as &mut dyn Iterator<Item = usize>, &mut after] {
+        for s in side {
+            if series >= SERIES || !entry(s) {
+                break;
+            }
+            series += 1;
+        }
+    }
+    series >= SERIES
+}
+
+/// The siblings of node `i` that show something, passing over white space and `<br>`s: those before it, the
+/// nearest first, and those after it (`None` for the document).
+fn neighbours(
+    nodes: &[Info],
+    i: usize,
+) -> Option<(
+    impl Iterator<Item = usize> + '_,
+    impl Iterator<Item = usize> + '_,
+)> {
+    // in pre-order, so sorted
+    let siblings = &nodes[nodes[i].parent?].children;
+    let at = siblings.binary_search(&i).ok()?;
+    let shows = move |s: &usize| nodes[*s].text > 0 && tag(&nodes[*s].node) != Some("br");
+    Some((
+        siblings[..at].iter().rev().copied().filter(shows),
+        siblings[at + 1..].iter().copied().filter(shows),
+    ))
+}
+
 /// Links below `node` that show no text (icons: a bar of "share on …" buttons), counted up to three.
 fn icon_links(node: &Handle) -> usize {
     crate::descendants(node)
@@ -296,17 +361,12 @@ fn icon_links(node: &Handle) -> usize {
 /// Does node `i` stand apart from the text around it: is each sibling next to it (passing over white space and
 /// `<br>`s) a block, or none?
 fn stands_alone(nodes: &[Info], i: usize) -> bool {
-    let Some(parent) = nodes[i].parent else {
+    // each gap is passed over by its two neighbours at most
+    let Some((mut before, mut after)) = neighbours(nodes, i) else {
         return false;
     };
-    // in pre-order, so sorted; each gap is passed over by its two neighbours at most
-    let siblings = &nodes[parent].children;
-    let Ok(at) = siblings.binary_search(&i) else {
-        return false;
-    };
-    let gap = |&&s: &&usize| nodes[s].text == 0 || tag(&nodes[s].node) == Some("br");
-    let block = |s: Option<&usize>| {
-        s.is_none_or(|&s| {
+    let block = |s: Option<usize>| {
+        s.is_none_or(|s| {
             tag(&nodes[s].node).is_some_and(|t| {
                 BLOCKS.contains(&t)
                     || HEADINGS.contains(&t)
@@ -314,6 +374,5 @@ fn stands_alone(nodes: &[Info], i: usize) -> bool {
             })
         })
     };
-    block(siblings[..at].iter().rev().find(|s| !gap(s)))
-        && block(siblings[at + 1..].iter().find(|s| !gap(s)))
+    block(before.next()) && block(after.next())
 }

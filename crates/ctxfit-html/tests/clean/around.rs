@@ -247,6 +247,56 @@ fn after_the_last_paragraph_a_link_or_date_standing_alone_between_blocks_is_a_la
 }
 
 #[test]
+fn after_the_last_paragraph_a_series_of_entries_is_content_not_labels() {
+    // a troupe's page: its story, then its stages as paragraphs of a date and a line each — no sentence ends in
+    // them, but three or more blocks of a kind and of five words or more side by side make a text, and a line
+    // among them is a part of it; labels stand apart: in a block of their own, or of a few words
+    let stages = "<p><strong>April 2013</strong><br>Premiere of the cabaret collective at the Aera, Vienna</p>\
+                  <p><strong>January 2013</strong><br>Premiere of our second programme, Theater am Alsergrund</p>\
+                  <p><strong>2008–2012</strong><br>100 episodes of bad puns, badly acted, on our channel</p>";
+    let html = format!(
+        r#"<html><body><div class="post">{}{stages}<p>Share this page</p>
+        <div class="post-footer"><p>Posted in the troupe news section</p></div></div></body></html>"#,
+        body_paragraphs(4)
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    for kept in [
+        "Paragraph 3",
+        "Aera, Vienna",
+        "Theater am Alsergrund",
+        "100 episodes of bad puns",
+    ] {
+        assert!(md.contains(kept), "{kept}: {md}");
+    }
+    assert!(
+        !md.contains("Share this page") && !md.contains("Posted in"),
+        "{md}"
+    );
+    // the stages alone, without the series, are labels still
+    let html = format!(
+        r#"<html><body><div class="post">{}<div>{stages}</div></div></body></html>"#,
+        body_paragraphs(4)
+    )
+    .replace("<p><strong>2008–2012</strong><br>100 episodes of bad puns, badly acted, on our channel</p>", "");
+    let md = clean(StripLevel::Aggressive, &html);
+    assert!(md.contains("Paragraph 3"), "{md}");
+    assert!(!md.contains("Aera, Vienna"), "{md}");
+    // a series of thousands of lines is kept whole (each line looks at its neighbours up to the series' length)
+    let lines: String = (0..5_000)
+        .map(|i| format!("<p>Entry {i} of the long list of stages</p>"))
+        .collect();
+    let html = format!(
+        r#"<html><body><div class="post">{}{lines}</div></body></html>"#,
+        body_paragraphs(4)
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    assert!(
+        md.contains("Entry 0 of") && md.contains("Entry 4999 of"),
+        "{md}"
+    );
+}
+
+#[test]
 fn a_label_and_a_link_or_a_box_of_links_between_paragraphs_is_left_out_at_the_aggressive_level() {
     let html = format!(
         r#"<html><body><div class="post">{}
