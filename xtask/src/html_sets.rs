@@ -24,7 +24,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use ctxfit_html::eval::{shingle_score, strip_link_urls};
+use ctxfit_html::eval::{markdown_text, shingle_score, text_score};
 use ctxfit_html::{decode_html, HtmlCleaner, StripLevel};
 use ctxfit_replay::spread::{middle_90, resamples, RESAMPLES};
 use serde_json::Value;
@@ -151,29 +151,9 @@ fn snippet_set(dir: &Path) -> Result<Set> {
     })
 }
 
-/// Markdown as plain text for snippet matching: link and image URLs, the brackets around link text, emphasis and
-/// code marks, heading and quote marks removed, the escapes of literal characters undone (`\*` is a star of the
-/// text, `*` emphasis; the writer never marks emphasis with `_`, so an underscore is the text's), whitespace
-/// collapsed.
+/// Markdown as plain text for snippet matching ([`markdown_text`]), whitespace collapsed.
 fn plain_text(markdown: &str) -> String {
-    let stripped = strip_link_urls(markdown);
-    let mut text = String::with_capacity(stripped.len());
-    for line in stripped.lines() {
-        let line = line
-            .trim_start()
-            .trim_start_matches('#')
-            .trim_start_matches('>');
-        let mut chars = line.chars();
-        while let Some(c) = chars.next() {
-            match c {
-                '\\' => text.extend(chars.next()),
-                '*' | '`' | '[' | ']' => {}
-                c => text.push(c),
-            }
-        }
-        text.push('\n');
-    }
-    normalise(&text)
+    normalise(&markdown_text(markdown))
 }
 
 fn normalise(text: &str) -> String {
@@ -207,7 +187,11 @@ fn page_scores(set: &Set, outputs: &[String], plain: bool) -> Vec<PageScore> {
 fn page_score(page: &Page, out: &str, plain: bool) -> PageScore {
     match &page.truth {
         Truth::Article(article) => {
-            let s = shingle_score(out, article);
+            let s = if plain {
+                text_score(out, article)
+            } else {
+                shingle_score(out, article)
+            };
             PageScore::Shingles(s.precision, s.recall, s.f1)
         }
         Truth::Snippets { with, without } => {

@@ -1,7 +1,8 @@
 //! The extraction benchmark's metric, so that tests, `cargo xtask eval-html` and anyone comparing cleaners score
 //! pages the same way: 4-word shingles of the output against those of the ground-truth article text, as
-//! precision, recall and F1. Markdown link and image URLs are stripped from the output first (the ground truth
-//! has none); words are lower-cased and trimmed of punctuation.
+//! precision, recall and F1. Markdown output is read as the text it shows first ([`markdown_text`]: the ground
+//! truth is plain text, with no link URLs, emphasis marks or escapes); words are lower-cased and trimmed of
+//! punctuation.
 
 use std::collections::HashSet;
 
@@ -28,6 +29,31 @@ pub fn strip_link_urls(markdown: &str) -> String {
     out
 }
 
+/// Markdown as the text it shows: link and image URLs removed, the brackets around link text, emphasis and code
+/// marks, heading and quote marks removed, the escapes of literal characters undone (`\[1\]` is the text's
+/// `[1]`, `*` emphasis; the writer never marks emphasis with `_`, so an underscore is the text's). Without it a
+/// footnote mark escaped in the Markdown (`word\[1\]`) would be another word than the text's `word[1]`.
+pub fn markdown_text(markdown: &str) -> String {
+    let stripped = strip_link_urls(markdown);
+    let mut text = String::with_capacity(stripped.len());
+    for line in stripped.lines() {
+        let line = line
+            .trim_start()
+            .trim_start_matches('#')
+            .trim_start_matches('>');
+        let mut chars = line.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => text.extend(chars.next()),
+                '*' | '`' | '[' | ']' => {}
+                c => text.push(c),
+            }
+        }
+        text.push('\n');
+    }
+    text
+}
+
 fn shingles(text: &str) -> HashSet<String> {
     let words: Vec<String> = text
         .split_whitespace()
@@ -40,9 +66,15 @@ fn shingles(text: &str) -> HashSet<String> {
     words.windows(4).map(|w| w.join(" ")).collect()
 }
 
-/// Score extracted Markdown against the ground-truth text. Both empty is a perfect score; one empty, zero.
+/// Score extracted Markdown against the ground-truth text, as the text it shows ([`markdown_text`]). Both empty is
+/// a perfect score; one empty, zero.
 pub fn shingle_score(extracted: &str, truth: &str) -> Score {
-    let (e, t) = (shingles(&strip_link_urls(extracted)), shingles(truth));
+    text_score(&markdown_text(extracted), truth)
+}
+
+/// Score extracted plain text (an extractor that writes no Markdown) against the ground-truth text.
+pub fn text_score(extracted: &str, truth: &str) -> Score {
+    let (e, t) = (shingles(extracted), shingles(truth));
     if e.is_empty() || t.is_empty() {
         let v = if e.is_empty() && t.is_empty() {
             1.0
@@ -88,5 +120,31 @@ mod tests {
         assert_eq!(shingle_score("", "").f1, 1.0);
         assert_eq!(shingle_score("", truth).f1, 0.0);
         assert_eq!(shingle_score("seven eight nine ten", truth).f1, 0.0);
+    }
+
+    #[test]
+    fn markdown_is_scored_as_the_text_it_shows() {
+        // the writer escapes a footnote's brackets and a star of the text, marks a link and emphasis: none of it is
+        // the text's, and the reference text has none of it
+        let html = "<p>The claim<sup><a href=\"#n1\">[1]</a></sup> holds for <b>every</b> snake_case name and \
+                    2*3 words, as <a href=\"/x\">the [docs]</a> say</p>";
+        let markdown = crate::HtmlCleaner::new(crate::StripLevel::Minimal)
+            .clean(html)
+            .0;
+        assert!(markdown.contains("\\[1\\]"), "{markdown}");
+        let truth = "The claim[1] holds for every snake_case name and 2*3 words, as the [docs] say";
+        assert_eq!(shingle_score(&markdown, truth).f1, 1.0);
+        assert_eq!(
+            markdown_text("# Title\n\nSee **the [docs](https://x.io/a)** and `code`.\n> quoted"),
+            " Title\n\nSee the docs and code.\n quoted\n"
+        );
+        // plain text is scored as it is: its stars and brackets are the text's, not marks
+        let plain = "the product a*b*c of [three] numbers";
+        assert_eq!(text_score(plain, plain).f1, 1.0);
+        assert!(shingle_score(plain, plain).f1 < 1.0);
+        assert_eq!(
+            shingle_score("\\[1\\] words are here", "[1] words are here").f1,
+            1.0
+        );
     }
 }
