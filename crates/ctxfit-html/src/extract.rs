@@ -284,6 +284,7 @@ pub(crate) fn main_content(document: &Handle, w: &Weights) -> Option<MainContent
         return None;
     }
     let best = under_the_title(&nodes, best).unwrap_or(best);
+    let best = holding_the_table(&nodes, best);
     // widen to the parent when the best candidate holds only part of the parent's prose
     let mut chosen = best;
     while let Some(p) = nodes[chosen].parent {
@@ -561,6 +562,31 @@ fn is_title(n: &Info) -> bool {
 /// The part of the page its title heads, when the scores chose an element outside it.
 ///
 /// For each title (`<h1>`), its region is its nearest ancestor that holds at least half the prose of `best`.
+/// A table is a part of an article, never its container, as a list is: when its body or a row outscores the rest
+/// — its cells vote as paragraphs for their row and the table's body — the element that holds the table is the
+/// candidate, with the prose around it. A cell stays: an old site's layout puts its article in one; and so does a
+/// table that frames the whole page (held by the `<body>`).
+fn holding_the_table(nodes: &[Info], best: usize) -> usize {
+    let mut at = best;
+    while matches!(
+        tag(&nodes[at].node),
+        Some("tr" | "tbody" | "thead" | "tfoot")
+    ) {
+        match nodes[at].parent {
+            Some(p) => at = p,
+            None => return best,
+        }
+    }
+    match (tag(&nodes[at].node), nodes[at].parent) {
+        (Some("table"), Some(holder))
+            if !matches!(tag(&nodes[holder].node), Some("body" | "html")) =>
+        {
+            holder
+        }
+        _ => best,
+    }
+}
+
 /// When every title has a region short of the page's body and none of them holds `best` (nor lies within it),
 /// `best` is a box elsewhere on the page whose few sentences outscored an article made of short lines — a
 /// contact dialog, a reviews widget or an author box beside a recipe's steps and ingredients or a product's

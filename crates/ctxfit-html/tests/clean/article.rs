@@ -564,3 +564,37 @@ fn column_paragraph(i: usize) -> String {
          was rebuilt twice.</p>"
     )
 }
+
+#[test]
+fn a_table_s_body_is_a_part_of_the_article_not_its_container() {
+    // a reference page: two paragraphs, a table of many rows whose cells vote as paragraphs for their row and the
+    // table's body, then a closing paragraph; the table's body outscores the element that holds all of it
+    let rows: String = (1..=24)
+        .map(|i| {
+            format!(
+                "<tr><td>Release {i}, a maintenance update, fixes crashes, leaks and slow start-up on old \
+                 machines</td><td>Supported until {}, with security fixes, backports and notes</td></tr>",
+                2030 + i
+            )
+        })
+        .collect();
+    let html = format!(
+        r#"<html><body><nav><a href="/">Home</a> <a href="/docs">Docs</a> <a href="/blog">Blog</a></nav>
+        <div class="content"><h1>Release history</h1>
+        <p>Every release of the tool is listed below, with what it fixed and how long it is supported.</p>
+        <p>Releases before the first one here are no longer supported: upgrade to a listed one first.</p>
+        <table><tbody>{rows}</tbody></table>
+        <p>Support ends on the first of January of the year given, unless a later notice extends it.</p>
+        </div></body></html>"#
+    );
+    let md = clean(StripLevel::Aggressive, &html);
+    for kept in [
+        "Every release of the tool is listed below",
+        "no longer supported",
+        "Release 24, a maintenance update",
+        "Support ends on the first of January",
+    ] {
+        assert!(md.contains(kept), "{kept}: {md}");
+    }
+    assert!(!md.contains("Blog"), "{md}");
+}
