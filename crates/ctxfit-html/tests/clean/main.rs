@@ -27,6 +27,13 @@ fn clean_bytes(bytes: &[u8], content_type: Option<&str>) -> String {
         .0
 }
 
+/// Every one of `kept` is in the Markdown (the Markdown is shown when one is not).
+fn assert_holds(md: &str, kept: &[&str]) {
+    for text in kept {
+        assert!(md.contains(text), "{text}: {md}");
+    }
+}
+
 /// Paragraphs of prose enough for the aggressive level to be sure of the article.
 fn body_paragraphs(n: usize) -> String {
     (0..n)
