@@ -60,6 +60,28 @@ pub(crate) fn push_escaped(out: &mut String, text: &str) {
     }
 }
 
+/// Where a word that would open a block at the start of a line — a heading's `#`, a list's `-`, `+` or `1.`, a
+/// quote's `>`, a fence's `~~~`, a rule or a heading's underline (`---`, `===`) — takes the backslash that makes it
+/// text (`\#`, `1\.`); `None` for any other word. (Stars, backticks and underscores are escaped wherever they
+/// stand.)
+fn block_mark(word: &str) -> Option<usize> {
+    let digits = word.bytes().take_while(u8::is_ascii_digit).count();
+    let only = |c: u8| word.bytes().all(|b| b == c);
+    if (1..=9).contains(&digits) && matches!(&word[digits..], "." | ")") {
+        Some(digits)
+    } else if only(b'#')
+        || only(b'-')
+        || only(b'=')
+        || word == "+"
+        || word.starts_with('>')
+        || word.starts_with("~~~")
+    {
+        Some(0)
+    } else {
+        None
+    }
+}
+
 struct List {
     ordered: bool,
     next: usize,
@@ -238,6 +260,18 @@ impl Writer {
         }
     }
 
+    /// Is nothing written after a list item's marker (`- `, `3. `) yet?
+    fn after_item_marker(&self) -> bool {
+        let Some(Some((_, marker))) = self.markers.last() else {
+            return false;
+        };
+        let after = self.out.get(*marker..).unwrap_or_default();
+        after == "- "
+            || after
+                .strip_suffix(". ")
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    }
+
     fn text(&mut self, s: &str) {
         let s = &*visible(s);
         if self.pre > 0 {
@@ -262,9 +296,19 @@ impl Writer {
                 self.out.push(' ');
             }
             self.pending_space = true;
+            // the first word of a line, or of a list item, would start a block if it reads as a block's mark
+            let first = self.at_line_start || self.after_item_marker();
             self.prefix();
+            let bare = self.unwritten() == self.inline.len();
             self.flush_inline();
-            push_escaped(&mut self.out, word);
+            match block_mark(word).filter(|_| first && bare) {
+                Some(at) => {
+                    push_escaped(&mut self.out, &word[..at]);
+                    self.out.push('\\');
+                    push_escaped(&mut self.out, &word[at..]);
+                }
+                None => push_escaped(&mut self.out, word),
+            }
         }
         if !s.ends_with(|c: char| c.is_whitespace()) {
             self.pending_space = false;

@@ -67,6 +67,24 @@ fn emphasis_is_written_where_markdown_reads_it() {
 }
 
 #[test]
+fn text_that_reads_as_a_block_s_mark_at_a_line_s_start_is_escaped() {
+    // a paragraph that starts with a number and a dot is not a list, nor one with `#` a heading; a list item's
+    // own text that starts so is not a list inside it; inside a line, after emphasis, or without the space that
+    // makes a mark (`#hashtag`), the words stay as they are
+    let html = "<p>1. Not a list</p><p>2020) A year</p><p>## Not a heading</p><p>- Not a bullet</p>\
+                <p>+ Nor this</p><p>&gt; Not a quote</p><p>---</p><p>~~~ Not a fence</p>\
+                <p>First line<br>=== not an underline</p><ol><li>3. Not a list inside</li></ol>\
+                <ul><li><b>1.</b> bold</li></ul><h2>1. A heading's number</h2><p>#hashtag and 2. and - here</p>\
+                <blockquote><p># Quoted</p></blockquote>";
+    assert_eq!(
+        clean(StripLevel::Minimal, html),
+        "1\\. Not a list\n\n2020\\) A year\n\n\\## Not a heading\n\n\\- Not a bullet\n\n\\+ Nor this\n\n\\> Not a quote\n\n\\---\n\n\
+         \\~~~ Not a fence\n\nFirst line\n\\=== not an underline\n\n1. 3\\. Not a list inside\n\n- **1.** bold\n\n\
+         ## 1. A heading's number\n\n#hashtag and 2. and - here\n\n> \\# Quoted\n"
+    );
+}
+
+#[test]
 fn a_link_that_shows_nothing_leaves_no_space_behind() {
     // a picture's link (the picture dropped) at the start of the page, of a line, and a link holding only a space
     let html = r#"<body> <a href="/home"><img src="/logo.png"></a> <h2>Flood</h2>
