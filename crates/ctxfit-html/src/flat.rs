@@ -18,7 +18,7 @@ use html5ever::tokenizer::{
     BufferQueue, Tag, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
 };
 
-use crate::render::{push_escaped, visible};
+use crate::render::{push_word, visible};
 use crate::strip::{dropped_element, BLOCKS, HEADINGS};
 use crate::StripLevel;
 
@@ -392,7 +392,8 @@ impl Flat {
                 self.out.push(' ');
             }
             self.pending_space = true;
-            push_escaped(&mut self.out, word);
+            let opens_line = self.out.is_empty() || self.out.ends_with('\n');
+            push_word(&mut self.out, word, opens_line);
         }
         if !s.ends_with(char::is_whitespace) {
             self.pending_space = false;
@@ -587,6 +588,13 @@ mod tests {
         assert_eq!(
             render_flat(html, StripLevel::Minimal),
             "MENU\n\n## Heading\n\nFirst \\*para\\*\n\nHIDDEN deeper\n\nSecond\n\ntyped\n"
+        );
+        // as the tree's writer: text that would read as a block's mark at a line's start is escaped
+        let marks =
+            "<p>1. Not a list</p><h2>2. A heading</h2><p># Not a heading, - nor 3. a list</p>";
+        assert_eq!(
+            render_flat(marks, StripLevel::Minimal),
+            "1\\. Not a list\n\n## 2. A heading\n\n\\# Not a heading, - nor 3. a list\n"
         );
     }
 }

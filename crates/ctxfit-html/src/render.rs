@@ -82,6 +82,19 @@ fn block_mark(word: &str) -> Option<usize> {
     }
 }
 
+/// A word of text written escaped ([`push_escaped`]), and, when it opens a line (`opens_line`), with the backslash
+/// that keeps a block's mark ([`block_mark`]) text.
+pub(crate) fn push_word(out: &mut String, word: &str, opens_line: bool) {
+    match block_mark(word).filter(|_| opens_line) {
+        Some(at) => {
+            push_escaped(out, &word[..at]);
+            out.push('\\');
+            push_escaped(out, &word[at..]);
+        }
+        None => push_escaped(out, word),
+    }
+}
+
 struct List {
     ordered: bool,
     next: usize,
@@ -301,14 +314,7 @@ impl Writer {
             self.prefix();
             let bare = self.unwritten() == self.inline.len();
             self.flush_inline();
-            match block_mark(word).filter(|_| first && bare) {
-                Some(at) => {
-                    push_escaped(&mut self.out, &word[..at]);
-                    self.out.push('\\');
-                    push_escaped(&mut self.out, &word[at..]);
-                }
-                None => push_escaped(&mut self.out, word),
-            }
+            push_word(&mut self.out, word, first && bare);
         }
         if !s.ends_with(|c: char| c.is_whitespace()) {
             self.pending_space = false;
