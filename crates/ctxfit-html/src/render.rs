@@ -244,8 +244,13 @@ impl Writer {
     /// Open inline markup; inert (written as nothing) inside the same markup or inside code, where Markdown would
     /// show it as stray asterisks or backticks: `<b><strong>x</strong></b>` is `**x**`, not `****x****`.
     fn open_inline(&mut self, markup: &'static str) {
-        let inert = (self.inline.iter()).any(|(open, _)| *open == markup || *open == "`");
+        let inert = self.in_code() || (self.inline.iter()).any(|(open, _)| *open == markup);
         self.inline.push((if inert { "" } else { markup }, false));
+    }
+
+    /// Inside inline code, where Markdown reads every character as it is: no escapes.
+    fn in_code(&self) -> bool {
+        (self.inline.iter()).any(|(open, _)| open.starts_with('`'))
     }
 
     /// The first entry of the inline markup stack not written yet.
@@ -267,8 +272,14 @@ impl Writer {
 
     fn close_inline(&mut self) {
         if let Some((markup, true)) = self.inline.pop() {
-            if !markup.is_empty() {
-                self.close(markup);
+            match markup.strip_suffix(' ') {
+                // a code span whose text holds backticks (`` a`b ``): the space before its closing mark
+                Some(code) => {
+                    self.close(" ");
+                    self.close(code);
+                }
+                None if !markup.is_empty() => self.close(markup),
+                None => {}
             }
         }
     }
@@ -314,7 +325,11 @@ impl Writer {
             self.prefix();
             let bare = self.unwritten() == self.inline.len();
             self.flush_inline();
-            push_word(&mut self.out, word, first && bare);
+            if self.in_code() {
+                self.out.push_str(word);
+            } else {
+                push_word(&mut self.out, word, first && bare);
+            }
         }
         if !s.ends_with(|c: char| c.is_whitespace()) {
             self.pending_space = false;
@@ -340,6 +355,27 @@ fn cell_text(cell: &Handle, level: StripLevel) -> String {
         stack.extend(node.children.borrow().iter().rev().cloned());
     }
     words.join(" ")
+}
+
+/// The mark of an inline code span: one backtick, or, when its text holds backticks, a run longer than any in it
+/// with a space inside (`` `` a`b `` ``), as Markdown reads no escapes in code.
+fn code_mark(code: &Handle) -> &'static str {
+    let mut longest = 0;
+    for node in descendants(code) {
+        if let NodeData::Text { contents } = &node.data {
+            let mut run = 0;
+            for c in contents.borrow().chars() {
+                run = if c == '`' { run + 1 } else { 0 };
+                longest = longest.max(run);
+            }
+        }
+    }
+    match longest {
+        0 => "`",
+        1 => "`` ",
+        2 => "``` ",
+        _ => "```` ",
+    }
 }
 
 /// A table that is laid out with blocks inside cells is not data: render its content as blocks.
@@ -570,7 +606,7 @@ pub(crate) fn render(
                         w.newline();
                         w.pre += 1;
                     }
-                    "code" | "kbd" | "samp" if w.pre == 0 => w.open_inline("`"),
+                    "code" | "kbd" | "samp" if w.pre == 0 => w.open_inline(code_mark(&node)),
                     "strong" | "b" if w.pre == 0 => w.open_inline("**"),
                     "em" | "i" if w.pre == 0 => w.open_inline("*"),
                     "a" => {

@@ -85,6 +85,20 @@ fn text_that_reads_as_a_block_s_mark_at_a_line_s_start_is_escaped() {
 }
 
 #[test]
+fn inline_code_is_written_as_it_is() {
+    // Markdown reads no escapes inside a code span: `\\*args` would show a backslash the page does not have; a
+    // span whose text holds backticks is marked by a longer run, with a space inside
+    let html = r#"<p>Call <code>f(*args, **kw)</code> on <code>arr[0]</code>, <code>C:\temp\_x</code>,
+                  <code>1. not a list</code> and <code>say `hi`</code> or <code>``</code>; <kbd>Ctrl</kbd>+<kbd>*</kbd>
+                  <code><b>bold</b> inert</code> but *stars* in text.</p>"#;
+    assert_eq!(
+        clean(StripLevel::Minimal, html),
+        "Call `f(*args, **kw)` on `arr[0]`, `C:\\temp\\_x`, `1. not a list` and `` say `hi` `` or ``` `` ```; \
+         `Ctrl`+`*` `bold inert` but \\*stars\\* in text.\n"
+    );
+}
+
+#[test]
 fn a_link_that_shows_nothing_leaves_no_space_behind() {
     // a picture's link (the picture dropped) at the start of the page, of a line, and a link holding only a space
     let html = r#"<body> <a href="/home"><img src="/logo.png"></a> <h2>Flood</h2>
