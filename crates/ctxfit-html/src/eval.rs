@@ -29,23 +29,61 @@ pub fn strip_link_urls(markdown: &str) -> String {
     out
 }
 
-/// Markdown as the text it shows: link and image URLs removed, the brackets around link text, emphasis and code
-/// marks, heading and quote marks removed, the escapes of literal characters undone (`\[1\]` is the text's
-/// `[1]`, `*` emphasis; the writer never marks emphasis with `_`, so an underscore is the text's). Without it a
-/// footnote mark escaped in the Markdown (`word\[1\]`) would be another word than the text's `word[1]`.
+/// Markdown as the text it shows: link and image URLs removed, the brackets around link text, emphasis marks,
+/// code marks and fences, heading, quote and list item marks (`- `, `3. `) removed, the escapes of literal
+/// characters undone (`\[1\]` is the text's `[1]`, `*` emphasis; the writer never marks emphasis with `_`, so an
+/// underscore is the text's); inside code, every character is the text's. Without it a footnote mark escaped in
+/// the Markdown (`word\[1\]`) would be another word than the text's `word[1]`, and an ordered list's numbers words
+/// the page does not show as text.
 pub fn markdown_text(markdown: &str) -> String {
     let stripped = strip_link_urls(markdown);
     let mut text = String::with_capacity(stripped.len());
+    let mut fenced = false;
     for line in stripped.lines() {
-        let line = line
-            .trim_start()
-            .trim_start_matches('#')
-            .trim_start_matches('>');
-        let mut chars = line.chars();
+        // a code block's fence (```rust) is markup, its language no word of the text; its lines are text
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            text.push('\n');
+            continue;
+        }
+        if fenced {
+            text.push_str(line);
+            text.push('\n');
+            continue;
+        }
+        // the marks that open a line: quotes and list items (nested in each other), then a heading's
+        let mut line = line.trim_start();
+        loop {
+            let rest = line.trim_start_matches('>').trim_start();
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            let rest = rest
+                .strip_prefix("- ")
+                .or_else(|| rest[digits..].strip_prefix(". ").filter(|_| digits > 0))
+                .unwrap_or(rest);
+            if rest.len() == line.len() {
+                break;
+            }
+            line = rest.trim_start();
+        }
+        let line = line.trim_start_matches('#');
+        // (inside a code span, opened and closed by runs of as many backticks, every character is the text's)
+        let (mut chars, mut code) = (line.chars().peekable(), None);
         while let Some(c) = chars.next() {
             match c {
+                '`' => {
+                    let mut run = 1;
+                    while chars.next_if_eq(&'`').is_some() {
+                        run += 1;
+                    }
+                    match code {
+                        None => code = Some(run),
+                        Some(open) if open == run => code = None,
+                        Some(_) => text.extend(std::iter::repeat_n('`', run)),
+                    }
+                }
+                c if code.is_some() => text.push(c),
                 '\\' => text.extend(chars.next()),
-                '*' | '`' | '[' | ']' => {}
+                '*' | '[' | ']' => {}
                 c => text.push(c),
             }
         }
@@ -136,8 +174,14 @@ mod tests {
         assert_eq!(shingle_score(&markdown, truth).f1, 1.0);
         assert_eq!(
             markdown_text("# Title\n\nSee **the [docs](https://x.io/a)** and `code`.\n> quoted"),
-            " Title\n\nSee the docs and code.\n quoted\n"
+            " Title\n\nSee the docs and code.\nquoted\n"
         );
+        // list marks and code fences are markup; a heading's number, an escaped one and code are the text's
+        assert_eq!(
+            markdown_text("1. first\n2. - nested\n> 3. quoted\n\n## 4. Heading\n\n5\\. text\n\n```rust\nlet p = *q; // \\n\n```\n`a*b\\c` d"),
+            "first\nnested\nquoted\n\n 4. Heading\n\n5. text\n\n\nlet p = *q; // \\n\n\na*b\\c d\n"
+        );
+        assert_eq!(markdown_text("`` a`b `` c"), " a`b  c\n");
         // plain text is scored as it is: its stars and brackets are the text's, not marks
         let plain = "the product a*b*c of [three] numbers";
         assert_eq!(text_score(plain, plain).f1, 1.0);
