@@ -38,15 +38,19 @@ pub fn strip_link_urls(markdown: &str) -> String {
 pub fn markdown_text(markdown: &str) -> String {
     let stripped = strip_link_urls(markdown);
     let mut text = String::with_capacity(stripped.len());
-    let mut fenced = false;
+    // the open code block's fence: its length
+    let mut fenced: Option<usize> = None;
     for line in stripped.lines() {
-        // a code block's fence (```rust) is markup, its language no word of the text; its lines are text
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
+        // a code block's fence (```rust) is markup, its language no word of the text; its lines are text, up to
+        // a fence as long or longer
+        let fence = line.trim_start().bytes().take_while(|&b| b == b'`').count();
+        let closes = fenced.is_some_and(|open| fence >= open && line.trim().len() == fence);
+        if closes || (fenced.is_none() && fence >= 3) {
+            fenced = if closes { None } else { Some(fence) };
             text.push('\n');
             continue;
         }
-        if fenced {
+        if fenced.is_some() {
             text.push_str(line);
             text.push('\n');
             continue;
@@ -182,6 +186,10 @@ mod tests {
             "first\nnested\nquoted\n\n 4. Heading\n\n5. text\n\n\nlet p = *q; // \\n\n\na*b\\c d\n"
         );
         assert_eq!(markdown_text("`` a`b `` c"), " a`b  c\n");
+        assert_eq!(
+            markdown_text("````\n```rust\n- x\n```\n````\n- y"),
+            "\n```rust\n- x\n```\n\ny\n"
+        );
         // plain text is scored as it is: its stars and brackets are the text's, not marks
         let plain = "the product a*b*c of [three] numbers";
         assert_eq!(text_score(plain, plain).f1, 1.0);

@@ -117,6 +117,8 @@ struct Writer {
     at_line_start: bool,
     pending_space: bool,
     pre: usize,
+    /// The fence of each open code block: three backticks, or a run longer than any in its text.
+    fences: Vec<String>,
     lists: Vec<List>,
     /// For each open `<a>`: its resolved URL, where its text starts and the writer as it was before its `[`, or
     /// `None` for a link not written.
@@ -125,6 +127,9 @@ struct Writer {
     /// with the first word inside it, so that a space before that word goes before the markup, and markup
     /// around no text at all is never written.
     inline: Vec<(&'static str, bool)>,
+    /// Open code spans written (`inline` entries of backticks): inside one, Markdown reads every character as it
+    /// is, so words are written without escapes.
+    code: usize,
     /// For each open list item and heading: where its line started and where its marker (`- `, `## `) starts —
     /// an item or heading that writes nothing after its marker is taken back whole (a list of icon links).
     markers: Vec<Option<(usize, usize)>>,
@@ -244,13 +249,10 @@ impl Writer {
     /// Open inline markup; inert (written as nothing) inside the same markup or inside code, where Markdown would
     /// show it as stray asterisks or backticks: `<b><strong>x</strong></b>` is `**x**`, not `****x****`.
     fn open_inline(&mut self, markup: &'static str) {
-        let inert = self.in_code() || (self.inline.iter()).any(|(open, _)| *open == markup);
-        self.inline.push((if inert { "" } else { markup }, false));
-    }
-
-    /// Inside inline code, where Markdown reads every character as it is: no escapes.
-    fn in_code(&self) -> bool {
-        (self.inline.iter()).any(|(open, _)| open.starts_with('`'))
+        let inert = self.code > 0 || (self.inline.iter()).any(|(open, _)| *open == markup);
+        let markup = if inert { "" } else { markup };
+        self.code += usize::from(markup.starts_with('`'));
+        self.inline.push((markup, false));
     }
 
     /// The first entry of the inline markup stack not written yet.
@@ -271,7 +273,13 @@ impl Writer {
     }
 
     fn close_inline(&mut self) {
-        if let Some((markup, true)) = self.inline.pop() {
+        let Some((markup, written)) = self.inline.pop() else {
+            return;
+        };
+        self.code = self
+            .code
+            .saturating_sub(usize::from(markup.starts_with('`')));
+        if written {
             match markup.strip_suffix(' ') {
                 // a code span whose text holds backticks (`` a`b ``): the space before its closing mark
                 Some(code) => {
@@ -325,7 +333,7 @@ impl Writer {
             self.prefix();
             let bare = self.unwritten() == self.inline.len();
             self.flush_inline();
-            if self.in_code() {
+            if self.code > 0 {
                 self.out.push_str(word);
             } else {
                 push_word(&mut self.out, word, first && bare);
@@ -360,8 +368,18 @@ fn cell_text(cell: &Handle, level: StripLevel) -> String {
 /// The mark of an inline code span: one backtick, or, when its text holds backticks, a run longer than any in it
 /// with a space inside (`` `` a`b `` ``), as Markdown reads no escapes in code.
 fn code_mark(code: &Handle) -> &'static str {
+    match longest_backticks(code) {
+        0 => "`",
+        1 => "`` ",
+        2 => "``` ",
+        _ => "```` ",
+    }
+}
+
+/// The longest run of backticks in an element's text nodes: its code's mark must be longer.
+fn longest_backticks(node: &Handle) -> usize {
     let mut longest = 0;
-    for node in descendants(code) {
+    for node in descendants(node) {
         if let NodeData::Text { contents } = &node.data {
             let mut run = 0;
             for c in contents.borrow().chars() {
@@ -370,12 +388,7 @@ fn code_mark(code: &Handle) -> &'static str {
             }
         }
     }
-    match longest {
-        0 => "`",
-        1 => "`` ",
-        2 => "``` ",
-        _ => "```` ",
-    }
+    longest
 }
 
 /// A table that is laid out with blocks inside cells is not data: render its content as blocks.
@@ -522,9 +535,11 @@ pub(crate) fn render(
         at_line_start: true,
         pending_space: false,
         pre: 0,
+        fences: Vec::new(),
         lists: Vec::new(),
         links: Vec::new(),
         inline: Vec::new(),
+        code: 0,
         markers: Vec::new(),
     };
     let mut stack = vec![Step::Enter(Rc::clone(root))];
@@ -602,7 +617,9 @@ pub(crate) fn render(
                     "pre" => {
                         w.block();
                         let lang = code_language(&node);
-                        w.open(&format!("```{lang}"));
+                        let fence = "`".repeat(longest_backticks(&node).max(2) + 1);
+                        w.open(&format!("{fence}{lang}"));
+                        w.fences.push(fence);
                         w.newline();
                         w.pre += 1;
                     }
@@ -669,7 +686,8 @@ pub(crate) fn render(
                 "pre" => {
                     w.pre = w.pre.saturating_sub(1);
                     w.line_break();
-                    w.open("```");
+                    let fence = w.fences.pop().unwrap_or_else(|| "```".to_owned());
+                    w.open(&fence);
                     w.block();
                 }
                 "code" | "kbd" | "samp" | "strong" | "b" | "em" | "i" if w.pre == 0 => {

@@ -96,6 +96,12 @@ fn inline_code_is_written_as_it_is() {
         "Call `f(*args, **kw)` on `arr[0]`, `C:\\temp\\_x`, `1. not a list` and `` say `hi` `` or ``` `` ```; \
          `Ctrl`+`*` `bold inert` but \\*stars\\* in text.\n"
     );
+    // a code block that shows a fence of its own (a Markdown tutorial's) is fenced by a longer run
+    let block = "<pre>Write:\n```rust\nfn main() {}\n```</pre>";
+    assert_eq!(
+        clean(StripLevel::Minimal, block),
+        "````\nWrite:\n```rust\nfn main() {}\n```\n````\n"
+    );
 }
 
 #[test]
