@@ -559,9 +559,6 @@ fn is_title(n: &Info) -> bool {
     tag(&n.node) == Some("h1") && n.text >= 3
 }
 
-/// The part of the page its title heads, when the scores chose an element outside it.
-///
-/// For each title (`<h1>`), its region is its nearest ancestor that holds at least half the prose of `best`.
 /// A table is a part of an article, never its container, as a list is: when its body or a row outscores the rest
 /// — its cells vote as paragraphs for their row and the table's body — the element that holds the table is the
 /// candidate, with the prose around it. A cell stays: an old site's layout puts its article in one; and so does a
@@ -587,6 +584,9 @@ fn holding_the_table(nodes: &[Info], best: usize) -> usize {
     }
 }
 
+/// The part of the page its title heads, when the scores chose an element outside it.
+///
+/// For each title (`<h1>`), its region is its nearest ancestor that holds at least half the prose of `best`.
 /// When every title has a region short of the page's body and none of them holds `best` (nor lies within it),
 /// `best` is a box elsewhere on the page whose few sentences outscored an article made of short lines — a
 /// contact dialog, a reviews widget or an author box beside a recipe's steps and ingredients or a product's

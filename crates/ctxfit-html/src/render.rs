@@ -617,12 +617,20 @@ pub(crate) fn render(
                     "pre" => {
                         w.block();
                         let lang = code_language(&node);
-                        let fence = "`".repeat(longest_backticks(&node).max(2) + 1);
+                        // (an outer block's fence is written already: a block inside one is not searched again)
+                        let longest = if w.pre == 0 {
+                            longest_backticks(&node)
+                        } else {
+                            0
+                        };
+                        let fence = "`".repeat(longest.max(2) + 1);
                         w.open(&format!("{fence}{lang}"));
                         w.fences.push(fence);
                         w.newline();
                         w.pre += 1;
                     }
+                    // (inside code, code is inert: its text is not searched again)
+                    "code" | "kbd" | "samp" if w.pre == 0 && w.code > 0 => w.open_inline("`"),
                     "code" | "kbd" | "samp" if w.pre == 0 => w.open_inline(code_mark(&node)),
                     "strong" | "b" if w.pre == 0 => w.open_inline("**"),
                     "em" | "i" if w.pre == 0 => w.open_inline("*"),

@@ -64,6 +64,9 @@ fn emphasis_is_written_where_markdown_reads_it() {
     );
     let deep = format!("<p>{}x</p>", "<b><i>".repeat(100_000));
     assert_eq!(clean(StripLevel::Aggressive, &deep), "***x***\n");
+    // code inside code is searched for backticks once, not once a level
+    let deep = format!("<p>{}x`</p>", "<code><kbd>".repeat(100_000));
+    assert_eq!(clean(StripLevel::Aggressive, &deep), "`` x` ``\n");
 }
 
 #[test]
